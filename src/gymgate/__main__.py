@@ -1,0 +1,3 @@
+from gymgate.cli import main
+
+raise SystemExit(main())

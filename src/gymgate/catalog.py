@@ -1,0 +1,60 @@
+"""The seven acceptance environments, read from the declarative files in cases/."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gymgate.errors import InfraError
+from gymgate.paths import repo_root
+
+# Every environment's model ref is `policy_model`; this config turns token-id information on.
+MODEL_CONFIG = "responses_api_models/vllm_model/configs/vllm_model_for_training.yaml"
+MODEL_SERVER_DIR = "responses_api_models/vllm_model"
+MODEL_SERVER_NAME = "policy_model"
+
+
+@dataclass(frozen=True)
+class Environment:
+    name: str
+    config: str
+    resources_server: str
+    agent: str
+    server_dirs: tuple[str, ...]
+    overrides: dict[str, object] = field(default_factory=dict)
+    case_file: Path | None = None
+
+    @property
+    def all_server_dirs(self) -> tuple[str, ...]:
+        return (*self.server_dirs, MODEL_SERVER_DIR)
+
+
+def cases_dir() -> Path:
+    return repo_root() / "cases"
+
+
+def load_environments(names: list[str] | None = None) -> list[Environment]:
+    envs = []
+    for path in sorted(cases_dir().glob("*.toml")):
+        data = tomllib.loads(path.read_text()).get("environment")
+        if not data:
+            raise InfraError(f"{path} has no [environment] table")
+        envs.append(
+            Environment(
+                name=data["name"],
+                config=data["config"],
+                resources_server=data["resources_server"],
+                agent=data["agent"],
+                server_dirs=tuple(data["server_dirs"]),
+                overrides=dict(data.get("overrides", {})),
+                case_file=path,
+            )
+        )
+    if names is None:
+        return envs
+    by_name = {e.name: e for e in envs}
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        raise InfraError(f"unknown environment(s) {', '.join(unknown)}; known: {', '.join(sorted(by_name))}")
+    return [by_name[n] for n in names]

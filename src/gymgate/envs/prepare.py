@@ -1,0 +1,33 @@
+"""From a resolved GymSource to a ready environment: interpreter, project, lock, sync."""
+
+from __future__ import annotations
+
+from filelock import FileLock
+
+from gymgate.envs.project import lock, project_dir, write_project
+from gymgate.envs.python import Interpreter, select
+from gymgate.envs.sync import SyncedEnv, ensure_env
+from gymgate.refs.model import GymSource
+
+
+def interpreter_for(source: GymSource) -> Interpreter:
+    return select(source.requires_python, source.describe())
+
+
+def relock(source: GymSource, upgrade: bool = False) -> None:
+    """Regenerate the project and its lock (what `nox -s lock` does for a pin)."""
+    where = write_project(source)
+    lock(where, interpreter_for(source), upgrade=upgrade)
+
+
+def prepare_env(source: GymSource) -> SyncedEnv:
+    interp = interpreter_for(source)
+    where = project_dir(source)
+    if not source.pinned:
+        # Unpinned refs get a project generated once per content digest and locked on the spot.
+        where.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(where) + ".lock", timeout=600):
+            if not (where / "uv.lock").is_file():
+                write_project(source)
+                lock(where, interp)
+    return ensure_env(where, source, interp)

@@ -1,0 +1,111 @@
+"""Content-addressed environments: one synced venv per (lock, Gym digest, interpreter, checkout).
+
+Two refs with the same lock share a directory; a second run finds the completion mark and installs
+nothing; concurrent runs serialise on a file lock and never see a half-built environment (the mark
+is written last, and a directory without it is rebuilt from scratch).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from filelock import FileLock
+
+from gymgate.envs.project import check_artifact, uv_env
+from gymgate.envs.python import Interpreter
+from gymgate.errors import InfraError, StaleLockError
+from gymgate.paths import cache_dir, repo_root
+from gymgate.refs.model import GymSource
+
+FORMAT = "1"
+MARK = ".gymgate-env.json"
+LOCK_TIMEOUT_S = 1800
+
+
+@dataclass(frozen=True)
+class SyncedEnv:
+    key: str
+    path: Path
+    python: Path
+    interpreter: Interpreter
+    project: Path
+    built: bool
+    seconds: float
+
+    @property
+    def bin(self) -> Path:
+        return self.path / "bin"
+
+
+def env_key(project: Path, source: GymSource, interp: Interpreter) -> str:
+    digest = hashlib.sha256()
+    for part in (
+        FORMAT,
+        (project / "pyproject.toml").read_bytes().decode(),
+        (project / "uv.lock").read_bytes().decode(),
+        source.digest,
+        interp.implementation,
+        interp.version,
+        str(interp.path),
+        # gymgate is installed editable: the env is tied to the checkout it points at.
+        str(repo_root()),
+    ):
+        digest.update(part.encode() + b"\0")
+    return digest.hexdigest()[:20]
+
+
+def ensure_env(project: Path, source: GymSource, interp: Interpreter) -> SyncedEnv:
+    check_artifact(project, source)
+    key = env_key(project, source, interp)
+    root = cache_dir() / "envs"
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / key
+    start = time.monotonic()
+    with FileLock(str(root / f"{key}.lock"), timeout=LOCK_TIMEOUT_S):
+        built = not (path / MARK).is_file()
+        if built:
+            shutil.rmtree(path, ignore_errors=True)
+            _sync(project, path, interp, source)
+            (path / (MARK + ".tmp")).write_text(
+                json.dumps(
+                    {
+                        "key": key,
+                        "gym": source.to_json(),
+                        "python": interp.version,
+                        "project": str(project),
+                        "built_at": time.time(),
+                    },
+                    indent=2,
+                )
+            )
+            (path / (MARK + ".tmp")).rename(path / MARK)
+    return SyncedEnv(
+        key=key,
+        path=path,
+        python=path / "bin" / "python",
+        interpreter=interp,
+        project=project,
+        built=built,
+        seconds=time.monotonic() - start,
+    )
+
+
+def _sync(project: Path, path: Path, interp: Interpreter, source: GymSource) -> None:
+    args = ["uv", "sync", "--locked", "--project", str(project), "--python", str(interp.path), "--no-progress"]
+    result = subprocess.run(
+        args, env=uv_env(UV_PROJECT_ENVIRONMENT=str(path)), capture_output=True, text=True, check=False
+    )
+    if result.returncode == 0:
+        return
+    shutil.rmtree(path, ignore_errors=True)
+    err = result.stderr.strip()
+    if "needs to be updated" in err or "--locked" in err:
+        fix = f"nox -s lock -- {source.name}" if source.pinned else "delete it and run again"
+        raise StaleLockError(f"{project / 'uv.lock'} is stale for its pyproject.toml; fix with `{fix}`.\n{err[-1500:]}")
+    raise InfraError(f"uv sync failed for {project}:\n{err[-2500:]}")

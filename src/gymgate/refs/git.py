@@ -1,0 +1,100 @@
+"""Resolving a commit SHA in a Gym git repository and exporting that commit as a source tree."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from gymgate.errors import UsageError
+from gymgate.paths import cache_dir
+
+UPSTREAM_REPO = "https://github.com/NVIDIA-NeMo/Gym.git"
+REPO_ENV_VAR = "GYMGATE_GYM_REPO"
+GIT_TIMEOUT_S = 120
+
+
+def default_repo() -> str:
+    return os.environ.get(REPO_ENV_VAR) or UPSTREAM_REPO
+
+
+def _git(args: list[str], cwd: Path | None = None, timeout: float = GIT_TIMEOUT_S) -> subprocess.CompletedProcess:
+    env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="true")
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def _local_repo_path(repo: str) -> Path | None:
+    if repo.startswith("file://"):
+        return Path(repo[len("file://") :])
+    if "://" in repo or (":" in repo and not repo.startswith("/") and "@" in repo.split(":")[0]):
+        return None
+    return Path(repo).expanduser()
+
+
+def open_repo(repo: str) -> Path:
+    """A git directory holding ``repo``'s commits: the path itself, or a bare mirror in the cache."""
+    local = _local_repo_path(repo)
+    if local is not None:
+        if not local.exists():
+            raise UsageError(f"Gym repository {repo} does not exist")
+        probe = _git(["rev-parse", "--git-dir"], cwd=local)
+        if probe.returncode != 0:
+            raise UsageError(f"{repo} is not a git repository: {probe.stderr.strip()}")
+        return local
+    mirror = cache_dir() / "git" / hashlib.sha256(repo.encode()).hexdigest()[:16]
+    try:
+        if (mirror / "HEAD").exists():
+            result = _git(["fetch", "--quiet", "--prune", "origin", "+refs/*:refs/*"], cwd=mirror)
+        else:
+            mirror.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix="mirror-", dir=mirror.parent))
+            result = _git(["clone", "--quiet", "--mirror", repo, str(tmp)])
+            if result.returncode == 0:
+                tmp.rename(mirror)
+            else:
+                shutil.rmtree(tmp, ignore_errors=True)
+    except subprocess.TimeoutExpired:
+        raise UsageError(
+            f"cannot reach Gym repository {repo} (no answer in {GIT_TIMEOUT_S} s); "
+            f"point --gym-repo (or {REPO_ENV_VAR}) at a local clone or mirror"
+        ) from None
+    if result.returncode != 0:
+        reason = (result.stderr.strip().splitlines() or ["git failed"])[-1]
+        raise UsageError(
+            f"cannot reach Gym repository {repo}: {reason}; "
+            f"point --gym-repo (or {REPO_ENV_VAR}) at a local clone or mirror"
+        )
+    return mirror
+
+
+def resolve_commit(repo_dir: Path, sha: str, repo: str) -> str:
+    result = _git(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{sha}^{{commit}}"], cwd=repo_dir)
+    if result.returncode != 0:
+        ambiguous = _git(["rev-parse", "--disambiguate=" + sha], cwd=repo_dir).stdout.split()
+        if len(ambiguous) > 1:
+            raise UsageError(f"commit {sha} is ambiguous in {repo}: {', '.join(c[:12] for c in ambiguous)}")
+        raise UsageError(f"commit {sha} is not in Gym repository {repo}")
+    return result.stdout.strip()
+
+
+def export_commit(repo_dir: Path, commit: str) -> Path:
+    """The commit's files under the cache (exported once, atomically: a half-written tree is never seen)."""
+    target = cache_dir() / "src" / commit
+    if (target / ".gymgate-complete").exists():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f"{commit[:12]}-", dir=target.parent))
+    archive = subprocess.run(["git", "archive", "--format=tar", commit], cwd=repo_dir, capture_output=True, check=False)
+    if archive.returncode != 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise UsageError(f"cannot export commit {commit}: {archive.stderr.decode(errors='replace').strip()}")
+    subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive.stdout, check=True)
+    (tmp / ".gymgate-complete").write_text(commit + "\n")
+    shutil.rmtree(target, ignore_errors=True)
+    tmp.rename(target)
+    return target

@@ -1,0 +1,80 @@
+"""Looking nemo-gym versions up on the package index (PEP 691 JSON simple API)."""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+
+from gymgate.errors import InfraError
+
+DEFAULT_INDEX = "https://pypi.org/simple"
+PROJECT = "nemo-gym"
+ACCEPT = "application/vnd.pypi.simple.v1+json"
+
+
+@dataclass(frozen=True)
+class IndexFile:
+    filename: str
+    version: str
+    sha256: str
+    requires_python: str
+    url: str
+
+
+def index_url() -> str:
+    """The index uv will lock against, so a version we accept is one uv can install."""
+    for var in ("UV_DEFAULT_INDEX", "UV_INDEX_URL", "PIP_INDEX_URL"):
+        if os.environ.get(var):
+            return os.environ[var].rstrip("/")
+    return DEFAULT_INDEX
+
+
+def _version_of(filename: str) -> str:
+    stem = filename[: -len(".tar.gz")] if filename.endswith(".tar.gz") else filename
+    return stem.split("-")[1]
+
+
+def list_files(base: str | None = None, timeout: float = 30.0) -> list[IndexFile]:
+    url = f"{base or index_url()}/{PROJECT}/"
+    request = urllib.request.Request(url, headers={"Accept": ACCEPT})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            payload = json.load(response)
+    except (urllib.error.URLError, TimeoutError, json.JSONDecodeError, OSError) as exc:
+        raise InfraError(f"cannot read {url} from the package index: {exc}") from exc
+    files = []
+    for entry in payload.get("files", []):
+        name = entry.get("filename", "")
+        if not (name.endswith(".whl") or name.endswith(".tar.gz")) or entry.get("yanked"):
+            continue
+        files.append(
+            IndexFile(
+                filename=name,
+                version=_version_of(name),
+                sha256=entry.get("hashes", {}).get("sha256", ""),
+                requires_python=entry.get("requires-python") or "",
+                url=entry.get("url", ""),
+            )
+        )
+    return files
+
+
+def find_version(version: str, base: str | None = None) -> tuple[IndexFile | None, list[str]]:
+    """The artifact uv would install for ``version`` (wheel preferred) and every version listed."""
+    files = list_files(base)
+    versions = sorted({f.version for f in files}, key=_sort_key)
+    matches = [f for f in files if f.version == version]
+    matches.sort(key=lambda f: not f.filename.endswith(".whl"))
+    return (matches[0] if matches else None), versions
+
+
+def _sort_key(version: str) -> tuple:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return (0, Version(version))
+    except InvalidVersion:
+        return (1, version)

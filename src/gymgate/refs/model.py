@@ -1,0 +1,60 @@
+"""The record a resolved ref becomes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# How a ref was given; decides how its environment project names nemo-gym.
+KIND_PIN = "pin"  # a committed file in pins/
+KIND_INDEX = "index"  # a version on the package index with no pin yet
+KIND_WHEEL = "wheel"  # a local wheel file
+KIND_TREE = "tree"  # a local source checkout
+KIND_GIT = "git"  # a commit in a Gym git repository, exported to a tree
+
+
+@dataclass(frozen=True)
+class GymSource:
+    """One concrete Gym: everything that decides which code runs, and its content hash.
+
+    ``name`` is what reports and directories call it; ``digest`` changes whenever the code does
+    (artifact SHA256, tree content hash or commit SHA), so two mutants of one version differ.
+    """
+
+    name: str
+    kind: str
+    version: str
+    requires_python: str
+    digest: str
+    origin: str
+    path: Path | None = None
+    commit: str | None = None
+    extra: dict[str, str] = field(default_factory=dict, compare=False)
+
+    @property
+    def pinned(self) -> bool:
+        return self.kind == KIND_PIN
+
+    def describe(self) -> str:
+        label = {
+            KIND_PIN: "pin",
+            KIND_INDEX: "unpinned index version",
+            KIND_WHEEL: "local wheel",
+            KIND_TREE: "local checkout",
+            KIND_GIT: "git commit",
+        }[self.kind]
+        where = f" {self.commit} in {self.origin}" if self.commit else f" from {self.origin}"
+        return f"nemo-gym {self.version} ({label}{where}, sha256:{self.digest[:12]})"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "version": self.version,
+            "requires_python": self.requires_python,
+            "digest": self.digest,
+            "origin": self.origin,
+            "path": str(self.path) if self.path else None,
+            "commit": self.commit,
+            "pinned": self.pinned,
+        }

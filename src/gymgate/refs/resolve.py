@@ -1,0 +1,114 @@
+"""Turning a --gym-ref string into a GymSource, or one clear error naming what is accepted."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from gymgate.errors import UsageError
+from gymgate.refs import git, index, local
+from gymgate.refs.model import KIND_GIT, KIND_INDEX, KIND_TREE, KIND_WHEEL, GymSource
+from gymgate.refs.pins import known_pins, load_pin
+
+VERSION_RE = re.compile(r"^v?\d+(\.\d+)+((a|b|rc)\d+)?(\.post\d+)?(\.dev\d+)?$")
+SHA_RE = re.compile(r"^[0-9a-fA-F]{7,40}$")
+
+
+def accepted_forms() -> str:
+    pins = ", ".join(known_pins()) or "(none)"
+    return (
+        "--gym-ref accepts: a pin name (known pins: "
+        + pins
+        + "); a nemo-gym version on the package index (e.g. 0.3.1); "
+        "a path to a local Gym checkout or wheel; "
+        "a git commit SHA (7-40 hex digits) in the Gym repository given by --gym-repo or GYMGATE_GYM_REPO"
+    )
+
+
+def _looks_like_path(ref: str) -> bool:
+    return "/" in ref or ref.startswith(".") or ref.startswith("~") or ref.endswith(".whl")
+
+
+def resolve_ref(ref: str, gym_repo: str | None = None) -> GymSource:
+    ref = ref.strip()
+    if not ref:
+        raise UsageError("--gym-ref is empty. " + accepted_forms())
+    pin = load_pin(ref) if re.fullmatch(r"[\w.+-]+", ref) else None
+    if pin is not None:
+        return pin
+    if _looks_like_path(ref) or Path(ref).exists():
+        return _resolve_path(Path(ref).expanduser())
+    if VERSION_RE.match(ref):
+        return _resolve_index_version(ref.lstrip("v"))
+    if SHA_RE.match(ref):
+        return _resolve_git(ref.lower(), gym_repo or git.default_repo())
+    raise UsageError(f"unknown Gym ref {ref!r}. " + accepted_forms())
+
+
+def _resolve_path(path: Path) -> GymSource:
+    if not path.exists():
+        raise UsageError(f"Gym ref {str(path)!r} looks like a path, but nothing is there. " + accepted_forms())
+    path = path.resolve()
+    if path.is_file():
+        if path.suffix != ".whl":
+            raise UsageError(f"{path} is a file but not a wheel (.whl). " + accepted_forms())
+        version, requires = local.wheel_metadata(path)
+        digest = local.sha256_file(path)
+        return GymSource(
+            name=f"wheel-{version}-{digest[:8]}",
+            kind=KIND_WHEEL,
+            version=version,
+            requires_python=requires,
+            digest=digest,
+            origin=str(path),
+            path=path,
+        )
+    version, requires = local.tree_metadata(path)
+    digest = local.tree_digest(path)
+    return GymSource(
+        name=f"tree-{version}-{digest[:8]}",
+        kind=KIND_TREE,
+        version=version,
+        requires_python=requires,
+        digest=digest,
+        origin=str(path),
+        path=path,
+    )
+
+
+def _resolve_index_version(version: str) -> GymSource:
+    found, available = index.find_version(version)
+    if found is None:
+        raise UsageError(
+            f"nemo-gym {version} is not on the package index ({index.index_url()}); "
+            f"versions there: {', '.join(available) or 'none'}. " + accepted_forms()
+        )
+    return GymSource(
+        name=version,
+        kind=KIND_INDEX,
+        version=version,
+        requires_python=found.requires_python,
+        digest=found.sha256,
+        origin="index",
+        extra={"filename": found.filename},
+    )
+
+
+def _resolve_git(sha: str, repo: str) -> GymSource:
+    repo_dir = git.open_repo(repo)
+    commit = git.resolve_commit(repo_dir, sha, repo)
+    tree = git.export_commit(repo_dir, commit)
+    version, requires = local.tree_metadata(tree)
+    return GymSource(
+        name=f"git-{commit[:12]}",
+        kind=KIND_GIT,
+        version=version,
+        requires_python=requires,
+        digest=commit,
+        origin=repo,
+        path=tree,
+        commit=commit,
+    )
+
+
+__all__ = ["resolve_ref", "accepted_forms", "KIND_TREE"]
