@@ -1,0 +1,182 @@
+"""All acceptance environments of one Gym ref, started from the pin's environment and stopped again.
+
+Runs inside the pin's synced environment. Each environment gets its own Gym actor (so one that fails
+to start fails only itself), its own port band and scratch directory; all share the run's Ray cluster.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gymgate.catalog import MODEL_CONFIG, Environment
+from gymgate.services import gym_compat, lifecycle
+from gymgate.services.gym_actor import GymActor
+from gymgate.services.ports import free_port_in, port_band
+
+READY, SKIPPED, FAILED = "ready", "skipped", "failed"
+SPINUP_TIMEOUT_S = 600.0
+PROBE_TIMEOUT_S = 10.0
+
+
+@dataclass
+class EnvStatus:
+    env: str
+    status: str
+    reason: str = ""
+    seconds: float = 0.0
+    servers: list[dict[str, Any]] = field(default_factory=list)
+    log: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def probe(server: dict[str, Any], timeout: float = PROBE_TIMEOUT_S) -> int | None:
+    """The HTTP status a server answers `GET /` with (any status counts as alive), or None."""
+    url = f"http://{server['host']}:{server['port']}/"
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            return response.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+    except (urllib.error.URLError, OSError):
+        return None
+
+
+def link_venvs(venvs_dir: Path, env_prefix: Path, environments: list[Environment]) -> None:
+    """Point every server dir's `.venv` at the pin's single env, so Gym never runs uv (skip_venv_if_present)."""
+    for env in environments:
+        for server_dir in env.all_server_dirs:
+            link = venvs_dir / server_dir / ".venv"
+            link.parent.mkdir(parents=True, exist_ok=True)
+            if not link.is_symlink():
+                link.symlink_to(env_prefix)
+
+
+def gym_config(env: Environment, policy_base_url: str, venvs_dir: Path, gcs: str) -> dict[str, Any]:
+    low, high = port_band()
+    config: dict[str, Any] = {
+        "config_paths": [env.config, MODEL_CONFIG],
+        "policy_base_url": policy_base_url,
+        "policy_api_key": "gymgate",
+        "policy_model_name": "gymgate-policy",
+        "skip_venv_if_present": True,
+        "uv_venv_dir": str(venvs_dir),
+        "head_server": {"host": "127.0.0.1", "port": free_port_in(low, high)},
+        "default_host": "127.0.0.1",
+        "ray_head_node_address": gcs,
+        "port_range_low": low,
+        "port_range_high": high,
+    }
+    for dotted, value in env.overrides.items():
+        node = config
+        *parents, leaf = dotted.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return config
+
+
+class Fleet:
+    """Start, probe and stop the Gym instances of one run. Use as a context manager: exit stops everything."""
+
+    def __init__(self, run_dir: Path, environments: list[Environment], policy_base_url: str, tokenizer: Any = None,
+                 spinup_timeout_s: float = SPINUP_TIMEOUT_S):
+        self.run_dir = run_dir
+        self.environments = environments
+        self.policy_base_url = policy_base_url
+        self.tokenizer = tokenizer
+        self.spinup_timeout_s = spinup_timeout_s
+        self.handles: dict[str, lifecycle.GymHandle] = {}
+        self.statuses: dict[str, EnvStatus] = {}
+        self._lock = threading.Lock()
+        self._stopped = False
+
+    def start(self, gcs: str, on_status=None) -> dict[str, EnvStatus]:
+        import ray
+
+        venvs = self.run_dir / "venvs"
+        link_venvs(venvs, Path(sys.prefix), self.environments)
+        (self.run_dir / "logs").mkdir(parents=True, exist_ok=True)
+        remote_cls = ray.remote(GymActor)
+        present = []
+        for env in self.environments:
+            if gym_compat.has_config(env.config):
+                present.append(env)
+            else:
+                status = EnvStatus(env.name, SKIPPED, f"{env.config} is not in nemo-gym {gym_compat.gym_version()}")
+                self._record(status, on_status)
+
+        def start_one(env: Environment) -> None:
+            began = time.monotonic()
+            log = self.run_dir / "logs" / f"{env.name}.log"
+            try:
+                handle = lifecycle.start_gym(
+                    ray, remote_cls, env.name,
+                    (env.name, str(self.run_dir / "gym" / env.name), str(log)),
+                    gym_config(env, self.policy_base_url, venvs, gcs),
+                    self.tokenizer,
+                    spinup_timeout_s=self.spinup_timeout_s,
+                    actor_options={"name": f"gym-{env.name}", "num_cpus": 0, "max_concurrency": 4,
+                                   "max_restarts": 0},
+                    on_created=self._register,
+                )
+            except Exception as exc:  # one environment's failure must not stop the others
+                notes = "".join(f"\n  {n}" for n in getattr(exc, "__notes__", []))
+                status = EnvStatus(env.name, FAILED, f"{type(exc).__name__}: {_short(exc)}{notes}",
+                                   time.monotonic() - began, log=str(log))
+            else:
+                servers = [dict(s, http_status=probe(s)) for s in handle.servers]
+                dead = [s["name"] for s in servers if s["http_status"] is None]
+                status = EnvStatus(env.name, FAILED if dead else READY,
+                                   f"no answer from {', '.join(dead)}" if dead else "",
+                                   time.monotonic() - began, servers, str(log))
+            self._record(status, on_status)
+
+        with ThreadPoolExecutor(max_workers=max(1, len(present))) as pool:
+            list(pool.map(start_one, present))
+        return {e.name: self.statuses[e.name] for e in self.environments}
+
+    def _register(self, handle: lifecycle.GymHandle) -> None:
+        with self._lock:
+            self.handles[handle.env_name] = handle
+
+    def _record(self, status: EnvStatus, on_status) -> None:
+        with self._lock:
+            self.statuses[status.env] = status
+        if on_status:
+            on_status(status)
+
+    def stop(self, timeout_s: float = lifecycle.SHUTDOWN_TIMEOUT_S) -> dict[str, list[str]]:
+        """Tear every actor down in parallel; returns cleanup errors per environment."""
+        import ray
+
+        with self._lock:
+            if self._stopped:
+                return {}
+            self._stopped = True
+            handles = list(self.handles.values())
+        if not handles:
+            return {}
+        with ThreadPoolExecutor(max_workers=len(handles)) as pool:
+            results = pool.map(lambda h: (h.env_name, lifecycle.teardown(ray, h, timeout_s)), handles)
+            return {name: errors for name, errors in results if errors}
+
+    def __enter__(self) -> Fleet:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()
+
+
+def _short(exc: BaseException, limit: int = 1500) -> str:
+    text = str(exc).strip()
+    return text if len(text) <= limit else text[:limit] + " …"

@@ -1,0 +1,109 @@
+"""The Gym actor: one Ray actor owning one Gym instance (head server + its server processes).
+
+The actor makes itself a process-group leader so that every Gym server it launches lands in its group:
+its owner can then stop the whole instance with one kill of that group, whatever state Gym is in.
+Gym caches one config per process, so one actor serves exactly one environment.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+
+class GymActor:
+    """Plain class; `ray.remote(GymActor)` is applied by the lifecycle code (and fakes replace it in tests)."""
+
+    def __init__(self, env_name: str, workdir: str, log_path: str):
+        self.env_name = env_name
+        self.rh = None
+        self.tokenizer = None
+        try:
+            os.setpgrp()
+        except OSError:
+            pass
+        Path(workdir).mkdir(parents=True, exist_ok=True)
+        # A scratch cwd: Gym reads env.yaml and cwd-local server dirs from it, and writes outputs/ there.
+        os.chdir(workdir)
+        log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.close(log)
+
+    def identity(self) -> dict[str, int]:
+        return {"pid": os.getpid(), "pgid": os.getpgrp()}
+
+    def _spinup(self, config: dict[str, Any]) -> list[dict[str, Any]]:
+        from omegaconf import DictConfig
+
+        from gymgate.services.gym_compat import run_helper_api
+
+        run_helper_cls, parser_config_cls = run_helper_api()
+        # Assigned before start(): a start that fails half-way must still be reachable by shutdown().
+        self.rh = run_helper_cls()
+        self.rh.start(
+            parser_config_cls(
+                initial_global_config_dict=DictConfig(config),
+                skip_load_from_cli=True,
+                skip_load_from_dotenv=True,
+            )
+        )
+        return self.servers()
+
+    def servers(self) -> list[dict[str, Any]]:
+        """Every server instance of this Gym with its address and process id."""
+        from nemo_gym.global_config import get_global_config_dict
+
+        config = get_global_config_dict()
+        pids = {name: proc.pid for name, proc in (getattr(self.rh, "_processes", None) or {}).items()}
+        found = []
+        for name, value in config.items():
+            try:
+                (server_type, inner), = value.items()
+                (impl, settings), = inner.items()
+            except (AttributeError, ValueError, TypeError):
+                continue
+            if not hasattr(settings, "get") or "entrypoint" not in settings:
+                continue
+            found.append(
+                {
+                    "name": str(name),
+                    "type": str(server_type),
+                    "impl": str(impl),
+                    "host": settings.get("host"),
+                    "port": settings.get("port"),
+                    "pid": pids.get(str(name)),
+                }
+            )
+        head = config.get("head_server", {})
+        found.append({"name": "head_server", "type": "head", "impl": "head", "host": head.get("host"),
+                      "port": head.get("port"), "pid": os.getpid()})
+        return found
+
+    def set_tokenizer(self, tokenizer: Any) -> None:
+        if self.rh is None:
+            raise RuntimeError("GymActor.set_tokenizer called before _spinup")
+        self.tokenizer = tokenizer
+
+    def health_check(self) -> None:
+        if self.rh is None:
+            raise RuntimeError(f"Gym for {self.env_name}: _spinup() was never called")
+        self.rh.poll()
+
+    def shutdown(self) -> None:
+        """Idempotent; tolerates a RunHelper whose start() failed before its process table or head thread existed."""
+        rh, self.rh = self.rh, None
+        if rh is None:
+            return
+        processes = getattr(rh, "_processes", None)
+        if processes is None:
+            return
+        if getattr(rh, "_head_server", None) is None:
+            for proc in processes.values():
+                proc.kill()
+            return
+        rh.shutdown()

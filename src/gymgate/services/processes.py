@@ -1,0 +1,77 @@
+"""Finding and stopping what a run started, by PID and process group only.
+
+Every process a run starts inherits RUN_MARKER=<run id> in its environment (Ray daemons, Ray workers,
+Gym servers, the endpoint), so the final sweep can find exactly the run's own processes, however they
+were spawned, and never touches anything else on the machine.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+RUN_MARKER = "GYMGATE_RUN_ID"
+
+
+def marked_pids(run_id: str) -> list[int]:
+    """PIDs of live processes whose environment carries this run's marker (excluding this process)."""
+    needle = f"{RUN_MARKER}={run_id}".encode()
+    me = os.getpid()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state != "Z" and needle in environ.split(b"\0"):
+            found.append(int(entry.name))
+    return sorted(found)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def kill_group(pgid: int, sig: int = signal.SIGKILL) -> bool:
+    """Signal a whole process group; False when it no longer exists."""
+    if pgid <= 1 or pgid == os.getpgrp():
+        return False
+    try:
+        os.killpg(pgid, sig)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+def sweep(run_id: str, grace_s: float = 3.0) -> list[int]:
+    """Stop every process of this run still alive: SIGTERM, a short grace, then SIGKILL. Returns what it found."""
+    pids = marked_pids(run_id)
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.1)
+    for pid in pids:
+        if _alive(pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    for pid in pids:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+    return pids

@@ -1,0 +1,66 @@
+"""The run's own Ray cluster: started by the run, on loopback, with a short private temp dir.
+
+It never attaches to another cluster (address="local"), and it exports its GCS address so that Gym's
+servers join it explicitly (Gym's own `initialize_ray` returns early inside an actor without recording
+an address, which would otherwise make each server start a cluster of its own).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+# Environment every process of a run gets: no telemetry, no hub downloads, no token auth between our own
+# processes (Ray 2.60 otherwise shares one per-user token file across every cluster of the user).
+RUN_ENVIRONMENT = {
+    "RAY_USAGE_STATS_ENABLED": "0",
+    "RAY_AUTH_MODE": "disabled",
+    "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+    "RAY_DEDUP_LOGS": "0",
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "WANDB_MODE": "disabled",
+    "UV_PYTHON_DOWNLOADS": "never",
+    "UV_OFFLINE": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+}
+OBJECT_STORE_BYTES = 256 * 1024 * 1024
+
+
+def short_temp_dir(tag: str) -> Path:
+    """A temp dir short enough for Ray's AF_UNIX socket paths (<=107 bytes)."""
+    return Path(tempfile.mkdtemp(prefix=f"gg{tag[:6]}-", dir="/tmp"))
+
+
+@contextmanager
+def private_ray(run_id: str, namespace: str, num_cpus: int | None = None) -> Iterator[str]:
+    import ray
+
+    temp_dir = short_temp_dir(run_id)
+    os.environ.update(RUN_ENVIRONMENT)
+    os.environ.pop("RAY_ADDRESS", None)
+    try:
+        ray.init(
+            address="local",
+            namespace=namespace,
+            num_cpus=num_cpus or os.cpu_count() or 2,
+            include_dashboard=False,
+            _temp_dir=str(temp_dir),
+            _node_ip_address="127.0.0.1",
+            object_store_memory=OBJECT_STORE_BYTES,
+            log_to_driver=False,
+            configure_logging=False,
+        )
+        gcs = ray.get_runtime_context().gcs_address
+        os.environ["RAY_ADDRESS"] = gcs
+        yield gcs
+    finally:
+        try:
+            ray.shutdown()
+        finally:
+            os.environ.pop("RAY_ADDRESS", None)
+            shutil.rmtree(temp_dir, ignore_errors=True)

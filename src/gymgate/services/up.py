@@ -1,0 +1,94 @@
+"""Entry point run *inside* a pin's environment: start the run's Ray cluster and every acceptance
+environment's Gym, probe each server, then stop everything (on success, failure, Ctrl-C or SIGTERM).
+
+Invoked by the harness as `<pin-env>/bin/python -m gymgate.services.up ...`; prints one line per
+environment and writes services.json into the run folder. Exit: 0 all present environments ready,
+1 one failed, 2 infrastructure (Ray could not start).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+from gymgate.services.ray_cluster import RUN_ENVIRONMENT
+
+# Ray reads some of these at import time (loopback node IP), so they are set before anything imports it.
+os.environ.update(RUN_ENVIRONMENT)
+
+from gymgate.catalog import load_environments  # noqa: E402
+from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
+from gymgate.services.fleet import FAILED, READY, EnvStatus, Fleet
+from gymgate.services.processes import RUN_MARKER
+from gymgate.services.ray_cluster import private_ray  # noqa: E402
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def print_status(status: EnvStatus) -> None:
+    servers = f"{len(status.servers)} servers" if status.servers else ""
+    line = f"  {status.status:<8} {status.env:<48} {servers:<11} {status.seconds:6.1f}s"
+    if status.reason:
+        line += "  " + status.reason.splitlines()[0]
+    print(line, flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="gymgate.services.up")
+    parser.add_argument("--run-dir", type=Path, required=True)
+    parser.add_argument("--env", action="append", dest="envs")
+    parser.add_argument("--policy-base-url", required=True)
+    parser.add_argument("--spinup-timeout", type=float, default=600.0)
+    args = parser.parse_args(argv)
+
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+    run_id = os.environ.get(RUN_MARKER) or "adhoc"
+    environments = load_environments(args.envs)
+    args.run_dir.mkdir(parents=True, exist_ok=True)
+    record: dict = {"run_id": run_id, "started": time.time(), "complete": False, "environments": {}}
+    fleet = Fleet(args.run_dir, environments, args.policy_base_url, spinup_timeout_s=args.spinup_timeout)
+    began = time.monotonic()
+    code = EXIT_OK
+    try:
+        with private_ray(run_id, namespace=f"gymgate-{run_id}") as gcs:
+            print(f"Ray cluster {gcs} (namespace gymgate-{run_id}); starting {len(environments)} environments",
+                  flush=True)
+            try:
+                statuses = fleet.start(gcs, on_status=print_status)
+                record["ready_seconds"] = round(time.monotonic() - began, 2)
+                record["environments"] = {k: v.to_json() for k, v in statuses.items()}
+                if any(s.status == FAILED for s in statuses.values()):
+                    code = EXIT_FAILED
+            finally:
+                stop_began = time.monotonic()
+                errors = fleet.stop()
+                record["stop_seconds"] = round(time.monotonic() - stop_began, 2)
+                record["cleanup_errors"] = errors
+        record["complete"] = True
+    except KeyboardInterrupt:
+        print("interrupted: everything this run started has been stopped", file=sys.stderr, flush=True)
+        code = 130
+    except Exception as exc:  # Ray itself could not start: nothing was judged
+        print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+        code = EXIT_ERROR
+    finally:
+        record["finished"] = time.time()
+        out = args.run_dir / "services.json"
+        tmp = out.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(record, indent=2, default=str))
+        tmp.replace(out)
+    ready = sum(1 for s in fleet.statuses.values() if s.status == READY)
+    print(f"{ready}/{len(environments)} environments ready in {record.get('ready_seconds', 0)} s; "
+          f"stopped in {record.get('stop_seconds', 0)} s", flush=True)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
