@@ -6,7 +6,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gymgate.errors import InfraError
+from gymgate.errors import UsageError
 from gymgate.paths import repo_root
 
 # Every environment's model ref is `policy_model`; this config turns token-id information on.
@@ -39,7 +39,7 @@ def load_environments(names: list[str] | None = None) -> list[Environment]:
     for path in sorted(cases_dir().glob("*.toml")):
         data = tomllib.loads(path.read_text()).get("environment")
         if not data:
-            raise InfraError(f"{path} has no [environment] table")
+            raise ValueError(f"{path} has no [environment] table")
         envs.append(
             Environment(
                 name=data["name"],
@@ -56,5 +56,5 @@ def load_environments(names: list[str] | None = None) -> list[Environment]:
     by_name = {e.name: e for e in envs}
     unknown = [n for n in names if n not in by_name]
     if unknown:
-        raise InfraError(f"unknown environment(s) {', '.join(unknown)}; known: {', '.join(sorted(by_name))}")
+        raise UsageError(f"unknown environment(s) {', '.join(unknown)}; known: {', '.join(sorted(by_name))}")
     return [by_name[n] for n in names]

@@ -56,7 +56,11 @@ def _uv_candidates() -> list[Path]:
     try:
         out = subprocess.run(
             [uv, "python", "list", "--only-installed", "--output-format", "json"],
-            capture_output=True, text=True, timeout=30, env=env, check=False,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env=env,
+            check=False,
         ).stdout
         return [Path(e["path"]) for e in json.loads(out or "[]") if "shims" not in Path(e["path"]).parts]
     except (OSError, subprocess.TimeoutExpired, ValueError, KeyError):

@@ -22,6 +22,7 @@ class IndexFile:
     sha256: str
     requires_python: str
     url: str
+    yanked: str = ""  # the yank reason; PEP 592 lets an exact `==` request still install it
 
 
 def index_url() -> str:
@@ -48,8 +49,9 @@ def list_files(base: str | None = None, timeout: float = 30.0) -> list[IndexFile
     files = []
     for entry in payload.get("files", []):
         name = entry.get("filename", "")
-        if not (name.endswith(".whl") or name.endswith(".tar.gz")) or entry.get("yanked"):
+        if not (name.endswith(".whl") or name.endswith(".tar.gz")):
             continue
+        yanked = entry.get("yanked") or ""
         files.append(
             IndexFile(
                 filename=name,
@@ -57,6 +59,7 @@ def list_files(base: str | None = None, timeout: float = 30.0) -> list[IndexFile
                 sha256=entry.get("hashes", {}).get("sha256", ""),
                 requires_python=entry.get("requires-python") or "",
                 url=entry.get("url", ""),
+                yanked=(yanked if isinstance(yanked, str) else "yanked") if yanked else "",
             )
         )
     return files
@@ -65,7 +68,7 @@ def list_files(base: str | None = None, timeout: float = 30.0) -> list[IndexFile
 def find_version(version: str, base: str | None = None) -> tuple[IndexFile | None, list[str]]:
     """The artifact uv would install for ``version`` (wheel preferred) and every version listed."""
     files = list_files(base)
-    versions = sorted({f.version for f in files}, key=_sort_key)
+    versions = sorted({f.version for f in files if not f.yanked}, key=_sort_key)
     matches = [f for f in files if f.version == version]
     matches.sort(key=lambda f: not f.filename.endswith(".whl"))
     return (matches[0] if matches else None), versions

@@ -44,7 +44,8 @@ class GymSource:
             KIND_GIT: "git commit",
         }[self.kind]
         where = f" {self.commit} in {self.origin}" if self.commit else f" from {self.origin}"
-        return f"nemo-gym {self.version} ({label}{where}, sha256:{self.digest[:12]})"
+        yanked = f", yanked on the index: {self.extra['yanked']}" if self.extra.get("yanked") else ""
+        return f"nemo-gym {self.version} ({label}{where}, sha256:{self.digest[:12]}{yanked})"
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -57,4 +58,5 @@ class GymSource:
             "path": str(self.path) if self.path else None,
             "commit": self.commit,
             "pinned": self.pinned,
+            "extra": dict(self.extra),
         }

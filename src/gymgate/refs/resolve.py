@@ -90,7 +90,7 @@ def _resolve_index_version(version: str) -> GymSource:
         requires_python=found.requires_python,
         digest=found.sha256,
         origin="index",
-        extra={"filename": found.filename},
+        extra={"filename": found.filename, **({"yanked": found.yanked} if found.yanked else {})},
     )
 
 

@@ -88,8 +88,14 @@ def gym_config(env: Environment, policy_base_url: str, venvs_dir: Path, gcs: str
 class Fleet:
     """Start, probe and stop the Gym instances of one run. Use as a context manager: exit stops everything."""
 
-    def __init__(self, run_dir: Path, environments: list[Environment], policy_base_url: str, tokenizer: Any = None,
-                 spinup_timeout_s: float = SPINUP_TIMEOUT_S):
+    def __init__(
+        self,
+        run_dir: Path,
+        environments: list[Environment],
+        policy_base_url: str,
+        tokenizer: Any = None,
+        spinup_timeout_s: float = SPINUP_TIMEOUT_S,
+    ):
         self.run_dir = run_dir
         self.environments = environments
         self.policy_base_url = policy_base_url
@@ -120,25 +126,36 @@ class Fleet:
             log = self.run_dir / "logs" / f"{env.name}.log"
             try:
                 handle = lifecycle.start_gym(
-                    ray, remote_cls, env.name,
+                    ray,
+                    remote_cls,
+                    env.name,
                     (env.name, str(self.run_dir / "gym" / env.name), str(log)),
                     gym_config(env, self.policy_base_url, venvs, gcs),
                     self.tokenizer,
                     spinup_timeout_s=self.spinup_timeout_s,
-                    actor_options={"name": f"gym-{env.name}", "num_cpus": 0, "max_concurrency": 4,
-                                   "max_restarts": 0},
+                    actor_options={"name": f"gym-{env.name}", "num_cpus": 0, "max_concurrency": 4, "max_restarts": 0},
                     on_created=self._register,
                 )
             except Exception as exc:  # one environment's failure must not stop the others
                 notes = "".join(f"\n  {n}" for n in getattr(exc, "__notes__", []))
-                status = EnvStatus(env.name, FAILED, f"{type(exc).__name__}: {_short(exc)}{notes}",
-                                   time.monotonic() - began, log=str(log))
+                status = EnvStatus(
+                    env.name,
+                    FAILED,
+                    f"{type(exc).__name__}: {_short(exc)}{notes}",
+                    time.monotonic() - began,
+                    log=str(log),
+                )
             else:
                 servers = [dict(s, http_status=probe(s)) for s in handle.servers]
                 dead = [s["name"] for s in servers if s["http_status"] is None]
-                status = EnvStatus(env.name, FAILED if dead else READY,
-                                   f"no answer from {', '.join(dead)}" if dead else "",
-                                   time.monotonic() - began, servers, str(log))
+                status = EnvStatus(
+                    env.name,
+                    FAILED if dead else READY,
+                    f"no answer from {', '.join(dead)}" if dead else "",
+                    time.monotonic() - began,
+                    servers,
+                    str(log),
+                )
             self._record(status, on_status)
 
         with ThreadPoolExecutor(max_workers=max(1, len(present))) as pool:

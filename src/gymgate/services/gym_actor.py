@@ -7,6 +7,7 @@ Gym caches one config per process, so one actor serves exactly one environment.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -20,10 +21,8 @@ class GymActor:
         self.env_name = env_name
         self.rh = None
         self.tokenizer = None
-        try:
+        with contextlib.suppress(OSError):
             os.setpgrp()
-        except OSError:
-            pass
         Path(workdir).mkdir(parents=True, exist_ok=True)
         # A scratch cwd: Gym reads env.yaml and cwd-local server dirs from it, and writes outputs/ there.
         os.chdir(workdir)
@@ -63,8 +62,8 @@ class GymActor:
         found = []
         for name, value in config.items():
             try:
-                (server_type, inner), = value.items()
-                (impl, settings), = inner.items()
+                ((server_type, inner),) = value.items()
+                ((impl, settings),) = inner.items()
             except (AttributeError, ValueError, TypeError):
                 continue
             if not hasattr(settings, "get") or "entrypoint" not in settings:
@@ -80,8 +79,16 @@ class GymActor:
                 }
             )
         head = config.get("head_server", {})
-        found.append({"name": "head_server", "type": "head", "impl": "head", "host": head.get("host"),
-                      "port": head.get("port"), "pid": os.getpid()})
+        found.append(
+            {
+                "name": "head_server",
+                "type": "head",
+                "impl": "head",
+                "host": head.get("host"),
+                "port": head.get("port"),
+                "pid": os.getpid(),
+            }
+        )
         return found
 
     def set_tokenizer(self, tokenizer: Any) -> None:

@@ -13,10 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gymgate.services.processes import kill_group
+from gymgate.services.processes import kill_group, wait_gone
 
 SHUTDOWN_TIMEOUT_S = 60.0  # Gym stops its children one at a time: ~3 s each in the worst case
 IDENTITY_TIMEOUT_S = 120.0
+ACTOR_EXIT_WAIT_S = 2.0
 
 
 @dataclass
@@ -48,6 +49,8 @@ def teardown(
     if ref is not None:
         _step(errors, "shutdown ray.get", lambda: ray_api.get(ref, timeout=timeout_s))
     _step(errors, "ray.kill", lambda: ray_api.kill(handle.actor, no_restart=True))
+    if handle.pid:
+        wait_gone(handle.pid, ACTOR_EXIT_WAIT_S)  # let Ray see its own kill before the group goes
     if handle.pgid:
         _step(errors, "kill process group", lambda: killpg(handle.pgid, signal.SIGKILL))
     return errors

@@ -7,6 +7,7 @@ were spawned, and never touches anything else on the machine.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -41,6 +42,16 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+def wait_gone(pid: int, timeout_s: float) -> bool:
+    """Wait until ``pid`` has exited (or is a zombie); True if it did within the timeout."""
+    deadline = time.monotonic() + timeout_s
+    while _alive(pid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 def kill_group(pgid: int, sig: int = signal.SIGKILL) -> bool:
     """Signal a whole process group; False when it no longer exists."""
     if pgid <= 1 or pgid == os.getpgrp():
@@ -56,22 +67,16 @@ def sweep(run_id: str, grace_s: float = 3.0) -> list[int]:
     """Stop every process of this run still alive: SIGTERM, a short grace, then SIGKILL. Returns what it found."""
     pids = marked_pids(run_id)
     for pid in pids:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
     deadline = time.monotonic() + grace_s
     while time.monotonic() < deadline and any(_alive(p) for p in pids):
         time.sleep(0.1)
     for pid in pids:
         if _alive(pid):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
     for pid in pids:
-        try:
+        with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            pass
     return pids

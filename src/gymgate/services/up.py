@@ -58,8 +58,9 @@ def main(argv: list[str] | None = None) -> int:
     code = EXIT_OK
     try:
         with private_ray(run_id, namespace=f"gymgate-{run_id}") as gcs:
-            print(f"Ray cluster {gcs} (namespace gymgate-{run_id}); starting {len(environments)} environments",
-                  flush=True)
+            print(
+                f"Ray cluster {gcs} (namespace gymgate-{run_id}); starting {len(environments)} environments", flush=True
+            )
             try:
                 statuses = fleet.start(gcs, on_status=print_status)
                 record["ready_seconds"] = round(time.monotonic() - began, 2)
@@ -85,8 +86,11 @@ def main(argv: list[str] | None = None) -> int:
         tmp.write_text(json.dumps(record, indent=2, default=str))
         tmp.replace(out)
     ready = sum(1 for s in fleet.statuses.values() if s.status == READY)
-    print(f"{ready}/{len(environments)} environments ready in {record.get('ready_seconds', 0)} s; "
-          f"stopped in {record.get('stop_seconds', 0)} s", flush=True)
+    print(
+        f"{ready}/{len(environments)} environments ready in {record.get('ready_seconds', 0)} s; "
+        f"stopped in {record.get('stop_seconds', 0)} s",
+        flush=True,
+    )
     return code
 
 

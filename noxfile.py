@@ -1,0 +1,92 @@
+# /// script
+# dependencies = ["nox>=2025.5.1"]
+# ///
+"""gymgate's sessions. The harness runs in a uv-synced venv from the top-level uv.lock; each Gym ref gets
+its own content-addressed environment outside nox (see src/gymgate/envs/)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import nox
+
+nox.needs_version = ">=2025.5.1"
+nox.options.default_venv_backend = "uv"
+nox.options.error_on_external_run = True
+nox.options.sessions = ["tests"]
+
+# Pins whose real Gym services the test suite starts (issue: 0.4.0 and 0.2.1).
+SERVICE_TEST_PINS = ("0.4.0", "0.2.1")
+
+
+def _harness(session: nox.Session) -> None:
+    """Install the harness exactly as locked (fails loudly if uv.lock is stale)."""
+    session.run_install(
+        "uv",
+        "sync",
+        "--locked",
+        "--group",
+        "dev",
+        f"--python={session.virtualenv.location}",
+        env={"UV_PROJECT_ENVIRONMENT": session.virtualenv.location, "UV_NO_CONFIG": "1"},
+        silent=True,
+    )
+
+
+def _gymgate(session: nox.Session, *args: str) -> None:
+    """Run the gymgate CLI and leave nox with the CLI's own exit code (0 clean, 1 failure, 2 error)."""
+    code = subprocess.call([os.path.join(session.bin, "gymgate"), *args])
+    if code:
+        session.log(f"gymgate exited {code}")
+        sys.exit(code)
+
+
+@nox.session(default=False)
+def accept(session: nox.Session) -> None:
+    """Run one Gym ref through the acceptance matrix: nox -s accept -- --gym-ref 0.4.0"""
+    _harness(session)
+    _gymgate(session, "accept", *session.posargs)
+
+
+@nox.session(default=False)
+def up(session: nox.Session) -> None:
+    """Start every environment's Gym services of a ref, check them and stop them."""
+    _harness(session)
+    _gymgate(session, "up", *session.posargs)
+
+
+@nox.session(default=False)
+def lock(session: nox.Session) -> None:
+    """Regenerate envs/<pin>/ (all pins, or those named after --)."""
+    _harness(session)
+    _gymgate(session, "lock", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    _harness(session)
+    session.run("ruff", "check", "src", "tests", "tools", "noxfile.py")
+    session.run("ruff", "format", "--check", "src", "tests", "tools", "noxfile.py")
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Unit tests in the harness env, then the real-services tests inside each test pin's environment."""
+    _harness(session)
+    session.run("pytest", "tests/unit", "-q", *session.posargs)
+    for pin in SERVICE_TEST_PINS:
+        python = subprocess.check_output(
+            [os.path.join(session.bin, "python"), "-m", "gymgate.envs.locate", pin], text=True
+        ).strip()
+        session.run(
+            python, "-m", "pytest", "tests/services", "-q", "-p", "no:cacheprovider", f"--gym-pin={pin}", external=True
+        )
+
+
+@nox.session(default=False)
+def bench(session: nox.Session) -> None:
+    """Measure environment build/reuse and service start-up; writes docs/benchmarks.md."""
+    _harness(session)
+    session.run("python", "tools/bench_services.py", *session.posargs)

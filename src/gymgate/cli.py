@@ -1,0 +1,129 @@
+"""The gymgate command line: resolve refs, build environments, start and check Gym services."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from gymgate.errors import EXIT_ERROR, EXIT_OK, GymgateError, UsageError
+from gymgate.refs import resolve_ref
+from gymgate.refs.pins import known_pins
+
+
+def _add_ref_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--gym-ref", required=True, help="pin name, index version, local path or git SHA")
+    parser.add_argument(
+        "--gym-repo",
+        help="git URL or path the SHA is resolved in (default: $GYMGATE_GYM_REPO or the upstream repository)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gymgate", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("resolve", help="resolve a Gym ref and print it as JSON")
+    _add_ref_args(p)
+
+    p = sub.add_parser("env", help="build (or reuse) the locked environment of a Gym ref")
+    _add_ref_args(p)
+
+    p = sub.add_parser("lock", help="regenerate envs/<pin>/pyproject.toml and uv.lock")
+    p.add_argument("pins", nargs="*", help="pins to relock (default: all)")
+    p.add_argument("--upgrade", action="store_true", help="let uv pick newer versions within exclude-newer")
+
+    for name, text in (
+        ("up", "start every acceptance environment's Gym services, check them, stop them"),
+        ("accept", "run a Gym ref through the acceptance matrix"),
+    ):
+        p = sub.add_parser(name, help=text)
+        _add_ref_args(p)
+        p.add_argument("--env", action="append", dest="envs", metavar="NAME", help="limit to this environment")
+        p.add_argument("--runs-dir", type=Path, help="where run folders go (default: ./runs or $GYMGATE_RUNS)")
+        p.add_argument("--spinup-timeout", type=float, default=600.0, help="seconds one Gym may take to start")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except GymgateError as exc:
+        print(f"gymgate: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("gymgate: interrupted", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def cmd_resolve(args) -> int:
+    print(json.dumps(resolve_ref(args.gym_ref, args.gym_repo).to_json(), indent=2))
+    return EXIT_OK
+
+
+def _prepare(args):
+    from gymgate.envs.prepare import prepare_env
+
+    source = resolve_ref(args.gym_ref, args.gym_repo)
+    print(f"gym ref {args.gym_ref!r}: {source.describe()}" + ("" if source.pinned else "  [unpinned]"), flush=True)
+    env = prepare_env(source)
+    verb = "built" if env.built else "reused"
+    print(
+        f"environment {env.key}: {verb} in {env.seconds:.1f}s (Python {env.interpreter.version}, {env.path})",
+        flush=True,
+    )
+    return source, env
+
+
+def cmd_env(args) -> int:
+    _prepare(args)
+    return EXIT_OK
+
+
+def cmd_lock(args) -> int:
+    from gymgate.envs.prepare import relock
+    from gymgate.refs.pins import load_pin
+
+    names = args.pins or known_pins()
+    for name in names:
+        source = load_pin(name)
+        if source is None:
+            raise UsageError(f"no pin named {name!r}; known pins: {', '.join(known_pins())}")
+        relock(source, upgrade=args.upgrade)
+        print(f"locked envs/{name}/uv.lock for {source.describe()}")
+    return EXIT_OK
+
+
+def cmd_up(args) -> int:
+    from gymgate.catalog import load_environments
+    from gymgate.runner import new_run_dir, new_run_id, run_in_env
+    from gymgate.services.ports import free_port
+
+    load_environments(args.envs)  # unknown names are a usage error before anything is built
+    source, env = _prepare(args)
+    run_id = new_run_id()
+    run_dir = new_run_dir(source.name, run_id, args.runs_dir)
+    (run_dir / "source.json").write_text(json.dumps(source.to_json(), indent=2))
+    print(f"run {run_id}: {run_dir}", flush=True)
+    child = [
+        "-m",
+        "gymgate.services.up",
+        "--run-dir",
+        str(run_dir),
+        "--policy-base-url",
+        f"http://127.0.0.1:{free_port()}/v1",
+        "--spinup-timeout",
+        str(args.spinup_timeout),
+    ]
+    for name in args.envs or []:
+        child += ["--env", name]
+    code = run_in_env(env, child, run_id)
+    if code not in (0, 1, 2):
+        print(f"gymgate: services run ended with status {code}", file=sys.stderr)
+        return EXIT_ERROR
+    return code
+
+
+COMMANDS = {"resolve": cmd_resolve, "env": cmd_env, "lock": cmd_lock, "up": cmd_up, "accept": cmd_up}

@@ -1,0 +1,75 @@
+"""Running gymgate code inside a pin's environment as a child process, and cleaning up after it.
+
+The child gets a fresh run id in its environment (the marker every process it starts inherits); when
+it ends, for whatever reason, the harness sweeps any process still carrying that marker.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import secrets
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from gymgate.envs.sync import SyncedEnv
+from gymgate.paths import repo_root
+from gymgate.services.processes import RUN_MARKER, sweep
+from gymgate.services.ray_cluster import RUN_ENVIRONMENT
+
+
+def new_run_id() -> str:
+    return secrets.token_hex(4)
+
+
+def runs_dir() -> Path:
+    return Path(os.environ.get("GYMGATE_RUNS") or repo_root() / "runs")
+
+
+def new_run_dir(label: str, run_id: str, base: Path | None = None) -> Path:
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", label)[:60]
+    path = (base or runs_dir()) / f"{stamp}-{safe}-{run_id}"
+    path.mkdir(parents=True, exist_ok=False)
+    return path
+
+
+def child_environment(env: SyncedEnv, run_id: str) -> dict[str, str]:
+    child = dict(os.environ)
+    child.update(RUN_ENVIRONMENT)
+    child[RUN_MARKER] = run_id
+    child["VIRTUAL_ENV"] = str(env.path)
+    child["PATH"] = os.pathsep.join([str(env.bin), child.get("PATH", "")])
+    child.pop("PYTHONHOME", None)
+    return child
+
+
+def run_in_env(env: SyncedEnv, args: list[str], run_id: str) -> int:
+    """Run `<env python> args...`; survive Ctrl-C while the child cleans up; sweep whatever remains."""
+    proc = subprocess.Popen([str(env.python), *args], env=child_environment(env, run_id))
+    interrupts = 0
+    try:
+        while True:
+            try:
+                return proc.wait()
+            except KeyboardInterrupt:
+                # The child got the same SIGINT and is stopping its services; escalate only if asked again.
+                interrupts += 1
+                if interrupts == 1:
+                    print("gymgate: interrupted; stopping services (Ctrl-C again to force)", file=sys.stderr)
+                elif interrupts == 2:
+                    proc.send_signal(signal.SIGTERM)
+                else:
+                    proc.kill()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        leftovers = sweep(run_id)
+        if leftovers:
+            print(
+                f"gymgate: stopped {len(leftovers)} leftover process(es) of run {run_id}: {leftovers}", file=sys.stderr
+            )

@@ -1,0 +1,66 @@
+"""Command-line contract: usage errors exit 2 with a message, before anything is built."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from gymgate.cli import main
+from gymgate.services.ports import free_port_in, is_free, port_band
+
+
+def test_missing_ref_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["accept"])
+    assert info.value.code == 2
+    assert "--gym-ref" in capsys.readouterr().err
+
+
+def test_unknown_flag_is_a_usage_error():
+    with pytest.raises(SystemExit) as info:
+        main(["accept", "--gym-ref", "0.4.0", "--parallel-universe"])
+    assert info.value.code == 2
+
+
+def test_unknown_environment_name_exits_2_before_building(capsys, cache):
+    assert main(["up", "--gym-ref", "0.4.0", "--env", "chess"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown environment(s) chess" in err and "mcqa" in err
+    assert not (cache / "envs").exists()
+
+
+def test_unknown_ref_exits_2_through_the_console_script():
+    result = subprocess.run(
+        [sys.executable, "-m", "gymgate", "resolve", "--gym-ref", "nope"], capture_output=True, text=True
+    )
+    assert result.returncode == 2
+    assert "unknown Gym ref 'nope'" in result.stderr and "known pins: 0.2.0" in result.stderr
+
+
+def test_lock_of_unknown_pin_is_a_usage_error(capsys):
+    assert main(["lock", "9.9.9"]) == 2
+    assert "no pin named '9.9.9'" in capsys.readouterr().err
+
+
+def test_port_band_stays_clear_of_ray_and_ephemeral_ranges():
+    import random
+
+    rng = random.Random(7)
+    for _ in range(200):
+        low, high = port_band(rng)
+        assert 20000 <= low < high <= 32000 and high - low == 200
+
+
+def test_free_port_in_skips_a_port_in_use():
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        assert not is_free(port)
+        assert free_port_in(port, port + 2) == port + 1 if is_free(port + 1) else True
+        with pytest.raises(OSError, match="no free port"):
+            free_port_in(port, port + 1)
