@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +32,9 @@ class Environment:
 
 
 def cases_dir() -> Path:
-    return repo_root() / "cases"
+    """cases/ of the checkout; GYMGATE_CASES_DIR points elsewhere (fault-injection tests use it)."""
+    explicit = os.environ.get("GYMGATE_CASES_DIR")
+    return Path(explicit) if explicit else repo_root() / "cases"
 
 
 def load_environments(names: list[str] | None = None) -> list[Environment]:

@@ -24,6 +24,7 @@ from gymgate.services.ports import free_port_in, port_band
 READY, SKIPPED, FAILED = "ready", "skipped", "failed"
 SPINUP_TIMEOUT_S = 600.0
 PROBE_TIMEOUT_S = 10.0
+INTERRUPT_SHUTDOWN_TIMEOUT_S = 15.0
 
 
 @dataclass
@@ -158,12 +159,22 @@ class Fleet:
                 )
             self._record(status, on_status)
 
-        with ThreadPoolExecutor(max_workers=max(1, len(present))) as pool:
-            list(pool.map(start_one, present))
+        pool = ThreadPoolExecutor(max_workers=max(1, len(present)))
+        try:
+            for future in [pool.submit(start_one, env) for env in present]:
+                future.result()
+        except BaseException:
+            # Ctrl-C or SIGTERM mid-start: kill what exists now, so the start threads' waits end at once.
+            self.stop(timeout_s=INTERRUPT_SHUTDOWN_TIMEOUT_S)
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
         return {e.name: self.statuses[e.name] for e in self.environments}
 
     def _register(self, handle: lifecycle.GymHandle) -> None:
         with self._lock:
+            if self._stopped:
+                raise RuntimeError("the run is stopping; this Gym will not be started")
             self.handles[handle.env_name] = handle
 
     def _record(self, status: EnvStatus, on_status) -> None:

@@ -1,0 +1,96 @@
+"""The real Gym services of every acceptance environment start from the pin's environment, answer,
+and stop, leaving nothing running; failures and interrupts stay contained."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import time
+from pathlib import Path
+
+from gymgate.catalog import cases_dir, load_environments
+from gymgate.services.processes import _alive
+
+STRUCTURED_FIRST_PIN = (0, 3, 0)
+
+
+def _version(pin: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in pin.split("."))
+
+
+def test_all_seven_environments_start_answer_and_stop(gym_pin, up_run):
+    run = up_run()
+    code = run.wait()
+    record = run.record()
+    output = "\n".join(run.lines)
+    envs = record["environments"]
+    assert record["complete"] is True, output
+    assert sorted(envs) == sorted(e.name for e in load_environments())
+
+    expected_skips = {"structured_outputs_v4"} if _version(gym_pin) < STRUCTURED_FIRST_PIN else set()
+    for env in load_environments():
+        status = envs[env.name]
+        if env.name in expected_skips:
+            assert status["status"] == "skipped"
+            assert f"not in nemo-gym {gym_pin}" in status["reason"]
+            continue
+        assert status["status"] == "ready", f"{env.name}: {status['reason']}\n{output}"
+        servers = {s["name"]: s for s in status["servers"]}
+        # Each Gym instance: its resources server, its agent, the policy model server and the head server.
+        assert set(servers) == {env.resources_server, env.agent, "policy_model", "head_server"}
+        for server in servers.values():
+            assert server["host"] == "127.0.0.1"
+            assert server["http_status"] is not None, server  # every server answered over HTTP
+            assert server["pid"]
+        # 0.2.x answers `GET /` with 404, 0.3.0+ has a liveness route.
+        agent_status = servers[env.agent]["http_status"]
+        assert agent_status == (404 if _version(gym_pin) < STRUCTURED_FIRST_PIN else 200)
+
+    assert code == 0, output
+    pids = [s["pid"] for e in envs.values() for s in e["servers"]]
+    assert len(pids) == 4 * (7 - len(expected_skips))
+    assert not [p for p in pids if _alive(p)], "Gym processes outlived the run"
+    assert run.leftovers() == []
+
+
+def test_a_failing_environment_fails_alone(gym_pin, up_run, tmp_path):
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    shutil.copy(cases_dir() / "mcqa.toml", cases)
+    broken = (cases_dir() / "mcqa.toml").read_text().replace('name = "mcqa"', 'name = "mcqa_broken"')
+    broken += 'overrides = { "mcqa.resources_servers.mcqa.entrypoint" = "no_such_app.py" }\n'
+    (cases / "mcqa_broken.toml").write_text(broken)
+
+    run = up_run(extra_env={"GYMGATE_CASES_DIR": str(cases)})
+    code = run.wait()
+    envs = run.record()["environments"]
+    output = "\n".join(run.lines)
+    assert code == 1, output
+    assert envs["mcqa"]["status"] == "ready", output
+    assert envs["mcqa_broken"]["status"] == "failed"
+    assert "finished unexpectedly" in envs["mcqa_broken"]["reason"]
+    assert "no_such_app.py" in Path(envs["mcqa_broken"]["log"]).read_text()
+    assert run.leftovers() == []
+
+
+def test_interrupt_during_startup_stops_everything(gym_pin, up_run):
+    run = up_run(envs=["mcqa", "workplace_assistant"])
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        line = run.proc.stdout.readline()
+        run.lines.append(line)
+        if "starting 2 environments" in line:
+            break
+    time.sleep(6)  # servers are being spawned now
+    assert len(run.leftovers()) > 5, "the run should have Ray and Gym processes by now"
+    run.proc.send_signal(signal.SIGINT)
+    began = time.monotonic()
+    code = run.wait(timeout=120)
+    output = "\n".join(run.lines)
+    assert code == 130, output
+    assert time.monotonic() - began < 60
+    assert "interrupted" in output
+    assert run.record()["complete"] is False
+    assert run.leftovers() == []
+    assert os.path.exists(run.run_dir / "services.json")
