@@ -75,7 +75,7 @@ def lint(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """Unit tests in the harness env, then the real-services tests inside each test pin's environment."""
     _harness(session)
-    session.run("pytest", "tests/unit", "-q", *session.posargs)
+    session.run("pytest", "tests/unit", "tests/integration", "-q", *session.posargs)
     for pin in SERVICE_TEST_PINS:
         python = subprocess.check_output(
             [os.path.join(session.bin, "python"), "-m", "gymgate.envs.locate", pin], text=True

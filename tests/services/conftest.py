@@ -36,8 +36,15 @@ class UpRun:
     def __init__(self, run_dir: Path, envs: list[str] | None, extra_env: dict[str, str] | None = None):
         self.run_id = "t" + os.urandom(4).hex()
         self.run_dir = run_dir
-        args = [sys.executable, "-m", "gymgate.services.up", "--run-dir", str(run_dir),
-                "--policy-base-url", f"http://127.0.0.1:{free_port()}/v1"]
+        args = [
+            sys.executable,
+            "-m",
+            "gymgate.services.up",
+            "--run-dir",
+            str(run_dir),
+            "--policy-base-url",
+            f"http://127.0.0.1:{free_port()}/v1",
+        ]
         for env in envs or []:
             args += ["--env", env]
         environ = {**os.environ, **RUN_ENVIRONMENT, RUN_MARKER: self.run_id, **(extra_env or {})}

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
-import urllib.request
 import zipfile
 from pathlib import Path
 
@@ -61,16 +57,5 @@ def fetch_artifact(source: GymSource) -> Path:
         raise InfraError(
             f"hash mismatch for {filename}: the pin says sha256:{source.digest}, the index says sha256:{found.sha256}"
         )
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=filename + ".", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(found.url, timeout=300) as response:
-            shutil.copyfileobj(response, out)
-        got = sha256_file(Path(tmp))
-        if got != source.digest:
-            raise InfraError(f"hash mismatch for {filename}: expected sha256:{source.digest}, downloaded sha256:{got}")
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    index.download(found, target)
     return target

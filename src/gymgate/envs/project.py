@@ -39,10 +39,13 @@ def uv_env(**extra: str) -> dict[str, str]:
     return env
 
 
+PROJECT_FORMAT = "2"  # bump when render_project changes shape, so cached projects of unpinned refs regenerate
+
+
 def project_dir(source: GymSource) -> Path:
     if source.pinned:
         return envs_dir() / source.name
-    return cache_dir() / "projects" / source.name
+    return cache_dir() / "projects" / f"{source.name}-p{PROJECT_FORMAT}"
 
 
 def _is_gym(requirement: str) -> bool:
@@ -75,8 +78,13 @@ def render_project(source: GymSource, extras: dict[str, list[str]]) -> dict:
     where = project_dir(source)
     gymgate_path = os.path.relpath(repo_root(), where) if source.pinned else str(repo_root())
     sources: dict[str, dict] = {"gymgate": {"path": gymgate_path, "editable": True}}
-    if source.kind in (KIND_WHEEL, KIND_TREE, KIND_GIT):
+    if source.kind == KIND_WHEEL:
         sources["nemo-gym"] = {"path": str(source.path)}
+        gym_req = "nemo-gym"
+    elif source.kind in (KIND_TREE, KIND_GIT):
+        # A wheel built from a Gym tree leaves out its configs and data files; Gym is meant to run from
+        # the tree itself (as NeMo RL's workspace member does), so the tree is installed editable.
+        sources["nemo-gym"] = {"path": str(source.path), "editable": True}
         gym_req = "nemo-gym"
     else:
         gym_req = f"nemo-gym=={source.version}"

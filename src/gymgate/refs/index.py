@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import tempfile
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
+from pathlib import Path
 
 from gymgate.errors import InfraError
 
@@ -81,3 +84,27 @@ def _sort_key(version: str) -> tuple:
         return (0, Version(version))
     except InvalidVersion:
         return (1, version)
+
+
+def download(file: IndexFile, target: Path, timeout: float = 300.0) -> Path:
+    """Download ``file`` to ``target`` atomically, refusing bytes whose SHA256 differs from the index's."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=target.name + ".", dir=target.parent)
+    try:
+        digest = hashlib.sha256()
+        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(file.url, timeout=timeout) as response:
+            while block := response.read(1 << 20):
+                digest.update(block)
+                out.write(block)
+        if digest.hexdigest() != file.sha256:
+            raise InfraError(
+                f"hash mismatch for {file.filename}: the index says sha256:{file.sha256}, "
+                f"the download is sha256:{digest.hexdigest()}"
+            )
+        os.replace(tmp, target)
+    except (urllib.error.URLError, OSError) as exc:
+        raise InfraError(f"cannot download {file.filename}: {exc}") from exc
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return target

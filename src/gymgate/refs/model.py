@@ -45,7 +45,8 @@ class GymSource:
         }[self.kind]
         where = f" {self.commit} in {self.origin}" if self.commit else f" from {self.origin}"
         yanked = f", yanked on the index: {self.extra['yanked']}" if self.extra.get("yanked") else ""
-        return f"nemo-gym {self.version} ({label}{where}, sha256:{self.digest[:12]}{yanked})"
+        digest = "" if self.commit else f", sha256:{self.digest[:12]}"
+        return f"nemo-gym {self.version} ({label}{where}{digest}{yanked})"
 
     def to_json(self) -> dict[str, object]:
         return {
