@@ -30,7 +30,7 @@ def _harness(session: nox.Session) -> None:
         "--group",
         "dev",
         f"--python={session.virtualenv.location}",
-        env={"UV_PROJECT_ENVIRONMENT": session.virtualenv.location, "UV_NO_CONFIG": "1"},
+        env={"UV_PROJECT_ENVIRONMENT": session.virtualenv.location},
         silent=True,
     )
 

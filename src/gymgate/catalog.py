@@ -24,6 +24,7 @@ class Environment:
     agent: str
     server_dirs: tuple[str, ...]
     overrides: dict[str, object] = field(default_factory=dict)
+    judge_markers: tuple[str, ...] = ()
     case_file: Path | None = None
 
     @property
@@ -51,6 +52,7 @@ def load_environments(names: list[str] | None = None) -> list[Environment]:
                 agent=data["agent"],
                 server_dirs=tuple(data["server_dirs"]),
                 overrides=dict(data.get("overrides", {})),
+                judge_markers=tuple(data.get("judge_markers", ())),
                 case_file=path,
             )
         )

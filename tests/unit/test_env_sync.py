@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from gymgate.envs import sync
+from gymgate.envs.project import uv_env
 from gymgate.envs.python import Interpreter
 from gymgate.errors import InfraError, StaleLockError
 from gymgate.refs.model import KIND_TREE, GymSource
@@ -111,7 +112,7 @@ def test_stale_lock_fails_loudly_with_the_fixing_command(tmp_path, cache):
         ["uv", "lock", "--project", str(project), "--python", sys.executable, "--offline"],
         check=True,
         capture_output=True,
-        env={**__import__("os").environ, "UV_NO_CONFIG": "1"},
+        env=uv_env(),
     )
     (project / "pyproject.toml").write_text(
         '[project]\nname = "p"\nversion = "0"\nrequires-python = ">=3.11"\ndependencies = ["packaging"]\n'

@@ -22,6 +22,8 @@ from gymgate.refs.pins import defaults
 
 # What every pin environment carries besides Gym: the harness and what its tests run with.
 TOOLING = [
+    "starlette>=0.40",
+    "uvicorn>=0.30",
     "pytest>=8",
     "pytest-xdist>=3.6",
     "filelock>=3.13",
@@ -32,8 +34,12 @@ REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
 def uv_env(**extra: str) -> dict[str, str]:
-    """The environment every uv call runs with: no user config, no interpreter downloads."""
-    env = dict(os.environ, UV_NO_CONFIG="1", UV_PYTHON_DOWNLOADS="never")
+    """The environment every uv call runs with: the project's own [tool.uv] settings (exclude-newer,
+    sources) but no user-level uv.toml, and no interpreter downloads."""
+    private = cache_dir() / "uv-config-home"
+    private.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, XDG_CONFIG_HOME=str(private), UV_PYTHON_DOWNLOADS="never")
+    env.pop("UV_NO_CONFIG", None)
     env.pop("VIRTUAL_ENV", None)
     env.update(extra)
     return env

@@ -11,6 +11,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -131,7 +132,7 @@ class Fleet:
                     remote_cls,
                     env.name,
                     (env.name, str(self.run_dir / "gym" / env.name), str(log)),
-                    gym_config(env, self.policy_base_url, venvs, gcs),
+                    gym_config(env, self._base_url(env.name), venvs, gcs),
                     self.tokenizer,
                     spinup_timeout_s=self.spinup_timeout_s,
                     actor_options={"name": f"gym-{env.name}", "num_cpus": 0, "max_concurrency": 4, "max_restarts": 0},
@@ -170,6 +171,10 @@ class Fleet:
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
         return {e.name: self.statuses[e.name] for e in self.environments}
+
+    def _base_url(self, env_name: str) -> str:
+        url = self.policy_base_url
+        return url(env_name) if callable(url) else url
 
     def _register(self, handle: lifecycle.GymHandle) -> None:
         with self._lock:

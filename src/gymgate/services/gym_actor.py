@@ -91,6 +91,78 @@ class GymActor:
         )
         return found
 
+    def run_rollouts(self, rows: list[dict[str, Any]]):
+        """Ray streaming generator: (row index, postprocessed result, timing) per row, in completion order.
+
+        Gym's collection helper is asyncio-based and keeps one global aiohttp client per process, so it
+        runs on one event loop thread owned by this actor for the actor's whole life.
+        """
+        import asyncio
+        import queue
+        import time
+
+        from gymgate.consumer.errors import RolloutDataFailure
+        from gymgate.consumer.postprocess import postprocess_result
+
+        if self.rh is None:
+            raise RuntimeError(f"Gym for {self.env_name}: _spinup() was never called")
+        if not rows:
+            raise ValueError("NeMo-Gym rollout batch must not be empty")
+        if self.tokenizer is None:
+            raise RuntimeError("GymActor.set_tokenizer must be called before run_rollouts")
+        loop = self._event_loop()
+        results: queue.Queue = queue.Queue()
+        began = time.monotonic()
+
+        async def collect() -> None:
+            from nemo_gym.rollout_collection import RolloutCollectionHelper
+
+            helper = RolloutCollectionHelper()
+            try:
+                for future in helper.run_examples(rows, head_server_config=self._head_server_config()):
+                    try:
+                        row, result = await future
+                        results.put(("ok", row, result))
+                    except Exception as exc:  # noqa: BLE001 - mapped to a typed failure below
+                        results.put(("error", None, exc))
+            except Exception as exc:  # noqa: BLE001
+                results.put(("error", None, exc))
+            results.put(("done", None, None))
+
+        asyncio.run_coroutine_threadsafe(collect(), loop)
+        first_error = None
+        while True:
+            status, row, payload = results.get()
+            if status == "done":
+                break
+            if status == "error":
+                first_error = first_error or _typed_failure(payload)
+                continue
+            try:
+                processed = postprocess_result(payload, self.tokenizer)
+            except RolloutDataFailure:
+                raise
+            timing = {"timing/rollout/await_results": time.monotonic() - began}
+            yield row["_rowidx"], processed, timing
+        if first_error is not None:
+            raise first_error
+
+    def _event_loop(self):
+        import asyncio
+        import threading
+
+        if getattr(self, "_loop", None) is None:
+            self._loop = asyncio.new_event_loop()
+            threading.Thread(target=self._loop.run_forever, name="gym-rollouts", daemon=True).start()
+        return self._loop
+
+    def _head_server_config(self):
+        from nemo_gym.global_config import get_global_config_dict
+        from nemo_gym.config_types import BaseServerConfig
+
+        head = get_global_config_dict()["head_server"]
+        return BaseServerConfig(host=head["host"], port=head["port"])
+
     def set_tokenizer(self, tokenizer: Any) -> None:
         if self.rh is None:
             raise RuntimeError("GymActor.set_tokenizer called before _spinup")
@@ -114,3 +186,19 @@ class GymActor:
                 proc.kill()
             return
         rh.shutdown()
+
+
+def _typed_failure(exc: BaseException) -> Exception:
+    """A /run failure as a picklable, typed error carrying Gym's response body (the useful part)."""
+    from gymgate.consumer.errors import GymTransportError, RolloutDataFailure
+
+    status = getattr(exc, "status", None)
+    content = getattr(exc, "response_content", b"") or b""
+    if isinstance(content, bytes):
+        content = content.decode(errors="replace")
+    detail = f"{type(exc).__name__}: {exc}" + (f"; response: {content[:2000]}" if content else "")
+    if status is None:
+        return RolloutDataFailure(f"/run failed without an HTTP status: {detail}")
+    if status >= 500 or status in (408, 429):
+        return GymTransportError(f"/run answered HTTP {status}: {detail}")
+    return RolloutDataFailure(f"/run answered HTTP {status}: {detail}")

@@ -1,0 +1,1 @@
+"""Where a path runs and is judged: one Gym row through the RL consumer boundary, checked exactly."""

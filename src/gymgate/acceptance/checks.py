@@ -1,0 +1,186 @@
+"""Exact checks of one completed path against its case and the endpoint's record of what it saw."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import numpy as np
+
+from gymgate.acceptance.record import PathResult
+from gymgate.cases import NULL, Case, lookup
+from gymgate.consumer.rollout import GenerationConfig
+from gymgate.model.endpoint import JUDGE, POLICY, Exchange
+from gymgate.model.script import Script, logprobs
+
+MISSING = "<missing>"
+# Responses-API create params that reach the chat request under the same name.
+PASSED_THROUGH = ("tool_choice", "parallel_tool_calls")
+
+
+def digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def contains(expected: Any, actual: Any) -> bool:
+    """Every key and value of `expected` is in `actual` (Gym may add defaults; it must not drop or change)."""
+    if isinstance(expected, dict):
+        return isinstance(actual, dict) and all(k in actual and contains(v, actual[k]) for k, v in expected.items())
+    if isinstance(expected, list):
+        return isinstance(actual, list) and len(expected) == len(actual) and all(
+            contains(e, a) for e, a in zip(expected, actual, strict=True)
+        )
+    return expected == actual
+
+
+def _expected(value: Any) -> Any:
+    return None if value == NULL else value
+
+
+def check_verifier(result: PathResult, case: Case, full: dict[str, Any]) -> None:
+    result.reward = full.get("reward")
+    result.result_fields = sorted(full)
+    for key, want in case.modes[result.mode].expect.items():
+        want = _expected(want)
+        try:
+            got = lookup(full, key)
+        except KeyError:
+            got = MISSING
+        result.verifier[key] = got
+        if got != want:
+            result.fail("reward" if key == "reward" else "verifier", key, want, got)
+
+
+def _ok(exchanges: list[Exchange], kind: str) -> list[Exchange]:
+    return sorted((e for e in exchanges if e.kind == kind and e.status == 200), key=lambda e: e.turn or 0)
+
+
+def check_tokens(result: PathResult, script: Script, exchanges: list[Exchange], processed: dict[str, Any]) -> None:
+    log = processed["message_log"]
+    policy = _ok(exchanges, POLICY)
+    turns = len(log) // 2
+    if turns != len(policy):
+        result.fail("tokens", "trainable_turns", len(policy), turns)
+    summary = []
+    for index, exchange in enumerate(policy[:turns]):
+        message = exchange.reply["choices"][0]["message"]
+        want_prompt, want_gen = message["prompt_token_ids"], message["generation_token_ids"]
+        got_prompt = [int(t) for m in log[: 2 * index + 1] for t in m["token_ids"]]
+        got_gen = log[2 * index + 1]["token_ids"].tolist()
+        got_lp = log[2 * index + 1]["generation_logprobs"]
+        want_lp = np.asarray(logprobs(script, POLICY, exchange.turn, len(want_gen)), dtype=np.float32)
+        if got_prompt != want_prompt:
+            result.fail("tokens", f"turn{index}.prompt_token_ids", digest(want_prompt), digest(got_prompt))
+        if got_gen != want_gen:
+            result.fail("tokens", f"turn{index}.generation_token_ids", want_gen[:12], got_gen[:12])
+        if got_lp.shape != want_lp.shape or not np.array_equal(got_lp, want_lp):
+            result.fail("tokens", f"turn{index}.generation_logprobs", want_lp[:6].tolist(), got_lp[:6].tolist())
+        summary.append(
+            {"prompt_len": len(got_prompt), "generation_len": len(got_gen), "prompt": digest(got_prompt),
+             "generation": digest(got_gen), "logprobs": digest(got_lp.tolist())}
+        )
+    result.tokens = {"turns": summary, "wire_types": processed.get("wire", {}).get("generation_token_id_types")}
+
+
+def _chat_tool(tool: dict[str, Any]) -> dict[str, Any]:
+    fn = tool.get("function", tool)
+    return {"name": fn.get("name"), "description": fn.get("description"), "parameters": fn.get("parameters")}
+
+
+def check_requests(
+    result: PathResult, case: Case, script: Script, exchanges: list[Exchange], sent_row: dict[str, Any],
+    full: dict[str, Any], config: GenerationConfig,
+) -> None:
+    params = sent_row["responses_create_params"]
+    policy, judge = _ok(exchanges, POLICY), _ok(exchanges, JUDGE)
+    for exchange in exchanges:
+        if exchange.status != 200:
+            result.fail("request_contract", f"{exchange.route} request rejected by the endpoint", "accepted",
+                        exchange.violation)
+    want = {"temperature": config.temperature, "top_p": config.top_p, "max_tokens": params["max_output_tokens"],
+            "logprobs": True, "return_tokens_as_token_ids": True}
+    for exchange in policy:
+        for key, value in want.items():
+            if exchange.body.get(key, MISSING) != value:
+                result.fail("request_contract", f"policy turn {exchange.turn}: {key}", value,
+                            exchange.body.get(key, MISSING))
+        for key in PASSED_THROUGH:
+            if key in params and exchange.body.get(key, MISSING) != params[key]:
+                result.fail("request_contract", f"policy turn {exchange.turn}: {key}", params[key],
+                            exchange.body.get(key, MISSING))
+    for exchange in judge:
+        if exchange.body.get("temperature") == config.temperature and exchange.body.get("top_p") == config.top_p:
+            result.fail("request_contract", "judge request carries the RL overrides", "no RL overrides",
+                        {k: exchange.body.get(k) for k in ("temperature", "top_p")})
+    expected_judges = 1 if script.judge_verdict else 0
+    if len(judge) != expected_judges:
+        result.fail("request_contract", "judge requests", expected_judges, len(judge))
+    echoed = full.get("responses_create_params") or {}
+    for key, value in params.items():
+        if not contains(value, echoed.get(key, MISSING)):
+            result.fail("request_contract", f"responses_create_params.{key} after Gym", value,
+                        echoed.get(key, MISSING))
+    result.request_contract = {
+        "policy_keys": sorted({k for e in policy for k in e.body}),
+        "judge_keys": sorted({k for e in judge for k in e.body}),
+        "top_logprobs": sorted({json.dumps(e.body.get("top_logprobs", MISSING)) for e in policy}),
+        "overrides": {k: params.get(k) for k in ("temperature", "top_p", "max_output_tokens")},
+        "echoed_param_keys": sorted(echoed),
+        "policy_requests": len(policy),
+        "judge_requests": len(judge),
+    }
+
+
+def check_routing(result: PathResult, case: Case, script: Script, exchanges: list[Exchange],
+                  sent_row: dict[str, Any]) -> None:
+    strays = sorted({e.env for e in exchanges if e.env != case.env.name})
+    if strays:
+        result.fail("routing", "model calls from other environments' Gyms", [], strays)
+    agent = (sent_row.get("agent_ref") or {}).get("name")
+    if agent != case.env.agent:
+        result.fail("routing", "agent_ref.name", case.env.agent, agent)
+    policy = _ok(exchanges, POLICY)
+    if len(policy) != len(script.turns):
+        result.fail("routing", "scripted turns consumed", len(script.turns), len(policy))
+
+
+def check_tools(result: PathResult, sent_row: dict[str, Any], exchanges: list[Exchange], full: dict[str, Any]) -> None:
+    row_tools = [_chat_tool(t) for t in sent_row["responses_create_params"].get("tools") or []]
+    strict = set()
+    for exchange in _ok(exchanges, POLICY):
+        sent = exchange.body.get("tools") or []
+        strict.update("strict" in t.get("function", t) for t in sent)
+        got = [_chat_tool(t) for t in sent]
+        if got != row_tools:
+            names = ([t["name"] for t in row_tools], [t["name"] for t in got])
+            result.fail("tool_schema", f"tools sent at policy turn {exchange.turn}", names[0], names[1])
+    result.tools = {"count": len(row_tools), "digest": digest(row_tools), "strict_sent": sorted(strict)}
+    check_tool_outputs(result, exchanges, full)
+
+
+def check_tool_outputs(result: PathResult, exchanges: list[Exchange], full: dict[str, Any]) -> None:
+    """Every tool output Gym produced must come back to the model, verbatim, in the next turn's history."""
+    outputs = [i for i in (full.get("response") or {}).get("output", []) if i.get("type") == "function_call_output"]
+    later = _ok(exchanges, POLICY)[1:]
+    for item in outputs:
+        seen = [
+            m for e in later for m in e.body.get("messages", [])
+            if m.get("role") == "tool" and m.get("tool_call_id") == item.get("call_id")
+        ]
+        if not seen or any(m.get("content") != item.get("output") for m in seen):
+            result.fail("tool_output", f"tool output {item.get('call_id')} in the next request",
+                        item.get("output"), [m.get("content") for m in seen] or MISSING)
+
+
+def check_history_echo(result: PathResult, exchanges: list[Exchange]) -> None:
+    """Multi-turn continuity on the wire: each later request echoes the previous turn's own token ids."""
+    policy = _ok(exchanges, POLICY)
+    for previous, current in zip(policy, policy[1:], strict=False):
+        reply = previous.reply["choices"][0]["message"]
+        assistants = [m for m in current.body.get("messages", []) if m.get("role") == "assistant"]
+        last = assistants[-1] if assistants else {}
+        for key in ("prompt_token_ids", "generation_token_ids"):
+            got = [int(t) for t in last.get(key) or []]
+            if got != reply[key]:
+                result.fail("continuity", f"turn {current.turn} history {key}", digest(reply[key]), digest(got))

@@ -1,0 +1,73 @@
+"""The result record every path writes (JSON), the unit later comparisons work on."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+PASS, FAIL, ERROR, SKIP = "PASS", "FAIL", "ERROR", "SKIP"
+
+
+@dataclass
+class Failure:
+    """One way a path differs from what it must be. `kind` names the contract that broke."""
+
+    kind: str  # reward | verifier | tokens | request_contract | continuity | routing | tool_schema | row_count | tool_output
+    field: str
+    expected: Any
+    actual: Any
+
+    def line(self) -> str:
+        return f"[{self.kind}] {self.field}: expected {_short(self.expected)}, got {_short(self.actual)}"
+
+
+@dataclass
+class PathResult:
+    path: str  # "<env>:<mode>"
+    env: str
+    mode: str
+    gym: dict[str, Any]
+    outcome: str = PASS
+    reason: str = ""
+    failures: list[Failure] = field(default_factory=list)
+    reward: float | None = None
+    verifier: dict[str, Any] = field(default_factory=dict)
+    tokens: dict[str, Any] = field(default_factory=dict)
+    request_contract: dict[str, Any] = field(default_factory=dict)
+    tools: dict[str, Any] = field(default_factory=dict)
+    row: dict[str, Any] = field(default_factory=dict)
+    result_fields: list[str] = field(default_factory=list)
+    metrics: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def fail(self, kind: str, name: str, expected: Any, actual: Any) -> None:
+        self.failures.append(Failure(kind, name, expected, actual))
+
+    def finish(self) -> PathResult:
+        if self.outcome == PASS and self.failures:
+            self.outcome = FAIL
+            self.reason = "; ".join(f.line() for f in self.failures[:3]) + (
+                f" (+{len(self.failures) - 3} more)" if len(self.failures) > 3 else ""
+            )
+        return self
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def write(self, directory: Path) -> Path:
+        directory.mkdir(parents=True, exist_ok=True)
+        target = directory / f"{self.env}-{self.mode}.json"
+        fd, tmp = tempfile.mkstemp(prefix=target.name, dir=directory)
+        with os.fdopen(fd, "w") as handle:
+            json.dump(self.to_json(), handle, indent=2, sort_keys=True, default=str)
+        os.replace(tmp, target)
+        return target
+
+
+def _short(value: Any, limit: int = 160) -> str:
+    text = json.dumps(value, default=str) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"

@@ -1,0 +1,104 @@
+"""The fourteen paths' inputs: each environment's Gym row (pinned by SHA256), the declared fixture
+transforms, the scripted model behaviour per mode and the expected verifier outcome (cases/<env>.toml)."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gymgate.catalog import Environment
+from gymgate.model.script import Script, Turn
+
+MODES = ("accepted", "rejected")
+NULL = "null"  # TOML has no null: this string in `expect` means JSON null
+
+
+class InputDrift(Exception):
+    """The pin's example row is not the bytes the case was written against."""
+
+    def __init__(self, env: str, file: str, expected: str, actual: str):
+        super().__init__(f"{env}: {file} line differs from the case: expected sha256:{expected}, found sha256:{actual}")
+        self.expected, self.actual = expected, actual
+
+
+@dataclass(frozen=True)
+class Mode:
+    name: str
+    turns: tuple[Turn, ...]
+    judge: str
+    expect: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Case:
+    env: Environment
+    file: str
+    line: int
+    sha256: str
+    transforms: tuple[str, ...]
+    modes: dict[str, Mode]
+
+    def script(self, mode: str) -> Script:
+        spec = self.modes[mode]
+        return Script(self.env.name, mode, spec.turns, self.env.judge_markers, spec.judge)
+
+
+def load_case(env: Environment) -> Case:
+    data = tomllib.loads(env.case_file.read_text())
+    row = data["row"]
+    modes = {
+        name: Mode(
+            name=name,
+            turns=tuple(Turn.from_data(t) for t in data[name]["turns"]),
+            judge=data[name].get("judge", ""),
+            expect=dict(data[name]["expect"]),
+        )
+        for name in MODES
+    }
+    return Case(env, row["file"], int(row.get("line", 0)), row["sha256"], tuple(row.get("transforms", ())), modes)
+
+
+def read_row(case: Case, gym_root: Path) -> str:
+    """The raw line (newline kept) from the pin's own data file; InputDrift when its bytes changed."""
+    lines = (gym_root / case.file).read_text().splitlines(keepends=True)
+    raw = lines[case.line]
+    actual = hashlib.sha256(raw.encode()).hexdigest()
+    if actual != case.sha256:
+        raise InputDrift(case.env.name, case.file, case.sha256, actual)
+    return raw
+
+
+def _drop_nulls(params: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in params.items() if v is not None}
+
+
+def transform_row(case: Case, raw: str) -> dict[str, Any]:
+    """The row a consumer feeds Gym: the example row plus the case's declared transforms, nothing else."""
+    row = json.loads(raw)
+    for name in case.transforms:
+        if name == "add_agent_ref":
+            # Gym's example files name no agent; a consumer's prepared data carries one per row.
+            row.setdefault("agent_ref", {"type": "responses_api_agents", "name": case.env.agent})
+        elif name == "drop_null_create_params":
+            row["responses_create_params"] = _drop_nulls(row["responses_create_params"])
+        else:
+            raise ValueError(f"{case.env.case_file}: unknown transform {name!r}")
+    return copy.deepcopy(row)
+
+
+def lookup(data: Any, dotted: str) -> Any:
+    """`a.0.b` into nested dicts and lists; KeyError naming the missing step."""
+    node = data
+    for step in dotted.split("."):
+        if isinstance(node, list) and step.isdigit() and int(step) < len(node):
+            node = node[int(step)]
+        elif isinstance(node, dict) and step in node:
+            node = node[step]
+        else:
+            raise KeyError(f"{dotted} (no {step!r})")
+    return node

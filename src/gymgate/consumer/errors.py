@@ -1,0 +1,54 @@
+"""Typed, picklable rollout failures (they cross Ray from the Gym actor to the driver)."""
+
+from __future__ import annotations
+
+
+class RolloutError(Exception):
+    """Base: a rollout that produced no usable training data."""
+
+    category = "rollout"
+
+    def __reduce__(self):
+        return (type(self), self.args)
+
+
+class GymTransportError(RolloutError):
+    """Gym answered /run with >=500, 408 or 429: infrastructure, never a reward-0 sample."""
+
+    category = "transport"
+
+
+class RolloutDataFailure(RolloutError):
+    """Gym answered /run with another non-2xx status."""
+
+    category = "data"
+
+
+class NonContiguousError(RolloutError):
+    """A turn's prompt does not start with every token seen so far (history not carried faithfully)."""
+
+    category = "continuity"
+
+    def __init__(self, message: str, turn: int | None = None, position: int | None = None):
+        super().__init__(message, turn, position)
+        self.message, self.turn, self.position = message, turn, position
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __reduce__(self):
+        return (type(self), (self.message, self.turn, self.position))
+
+
+class NoGenerationData(RolloutError):
+    category = "no_generation"
+
+
+class NaNLogprobs(RolloutError):
+    category = "nan_logprobs"
+
+
+class RowIndexError(RolloutError):
+    """Rollouts came back with a bad, duplicate or missing row index (fewer rollouts than requested)."""
+
+    category = "row_count"

@@ -1,0 +1,110 @@
+"""The sync rollout driver: in-place row overrides, rows streamed from the Gym actor as they complete,
+row indices validated, the group postprocessed into the final batch.
+
+Fewer rollouts than requested is an error, never a silent short batch.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gymgate.consumer.batch import final_batch
+from gymgate.consumer.errors import RowIndexError
+
+
+@dataclass(frozen=True)
+class GenerationConfig:
+    max_new_tokens: int
+    temperature: float
+    top_p: float
+    top_k: int | None = None
+    max_total_sequence_length: int = 131072
+
+
+def prepare_rows(rows: list[dict[str, Any]], config: GenerationConfig) -> None:
+    """NeMo RL's overrides, applied to the caller's row dicts in place (the whole row is the /run body)."""
+    for index, row in enumerate(rows):
+        params = row.get("responses_create_params")
+        if not isinstance(params, dict):
+            raise TypeError("Each NeMo-Gym row must contain a responses_create_params dict")
+        params["temperature"] = config.temperature
+        params["top_p"] = config.top_p
+        if params.get("max_output_tokens") is not None:
+            params["max_output_tokens"] = min(params["max_output_tokens"], config.max_new_tokens)
+        else:
+            params["max_output_tokens"] = config.max_new_tokens
+        row["_rowidx"] = index
+
+
+class StreamAccumulator:
+    def __init__(self, rows: list[dict[str, Any]]):
+        self.rows = rows
+        self.results: dict[int, dict[str, Any]] = {}
+
+    def add(self, rowidx: Any, result: dict[str, Any]) -> None:
+        if not isinstance(rowidx, int) or isinstance(rowidx, bool):
+            raise RowIndexError(f"row index must be an int, got {type(rowidx).__name__} {rowidx!r}")
+        if not 0 <= rowidx < len(self.rows):
+            raise RowIndexError(f"row index {rowidx} out of range for {len(self.rows)} rows")
+        if rowidx in self.results:
+            raise RowIndexError(f"duplicate row index {rowidx}")
+        self.results[rowidx] = result
+
+    def finish(self) -> list[dict[str, Any]]:
+        missing = [i for i in range(len(self.rows)) if i not in self.results]
+        if missing:
+            raise RowIndexError(
+                f"NeMo-Gym returned {len(self.results)} of {len(self.rows)} rollouts: missing row indices {missing}"
+            )
+        agents = {(r.get("agent_ref") or {}).get("name") for r in self.rows}
+        if len(agents) > 1:
+            raise RowIndexError(f"Expected one NeMo-Gym agent per prompt group, got {sorted(map(str, agents))}")
+        return [self.results[i] for i in range(len(self.rows))]
+
+
+@dataclass
+class RolloutResult:
+    final_batch: dict[str, Any]
+    rollout_metrics: dict[str, float]
+    results: list[dict[str, Any]]
+    timings: dict[str, float]
+
+
+def run_rollout_sync(actor: Any, batch: dict[str, Any], tokenizer: Any, config: GenerationConfig) -> RolloutResult:
+    import ray
+
+    rows = batch["extra_env_info"]
+    if config.top_k:
+        raise ValueError("Top k is not supported")
+    if not rows:
+        raise ValueError("NeMo-Gym rollout batch must not be empty")
+    if len(batch["message_log"]) != len(rows):
+        raise ValueError(f"batch has {len(batch['message_log'])} message logs for {len(rows)} rows")
+    began = time.monotonic()
+    prepare_rows(rows, config)
+    accumulator = StreamAccumulator(rows)
+    stream = actor.run_rollouts.options(num_returns="streaming").remote(rows)
+    first_result_s = None
+    for ref in stream:
+        try:
+            rowidx, result, _timing = ray.get(ref)
+        except ray.exceptions.RayTaskError as exc:
+            raise exc.as_instanceof_cause() from None
+        first_result_s = first_result_s or time.monotonic() - began
+        accumulator.add(rowidx, result)
+    results = accumulator.finish()
+    rollout_s = time.monotonic() - began
+    final, metrics = final_batch(
+        rows, results, np.asarray(batch["loss_multiplier"]), tokenizer.pad_token_id, config.max_total_sequence_length
+    )
+    timings = {
+        "timing/rollout/run_rollouts": rollout_s,
+        "timing/rollout/first_result": first_result_s or rollout_s,
+        "timing/rollout/total": time.monotonic() - began,
+    }
+    metrics.update(timings)
+    return RolloutResult(final, metrics, results, timings)

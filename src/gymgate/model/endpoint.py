@@ -1,0 +1,291 @@
+"""The deterministic CPU model endpoint: an OpenAI-compatible server on 127.0.0.1 imitating the NeMo RL
+vLLM HTTP server contract (chat completions with token ids and logprobs, /tokenize, /v1/models).
+
+Each Gym instance gets its own base URL, `/e/<env>/v1`, so the endpoint knows which environment a request
+serves; the harness picks the active script (case and mode) per environment out of band. Every request
+and reply is recorded. It never answers 429 or 5xx (Gym retries those without end): anything it cannot
+or must not answer gets a 400 saying why, recorded as a contract violation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from gymgate.model.script import Script, logprobs
+from gymgate.model.tokenizer import EOS, MAX_LENGTH, assistant_body, build_tokenizer, encode, render
+
+POLICY, JUDGE = "policy", "judge"
+
+
+@dataclass
+class Exchange:
+    """One request the endpoint saw, and what it answered."""
+
+    env: str
+    route: str
+    body: dict[str, Any]
+    status: int = 200
+    kind: str = ""
+    turn: int | None = None
+    reply: dict[str, Any] | None = None
+    violation: str = ""
+    path_id: str = ""
+    at: float = field(default_factory=time.time)
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """The RL generation overrides every policy request must carry (NeMo RL's sampling guard)."""
+
+    temperature: float
+    top_p: float
+
+
+class Rejected(Exception):
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class ModelEndpoint:
+    def __init__(self, sampling: Sampling, tokenizer=None):
+        self.sampling = sampling
+        self.tokenizer = tokenizer or build_tokenizer()
+        self.eos_id = self.tokenizer.convert_tokens_to_ids(EOS)
+        self._scripts: dict[str, Script] = {}
+        self._lock = threading.Lock()
+        self.exchanges: list[Exchange] = []
+        self._server = None
+        self._thread: threading.Thread | None = None
+        self.port: int | None = None
+
+    # ----- control (called from the harness thread) -----
+    def set_script(self, env: str, script: Script | None) -> None:
+        with self._lock:
+            if script is None:
+                self._scripts.pop(env, None)
+            else:
+                self._scripts[env] = script
+
+    def exchanges_for(self, path_id: str) -> list[Exchange]:
+        with self._lock:
+            return [e for e in self.exchanges if e.path_id == path_id]
+
+    def base_url(self, env: str) -> str:
+        return f"http://127.0.0.1:{self.port}/e/{env}/v1"
+
+    # ----- serving -----
+    def app(self):
+        from starlette.applications import Starlette
+        from starlette.responses import JSONResponse
+        from starlette.routing import Route
+
+        async def chat(request):
+            return await self._handle(request, "chat", self._chat)
+
+        async def tokenize(request):
+            return await self._handle(request, "tokenize", self._tokenize)
+
+        async def models(request):
+            env = request.path_params["env"]
+            return JSONResponse({"object": "list", "data": [{"id": "gymgate-policy", "object": "model", "env": env}]})
+
+        async def fallback(request):
+            return await self._handle(request, "unknown", self._unknown)
+
+        return Starlette(
+            routes=[
+                Route("/e/{env}/v1/chat/completions", chat, methods=["POST"]),
+                Route("/e/{env}/tokenize", tokenize, methods=["POST"]),
+                Route("/e/{env}/v1/models", models, methods=["GET"]),
+                Route("/{rest:path}", fallback, methods=["GET", "POST", "PUT", "DELETE"]),
+            ]
+        )
+
+    async def _handle(self, request, route: str, fn):
+        from starlette.responses import JSONResponse
+
+        env = request.path_params.get("env", "")
+        try:
+            body = await request.json() if request.method == "POST" else {}
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            body = {}
+        exchange = Exchange(env=env, route=route, body=body)
+        try:
+            with self._lock:
+                script = self._scripts.get(env)
+            if script is None:
+                raise Rejected(f"gymgate endpoint: no script is active for environment {env!r}")
+            exchange.path_id = script.path_id
+            reply = fn(script, body, exchange)
+        except Rejected as exc:
+            exchange.status, exchange.violation = 400, exc.message
+            reply = {"error": {"message": exc.message, "type": "invalid_request_error", "code": 400}}
+        except Exception as exc:  # never a 5xx: Gym would retry it without end
+            exchange.status, exchange.violation = 400, f"gymgate endpoint error: {type(exc).__name__}: {exc}"
+            reply = {"error": {"message": exchange.violation, "type": "invalid_request_error", "code": 400}}
+        exchange.reply = reply
+        with self._lock:
+            self.exchanges.append(exchange)
+        return JSONResponse(reply, status_code=exchange.status)
+
+    def _unknown(self, script: Script, body: dict, exchange: Exchange) -> dict:
+        raise Rejected("gymgate endpoint: unexpected route")
+
+    # ----- the contract -----
+    def classify(self, script: Script, messages: list[dict]) -> str:
+        if script.judge_markers:
+            for message in messages:
+                text = _text(message.get("content"))
+                if all(marker in text for marker in script.judge_markers):
+                    return JUDGE
+        return POLICY
+
+    def prompt_ids(self, messages: list[dict], tools: list[dict] | None) -> list[int]:
+        """Prompt tokens with the vLLM server's prefix splice: the model's own previous tokens are kept."""
+        full = encode(self.tokenizer, render(self.tokenizer, messages, tools, generation_prompt=True))
+        last = max((i for i, m in enumerate(messages) if m.get("prompt_token_ids")), default=None)
+        if last is None:
+            return full
+        carried = messages[last]
+        prefix = [int(t) for t in carried["prompt_token_ids"]] + [int(t) for t in carried.get("generation_token_ids") or []]
+        if prefix and prefix[-1] == self.eos_id:
+            prefix = prefix[:-1]
+        shorter = encode(self.tokenizer, render(self.tokenizer, messages[: last + 1], tools, generation_prompt=False))
+        nth = shorter.count(self.eos_id)
+        positions = [i for i, t in enumerate(full) if t == self.eos_id]
+        if len(positions) < nth:
+            raise Rejected(f"gymgate endpoint: prefix splice found {len(positions)} end-of-message tokens, needs {nth}")
+        return prefix + full[positions[nth - 1] :]
+
+    def _chat(self, script: Script, body: dict, exchange: Exchange) -> dict:
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not messages:
+            raise Rejected("gymgate endpoint: chat request without messages")
+        if body.get("n", 1) != 1:
+            raise Rejected(f"gymgate endpoint: n must be 1, got {body.get('n')}")
+        kind = self.classify(script, messages)
+        exchange.kind = kind
+        if kind == POLICY:
+            self._guard_sampling(body)
+            turn = sum(1 for m in messages if m.get("role") == "assistant")
+            if turn >= len(script.turns):
+                raise Rejected(
+                    f"gymgate endpoint: unscripted policy turn {turn} for {script.path_id} "
+                    f"(the script has {len(script.turns)})"
+                )
+            scripted = script.turns[turn]
+        else:
+            turn = sum(1 for e in self.exchanges if e.path_id == script.path_id and e.kind == JUDGE and e.status == 200)
+            scripted = None
+        exchange.turn = turn
+
+        message: dict[str, Any] = {"role": "assistant", "content": scripted.content if scripted else script.judge_verdict}
+        if scripted and scripted.reasoning:
+            message["reasoning_content"] = scripted.reasoning
+        if scripted and scripted.tool_calls:
+            message["tool_calls"] = [
+                {"id": f"call_{turn}_{i}", "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                for i, c in enumerate(scripted.tool_calls)
+            ]
+        prompt = self.prompt_ids(messages, body.get("tools"))
+        if len(prompt) >= MAX_LENGTH:
+            raise Rejected(f"This model's maximum context length is {MAX_LENGTH} tokens; the prompt has {len(prompt)}")
+        generation = encode(self.tokenizer, assistant_body(self.tokenizer, message)) + [self.eos_id]
+        limit = body.get("max_tokens") or body.get("max_completion_tokens")
+        finish = "tool_calls" if message.get("tool_calls") else "stop"
+        if limit is not None and len(generation) > int(limit):
+            raise Rejected(
+                f"gymgate endpoint: scripted reply needs {len(generation)} tokens but max_tokens is {limit}"
+            )
+        lps = logprobs(script, kind, turn, len(generation))
+        choice: dict[str, Any] = {"index": 0, "finish_reason": finish, "message": dict(message)}
+        if not message.get("content"):
+            choice["message"]["content"] = None
+        if body.get("logprobs"):
+            choice["logprobs"] = {
+                "content": [{"token": f"token_id:{t}", "logprob": lp, "bytes": None, "top_logprobs": []}
+                            for t, lp in zip(generation, lps, strict=True)]
+            }
+            if body.get("return_tokens_as_token_ids"):
+                choice["message"].update(
+                    prompt_token_ids=prompt, generation_token_ids=generation, generation_log_probs=lps
+                )
+        return {
+            "id": f"chatcmpl-gymgate-{len(self.exchanges)}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", "gymgate-policy"),
+            "choices": [choice],
+            "usage": {"prompt_tokens": len(prompt), "completion_tokens": len(generation),
+                      "total_tokens": len(prompt) + len(generation)},
+        }
+
+    def _guard_sampling(self, body: dict) -> None:
+        if body.get("top_k") not in (None, -1):
+            raise Rejected(f"gymgate endpoint: sampling guard: top_k must be unset or -1, got {body.get('top_k')}")
+        got = (body.get("temperature"), body.get("top_p"))
+        want = (self.sampling.temperature, self.sampling.top_p)
+        if got != want:
+            raise Rejected(
+                f"gymgate endpoint: sampling guard: policy request has temperature={got[0]}, top_p={got[1]}; "
+                f"the RL overrides are temperature={want[0]}, top_p={want[1]}"
+            )
+
+    def _tokenize(self, script: Script, body: dict, exchange: Exchange) -> dict:
+        exchange.kind = "tokenize"
+        if "messages" in body:
+            tokens = self.prompt_ids(body["messages"], body.get("tools"))
+        elif "prompt" in body:
+            tokens = encode(self.tokenizer, body["prompt"])
+        else:
+            raise Rejected("gymgate endpoint: /tokenize needs messages or prompt")
+        return {"tokens": tokens, "count": len(tokens), "max_model_len": MAX_LENGTH}
+
+    # ----- lifecycle -----
+    def start(self) -> str:
+        import uvicorn
+
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", 0))
+        self.port = sock.getsockname()[1]
+        config = uvicorn.Config(self.app(), log_level="warning", lifespan="off", access_log=False)
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(
+            target=lambda: asyncio.run(self._server.serve(sockets=[sock])), name="gymgate-endpoint", daemon=True
+        )
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("gymgate endpoint did not start")
+            time.sleep(0.01)
+        return f"http://127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+
+    def __enter__(self) -> ModelEndpoint:
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""

@@ -1,0 +1,66 @@
+"""What the deterministic model says: scripted replies per case and mode, and their logprobs.
+
+A script is data (cases/<env>.toml): for each mode (accepted / rejected) the policy's turns (text,
+reasoning, tool calls) and the judge's verdict. Logprobs are a pure function of (case, mode, caller,
+turn, position), so tests can recompute and assert them exactly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    name: str
+    arguments: str  # JSON text, exactly as sent to the agent
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> ToolCall:
+        args = data["arguments"]
+        return cls(data["name"], args if isinstance(args, str) else json.dumps(args))
+
+
+@dataclass(frozen=True)
+class Turn:
+    content: str = ""
+    reasoning: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> Turn:
+        return cls(
+            content=data.get("content", ""),
+            reasoning=data.get("reasoning", ""),
+            tool_calls=tuple(ToolCall.from_data(c) for c in data.get("tool_calls", [])),
+        )
+
+
+@dataclass(frozen=True)
+class Script:
+    """The active behaviour of the model for one path."""
+
+    case: str
+    mode: str
+    turns: tuple[Turn, ...]
+    judge_markers: tuple[str, ...] = ()
+    judge_verdict: str = ""
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def path_id(self) -> str:
+        return f"{self.case}:{self.mode}"
+
+
+def logprob(script: Script, caller: str, turn: int, position: int) -> float:
+    """Deterministic logprob in [-4.000, -0.001], three decimals."""
+    key = f"{script.case}|{script.mode}|{caller}|{turn}|{position}".encode()
+    value = int.from_bytes(hashlib.sha256(key).digest()[:4], "big")
+    return -((value % 4000) + 1) / 1000.0
+
+
+def logprobs(script: Script, caller: str, turn: int, count: int) -> list[float]:
+    return [logprob(script, caller, turn, i) for i in range(count)]

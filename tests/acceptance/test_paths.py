@@ -1,0 +1,21 @@
+"""The fourteen rollout paths: seven environments x accepted / rejected, each through the real Gym
+services and the RL consumer boundary, checked exactly (see gymgate.acceptance.checks)."""
+
+from __future__ import annotations
+
+import pytest
+
+from gymgate.acceptance.path import run_path
+from gymgate.acceptance.record import PASS, SKIP
+from gymgate.catalog import load_environments
+from gymgate.cases import MODES
+
+PATHS = [(env, mode) for env in load_environments() for mode in MODES]
+
+
+@pytest.mark.parametrize(("env", "mode"), PATHS, ids=[f"{e.name}:{m}" for e, m in PATHS])
+def test_path(run_context, env, mode):
+    result = run_path(run_context, env, mode)
+    if result.outcome == SKIP:
+        pytest.skip(result.reason)
+    assert result.outcome == PASS, f"{result.outcome}: {result.reason}\n" + "\n".join(f.line() for f in result.failures)
