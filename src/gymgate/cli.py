@@ -126,4 +126,37 @@ def cmd_up(args) -> int:
     return code
 
 
-COMMANDS = {"resolve": cmd_resolve, "env": cmd_env, "lock": cmd_lock, "up": cmd_up, "accept": cmd_up}
+def cmd_accept(args) -> int:
+    from gymgate.catalog import load_environments
+    from gymgate.paths import repo_root
+    from gymgate.report.summary import print_summary
+    from gymgate.runner import new_run_dir, new_run_id, run_in_env
+
+    load_environments(args.envs)
+    source, env = _prepare(args)
+    run_id = new_run_id()
+    run_dir = new_run_dir(source.name, run_id, args.runs_dir)
+    (run_dir / "source.json").write_text(json.dumps(source.to_json(), indent=2))
+    print(f"run {run_id}: {run_dir}", flush=True)
+    child = [
+        "-m",
+        "pytest",
+        str(repo_root() / "tests" / "acceptance"),
+        "-p",
+        "no:cacheprovider",
+        "--rootdir",
+        str(repo_root()),
+        "--run-dir",
+        str(run_dir),
+        "--gym-source",
+        str(run_dir / "source.json"),
+        "-q",
+        "-rfEs",
+    ]
+    for name in args.envs or []:
+        child += ["--env", name]
+    code = run_in_env(env, child, run_id, cwd=repo_root())
+    return print_summary(run_dir, pytest_code=code)
+
+
+COMMANDS = {"resolve": cmd_resolve, "env": cmd_env, "lock": cmd_lock, "up": cmd_up, "accept": cmd_accept}

@@ -47,9 +47,9 @@ def child_environment(env: SyncedEnv, run_id: str) -> dict[str, str]:
     return child
 
 
-def run_in_env(env: SyncedEnv, args: list[str], run_id: str) -> int:
+def run_in_env(env: SyncedEnv, args: list[str], run_id: str, cwd: Path | None = None) -> int:
     """Run `<env python> args...`; survive Ctrl-C while the child cleans up; sweep whatever remains."""
-    proc = subprocess.Popen([str(env.python), *args], env=child_environment(env, run_id))
+    proc = subprocess.Popen([str(env.python), *args], env=child_environment(env, run_id), cwd=cwd)
     interrupts = 0
     try:
         while True:

@@ -62,18 +62,29 @@ def run_context(request, tmp_path_factory):
     tokenizer = build_tokenizer()
     environments = selected_environments(request.config)
     began = time.monotonic()
-    with private_ray(run_id, namespace=f"gymgate-{run_id}") as gcs, ModelEndpoint(
-        Sampling(GENERATION.temperature, GENERATION.top_p), tokenizer
-    ) as endpoint:
+    with (
+        private_ray(run_id, namespace=f"gymgate-{run_id}") as gcs,
+        ModelEndpoint(Sampling(GENERATION.temperature, GENERATION.top_p), tokenizer) as endpoint,
+    ):
         fleet = Fleet(run_dir, environments, endpoint.base_url, tokenizer=tokenizer)
         try:
             statuses = fleet.start(gcs)
             ready_s = time.monotonic() - began
             (run_dir / "services.json").write_text(
-                json.dumps({"ready_seconds": round(ready_s, 2),
-                            "environments": {k: v.to_json() for k, v in statuses.items()}}, indent=2, default=str)
+                json.dumps(
+                    {"ready_seconds": round(ready_s, 2), "environments": {k: v.to_json() for k, v in statuses.items()}},
+                    indent=2,
+                    default=str,
+                )
             )
-            yield RunContext(endpoint=endpoint, tokenizer=tokenizer, gym_root=gym_compat.gym_root(), run_dir=run_dir,
-                             gym=gym, handles=fleet.handles, statuses=statuses)
+            yield RunContext(
+                endpoint=endpoint,
+                tokenizer=tokenizer,
+                gym_root=gym_compat.gym_root(),
+                run_dir=run_dir,
+                gym=gym,
+                handles=fleet.handles,
+                statuses=statuses,
+            )
         finally:
             fleet.stop()

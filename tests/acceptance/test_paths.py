@@ -7,8 +7,8 @@ import pytest
 
 from gymgate.acceptance.path import run_path
 from gymgate.acceptance.record import PASS, SKIP
-from gymgate.catalog import load_environments
 from gymgate.cases import MODES
+from gymgate.catalog import load_environments
 
 PATHS = [(env, mode) for env in load_environments() for mode in MODES]
 

@@ -28,8 +28,10 @@ def contains(expected: Any, actual: Any) -> bool:
     if isinstance(expected, dict):
         return isinstance(actual, dict) and all(k in actual and contains(v, actual[k]) for k, v in expected.items())
     if isinstance(expected, list):
-        return isinstance(actual, list) and len(expected) == len(actual) and all(
-            contains(e, a) for e, a in zip(expected, actual, strict=True)
+        return (
+            isinstance(actual, list)
+            and len(expected) == len(actual)
+            and all(contains(e, a) for e, a in zip(expected, actual, strict=True))
         )
     return expected == actual
 
@@ -77,8 +79,13 @@ def check_tokens(result: PathResult, script: Script, exchanges: list[Exchange], 
         if got_lp.shape != want_lp.shape or not np.array_equal(got_lp, want_lp):
             result.fail("tokens", f"turn{index}.generation_logprobs", want_lp[:6].tolist(), got_lp[:6].tolist())
         summary.append(
-            {"prompt_len": len(got_prompt), "generation_len": len(got_gen), "prompt": digest(got_prompt),
-             "generation": digest(got_gen), "logprobs": digest(got_lp.tolist())}
+            {
+                "prompt_len": len(got_prompt),
+                "generation_len": len(got_gen),
+                "prompt": digest(got_prompt),
+                "generation": digest(got_gen),
+                "logprobs": digest(got_lp.tolist()),
+            }
         )
     result.tokens = {"turns": summary, "wire_types": processed.get("wire", {}).get("generation_token_id_types")}
 
@@ -89,38 +96,57 @@ def _chat_tool(tool: dict[str, Any]) -> dict[str, Any]:
 
 
 def check_requests(
-    result: PathResult, case: Case, script: Script, exchanges: list[Exchange], sent_row: dict[str, Any],
-    full: dict[str, Any], config: GenerationConfig,
+    result: PathResult,
+    case: Case,
+    script: Script,
+    exchanges: list[Exchange],
+    sent_row: dict[str, Any],
+    full: dict[str, Any],
+    config: GenerationConfig,
 ) -> None:
     params = sent_row["responses_create_params"]
     policy, judge = _ok(exchanges, POLICY), _ok(exchanges, JUDGE)
     for exchange in exchanges:
         if exchange.status != 200:
-            result.fail("request_contract", f"{exchange.route} request rejected by the endpoint", "accepted",
-                        exchange.violation)
-    want = {"temperature": config.temperature, "top_p": config.top_p, "max_tokens": params["max_output_tokens"],
-            "logprobs": True, "return_tokens_as_token_ids": True}
+            result.fail(
+                "request_contract", f"{exchange.route} request rejected by the endpoint", "accepted", exchange.violation
+            )
+    want = {
+        "temperature": config.temperature,
+        "top_p": config.top_p,
+        "max_tokens": params["max_output_tokens"],
+        "logprobs": True,
+        "return_tokens_as_token_ids": True,
+    }
     for exchange in policy:
         for key, value in want.items():
             if exchange.body.get(key, MISSING) != value:
-                result.fail("request_contract", f"policy turn {exchange.turn}: {key}", value,
-                            exchange.body.get(key, MISSING))
+                result.fail(
+                    "request_contract", f"policy turn {exchange.turn}: {key}", value, exchange.body.get(key, MISSING)
+                )
         for key in PASSED_THROUGH:
             if key in params and exchange.body.get(key, MISSING) != params[key]:
-                result.fail("request_contract", f"policy turn {exchange.turn}: {key}", params[key],
-                            exchange.body.get(key, MISSING))
+                result.fail(
+                    "request_contract",
+                    f"policy turn {exchange.turn}: {key}",
+                    params[key],
+                    exchange.body.get(key, MISSING),
+                )
     for exchange in judge:
         if exchange.body.get("temperature") == config.temperature and exchange.body.get("top_p") == config.top_p:
-            result.fail("request_contract", "judge request carries the RL overrides", "no RL overrides",
-                        {k: exchange.body.get(k) for k in ("temperature", "top_p")})
+            result.fail(
+                "request_contract",
+                "judge request carries the RL overrides",
+                "no RL overrides",
+                {k: exchange.body.get(k) for k in ("temperature", "top_p")},
+            )
     expected_judges = 1 if script.judge_verdict else 0
     if len(judge) != expected_judges:
         result.fail("request_contract", "judge requests", expected_judges, len(judge))
     echoed = full.get("responses_create_params") or {}
     for key, value in params.items():
         if not contains(value, echoed.get(key, MISSING)):
-            result.fail("request_contract", f"responses_create_params.{key} after Gym", value,
-                        echoed.get(key, MISSING))
+            result.fail("request_contract", f"responses_create_params.{key} after Gym", value, echoed.get(key, MISSING))
     result.request_contract = {
         "policy_keys": sorted({k for e in policy for k in e.body}),
         "judge_keys": sorted({k for e in judge for k in e.body}),
@@ -132,8 +158,9 @@ def check_requests(
     }
 
 
-def check_routing(result: PathResult, case: Case, script: Script, exchanges: list[Exchange],
-                  sent_row: dict[str, Any]) -> None:
+def check_routing(
+    result: PathResult, case: Case, script: Script, exchanges: list[Exchange], sent_row: dict[str, Any]
+) -> None:
     strays = sorted({e.env for e in exchanges if e.env != case.env.name})
     if strays:
         result.fail("routing", "model calls from other environments' Gyms", [], strays)
@@ -165,12 +192,18 @@ def check_tool_outputs(result: PathResult, exchanges: list[Exchange], full: dict
     later = _ok(exchanges, POLICY)[1:]
     for item in outputs:
         seen = [
-            m for e in later for m in e.body.get("messages", [])
+            m
+            for e in later
+            for m in e.body.get("messages", [])
             if m.get("role") == "tool" and m.get("tool_call_id") == item.get("call_id")
         ]
         if not seen or any(m.get("content") != item.get("output") for m in seen):
-            result.fail("tool_output", f"tool output {item.get('call_id')} in the next request",
-                        item.get("output"), [m.get("content") for m in seen] or MISSING)
+            result.fail(
+                "tool_output",
+                f"tool output {item.get('call_id')} in the next request",
+                item.get("output"),
+                [m.get("content") for m in seen] or MISSING,
+            )
 
 
 def check_history_echo(result: PathResult, exchanges: list[Exchange]) -> None:

@@ -12,8 +12,8 @@ from typing import Any
 
 from gymgate.acceptance import checks
 from gymgate.acceptance.record import ERROR, FAIL, SKIP, PathResult
-from gymgate.catalog import Environment
 from gymgate.cases import InputDrift, load_case, read_row, transform_row
+from gymgate.catalog import Environment
 from gymgate.consumer.dataset import load_rows
 from gymgate.consumer.errors import NonContiguousError, RolloutError, RowIndexError
 from gymgate.consumer.processor import collate, process_datum

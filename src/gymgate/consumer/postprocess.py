@@ -95,8 +95,7 @@ def postprocess_result(result: Any, tokenizer) -> dict[str, Any]:
         items.append(item)
     if not items:
         raise NoGenerationData(
-            "NeMo Gym returned a result with no generation data. Output item types: "
-            f"{[i.get('type') for i in output]}"
+            f"NeMo Gym returned a result with no generation data. Output item types: {[i.get('type') for i in output]}"
         )
     for item, prompt_str, generation_str in zip(
         items, tokenizer.batch_decode(prompts), tokenizer.batch_decode(generations), strict=True

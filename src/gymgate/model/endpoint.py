@@ -36,6 +36,7 @@ class Exchange:
     reply: dict[str, Any] | None = None
     violation: str = ""
     path_id: str = ""
+    activation: int = 0
     at: float = field(default_factory=time.time)
 
 
@@ -58,7 +59,8 @@ class ModelEndpoint:
         self.sampling = sampling
         self.tokenizer = tokenizer or build_tokenizer()
         self.eos_id = self.tokenizer.convert_tokens_to_ids(EOS)
-        self._scripts: dict[str, Script] = {}
+        self._scripts: dict[str, tuple[Script, int]] = {}
+        self._activations = 0
         self._lock = threading.Lock()
         self.exchanges: list[Exchange] = []
         self._server = None
@@ -67,11 +69,13 @@ class ModelEndpoint:
 
     # ----- control (called from the harness thread) -----
     def set_script(self, env: str, script: Script | None) -> None:
+        """Make `script` answer for `env` from now on; each activation counts its turns from zero."""
         with self._lock:
             if script is None:
                 self._scripts.pop(env, None)
             else:
-                self._scripts[env] = script
+                self._activations += 1
+                self._scripts[env] = (script, self._activations)
 
     def exchanges_for(self, path_id: str) -> list[Exchange]:
         with self._lock:
@@ -119,7 +123,7 @@ class ModelEndpoint:
         exchange = Exchange(env=env, route=route, body=body)
         try:
             with self._lock:
-                script = self._scripts.get(env)
+                script, exchange.activation = self._scripts.get(env, (None, 0))
             if script is None:
                 raise Rejected(f"gymgate endpoint: no script is active for environment {env!r}")
             exchange.path_id = script.path_id
@@ -154,7 +158,9 @@ class ModelEndpoint:
         if last is None:
             return full
         carried = messages[last]
-        prefix = [int(t) for t in carried["prompt_token_ids"]] + [int(t) for t in carried.get("generation_token_ids") or []]
+        prefix = [int(t) for t in carried["prompt_token_ids"]] + [
+            int(t) for t in carried.get("generation_token_ids") or []
+        ]
         if prefix and prefix[-1] == self.eos_id:
             prefix = prefix[:-1]
         shorter = encode(self.tokenizer, render(self.tokenizer, messages[: last + 1], tools, generation_prompt=False))
@@ -172,9 +178,12 @@ class ModelEndpoint:
             raise Rejected(f"gymgate endpoint: n must be 1, got {body.get('n')}")
         kind = self.classify(script, messages)
         exchange.kind = kind
+        # Turns are counted per activation: the row's own history may already hold assistant messages.
+        turn = sum(
+            1 for e in self.exchanges if e.activation == exchange.activation and e.kind == kind and e.status == 200
+        )
         if kind == POLICY:
             self._guard_sampling(body)
-            turn = sum(1 for m in messages if m.get("role") == "assistant")
             if turn >= len(script.turns):
                 raise Rejected(
                     f"gymgate endpoint: unscripted policy turn {turn} for {script.path_id} "
@@ -182,11 +191,13 @@ class ModelEndpoint:
                 )
             scripted = script.turns[turn]
         else:
-            turn = sum(1 for e in self.exchanges if e.path_id == script.path_id and e.kind == JUDGE and e.status == 200)
             scripted = None
         exchange.turn = turn
 
-        message: dict[str, Any] = {"role": "assistant", "content": scripted.content if scripted else script.judge_verdict}
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": scripted.content if scripted else script.judge_verdict,
+        }
         if scripted and scripted.reasoning:
             message["reasoning_content"] = scripted.reasoning
         if scripted and scripted.tool_calls:
@@ -201,17 +212,17 @@ class ModelEndpoint:
         limit = body.get("max_tokens") or body.get("max_completion_tokens")
         finish = "tool_calls" if message.get("tool_calls") else "stop"
         if limit is not None and len(generation) > int(limit):
-            raise Rejected(
-                f"gymgate endpoint: scripted reply needs {len(generation)} tokens but max_tokens is {limit}"
-            )
+            raise Rejected(f"gymgate endpoint: scripted reply needs {len(generation)} tokens but max_tokens is {limit}")
         lps = logprobs(script, kind, turn, len(generation))
         choice: dict[str, Any] = {"index": 0, "finish_reason": finish, "message": dict(message)}
         if not message.get("content"):
             choice["message"]["content"] = None
         if body.get("logprobs"):
             choice["logprobs"] = {
-                "content": [{"token": f"token_id:{t}", "logprob": lp, "bytes": None, "top_logprobs": []}
-                            for t, lp in zip(generation, lps, strict=True)]
+                "content": [
+                    {"token": f"token_id:{t}", "logprob": lp, "bytes": None, "top_logprobs": []}
+                    for t, lp in zip(generation, lps, strict=True)
+                ]
             }
             if body.get("return_tokens_as_token_ids"):
                 choice["message"].update(
@@ -223,8 +234,11 @@ class ModelEndpoint:
             "created": 0,
             "model": body.get("model", "gymgate-policy"),
             "choices": [choice],
-            "usage": {"prompt_tokens": len(prompt), "completion_tokens": len(generation),
-                      "total_tokens": len(prompt) + len(generation)},
+            "usage": {
+                "prompt_tokens": len(prompt),
+                "completion_tokens": len(generation),
+                "total_tokens": len(prompt) + len(generation),
+            },
         }
 
     def _guard_sampling(self, body: dict) -> None:

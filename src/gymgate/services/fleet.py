@@ -11,7 +11,6 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path

@@ -157,8 +157,8 @@ class GymActor:
         return self._loop
 
     def _head_server_config(self):
-        from nemo_gym.global_config import get_global_config_dict
         from nemo_gym.config_types import BaseServerConfig
+        from nemo_gym.global_config import get_global_config_dict
 
         head = get_global_config_dict()["head_server"]
         return BaseServerConfig(host=head["host"], port=head["port"])

@@ -1,0 +1,1 @@
+"""Where results become reports: summaries of one run (and, later, comparisons of two)."""
