@@ -19,6 +19,7 @@ nox.options.sessions = ["tests"]
 
 # Pins whose real Gym services the test suite starts (issue: 0.4.0 and 0.2.1).
 SERVICE_TEST_PINS = ("0.4.0", "0.2.1")
+ACCEPTANCE_TEST_PIN = "0.4.0"
 
 
 def _harness(session: nox.Session) -> None:

@@ -43,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--env", action="append", dest="envs", metavar="NAME", help="limit to this environment")
         p.add_argument("--runs-dir", type=Path, help="where run folders go (default: ./runs or $GYMGATE_RUNS)")
         p.add_argument("--spinup-timeout", type=float, default=600.0, help="seconds one Gym may take to start")
+    p.add_argument("--selftest", action="store_true", help="also run gymgate's own negative tests on the real paths")
     return parser
 
 

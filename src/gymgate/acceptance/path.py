@@ -37,8 +37,11 @@ class RunContext:
     config: GenerationConfig = GENERATION
 
 
-def run_path(ctx: RunContext, env: Environment, mode: str, script: Script | None = None) -> PathResult:
-    """`script` replaces the case's own behaviour for `mode` (negative tests swap answers with it)."""
+def run_path(
+    ctx: RunContext, env: Environment, mode: str, script: Script | None = None, records: Path | None = None
+) -> PathResult:
+    """`script` replaces the case's own behaviour for `mode` (negative tests swap answers with it);
+    `records` is where the result record goes (default: the run's paths/)."""
     result = PathResult(path=f"{env.name}:{mode}", env=env.name, mode=mode, gym=ctx.gym)
     began = time.monotonic()
     try:
@@ -46,7 +49,7 @@ def run_path(ctx: RunContext, env: Environment, mode: str, script: Script | None
     finally:
         result.timings["path_s"] = round(time.monotonic() - began, 3)
         result.finish()
-        result.write(ctx.run_dir / "paths")
+        result.write(records or ctx.run_dir / "paths")
     return result
 
 

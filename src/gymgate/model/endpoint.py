@@ -101,7 +101,7 @@ class ModelEndpoint:
             return JSONResponse({"object": "list", "data": [{"id": "gymgate-policy", "object": "model", "env": env}]})
 
         async def fallback(request):
-            return await self._handle(request, "unknown", self._unknown)
+            return await self._handle(request, "unknown", None)
 
         return Starlette(
             routes=[
@@ -122,6 +122,8 @@ class ModelEndpoint:
             body = {}
         exchange = Exchange(env=env, route=route, body=body)
         try:
+            if route == "unknown":
+                raise Rejected(f"gymgate endpoint: unexpected route {request.method} {request.url.path}")
             with self._lock:
                 script, exchange.activation = self._scripts.get(env, (None, 0))
             if script is None:
@@ -138,9 +140,6 @@ class ModelEndpoint:
         with self._lock:
             self.exchanges.append(exchange)
         return JSONResponse(reply, status_code=exchange.status)
-
-    def _unknown(self, script: Script, body: dict, exchange: Exchange) -> dict:
-        raise Rejected("gymgate endpoint: unexpected route")
 
     # ----- the contract -----
     def classify(self, script: Script, messages: list[dict]) -> str:

@@ -1,0 +1,50 @@
+"""gymgate judging itself on real paths: a wrong script must make exactly the right path fail, with a
+message a person can act on; a generation parameter that does not reach the model must be caught."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from gymgate.acceptance.path import run_path
+from gymgate.acceptance.record import ERROR, FAIL, PASS
+from gymgate.cases import load_case
+from gymgate.catalog import load_environments
+from gymgate.consumer.rollout import GenerationConfig
+
+pytestmark = pytest.mark.selftest
+
+
+@pytest.fixture
+def mcqa(run_context):
+    (env,) = [e for e in load_environments() if e.name == "mcqa"]
+    if run_context.statuses.get("mcqa") is None:
+        pytest.skip("mcqa not started in this session (--env)")
+    return env
+
+
+def test_swapped_answers_fail_exactly_the_path_they_were_swapped_into(run_context, mcqa, tmp_path):
+    case = load_case(mcqa)
+    swapped = replace(case.script("accepted"), turns=case.modes["rejected"].turns)
+    result = run_path(run_context, mcqa, "accepted", script=swapped, records=tmp_path)
+    assert result.outcome == FAIL
+    kinds = {(f.kind, f.field): (f.expected, f.actual) for f in result.failures}
+    assert kinds[("reward", "reward")] == (1.0, 0.0)
+    assert kinds[("verifier", "extracted_answer")] == ("B", "A")
+    assert "[reward] reward: expected 1.0, got 0.0" in result.reason
+    assert not [f for f in result.failures if f.kind not in ("reward", "verifier")]  # tokens, contract still exact
+
+    reverse = replace(case.script("rejected"), turns=case.modes["accepted"].turns)
+    result = run_path(run_context, mcqa, "rejected", script=reverse, records=tmp_path)
+    assert result.outcome == FAIL and ("reward", "reward") in {(f.kind, f.field) for f in result.failures}
+
+    assert run_path(run_context, mcqa, "accepted", records=tmp_path).outcome == PASS
+
+
+def test_an_override_that_does_not_reach_the_model_is_an_error_not_a_reward(run_context, mcqa, tmp_path):
+    drifted = replace(run_context, config=GenerationConfig(max_new_tokens=4096, temperature=0.5, top_p=0.95))
+    result = run_path(drifted, mcqa, "accepted", records=tmp_path)
+    assert result.outcome == ERROR
+    assert "sampling guard" in result.reason and "temperature=0.5" in result.reason
+    assert result.reward is None

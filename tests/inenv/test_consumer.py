@@ -1,0 +1,204 @@
+"""The RL consumer boundary in isolation: dataset, processor/collate, overrides, accumulator,
+postprocess (continuity, NaN, no-generation) and the final batch. Fault cases use plain dicts."""
+
+from __future__ import annotations
+
+import math
+import pickle
+
+import numpy as np
+import pytest
+
+from gymgate.consumer import errors
+from gymgate.consumer.batch import final_batch
+from gymgate.consumer.dataset import load_rows, task_name_for
+from gymgate.consumer.postprocess import postprocess_result
+from gymgate.consumer.processor import collate, process_datum, repeat_interleave
+from gymgate.consumer.rollout import GenerationConfig, StreamAccumulator, prepare_rows
+
+
+class CountingTokenizer:
+    pad_token_id = 0
+
+    def __init__(self):
+        self.calls = 0
+
+    def batch_decode(self, batches):
+        self.calls += 1
+        return [",".join(map(str, ids)) for ids in batches]
+
+
+def item(kind, prompt, gen, lps=None, **extra):
+    return {
+        "type": kind,
+        "prompt_token_ids": prompt,
+        "generation_token_ids": gen,
+        "generation_log_probs": lps if lps is not None else [-0.5] * len(gen),
+        **extra,
+    }
+
+
+def gym_result(*items, reward=1.0, **extra):
+    return {"response": {"output": list(items)}, "reward": reward, **extra}
+
+
+@pytest.mark.parametrize(
+    ("path", "name"),
+    [
+        ("/data/workplace_assistant/train.jsonl", "workplace_assistant-train"),
+        ("data/mcqa/example.jsonl", "mcqa-example"),
+        ("/x/v1.2/train.jsonl", "v1"),
+        ("train.jsonl", "train"),
+    ],
+)
+def test_task_name_follows_nemo_rl(path, name):
+    assert task_name_for(path) == name
+
+
+def test_rows_are_raw_lines_with_newlines_and_blank_lines_kept(tmp_path):
+    data = tmp_path / "mcqa" / "example.jsonl"
+    data.parent.mkdir()
+    data.write_text('{"a": 1}\n\n{"b": 2}\n')
+    rows = load_rows(data)
+    assert rows == [
+        {"extra_env_info": '{"a": 1}\n', "task_name": "mcqa-example"},
+        {"extra_env_info": "\n", "task_name": "mcqa-example"},
+        {"extra_env_info": '{"b": 2}\n', "task_name": "mcqa-example"},
+    ]
+
+
+def test_processor_placeholder_and_collate():
+    spec = process_datum({"extra_env_info": '{"responses_create_params": {"input": "q"}}\n', "task_name": "t"}, 3)
+    assert spec["length"] == 0 and spec["idx"] == 3 and spec["loss_multiplier"] == 1.0
+    assert spec["message_log"][0]["role"] == "user" and spec["message_log"][0]["token_ids"].size == 0
+    batch = collate([spec, spec])
+    assert batch["length"].tolist() == [0, 0] and batch["stop_strings"] == [None, None]
+    repeated = repeat_interleave(batch, 2)
+    assert len(repeated["extra_env_info"]) == 4
+    repeated["extra_env_info"][0]["x"] = 1
+    assert "x" not in repeated["extra_env_info"][1]  # each generation owns its row
+
+
+def test_overrides_are_applied_in_place():
+    rows = [
+        {"responses_create_params": {"max_output_tokens": 9000, "temperature": 1.0}},
+        {"responses_create_params": {}},
+        {"responses_create_params": {"max_output_tokens": 10}},
+    ]
+    prepare_rows(rows, GenerationConfig(max_new_tokens=4096, temperature=0.7, top_p=0.95))
+    assert [r["responses_create_params"]["max_output_tokens"] for r in rows] == [4096, 4096, 10]
+    assert all(r["responses_create_params"]["temperature"] == 0.7 for r in rows)
+    assert all(r["responses_create_params"]["top_p"] == 0.95 for r in rows)
+    assert [r["_rowidx"] for r in rows] == [0, 1, 2]
+    with pytest.raises(TypeError, match="responses_create_params dict"):
+        prepare_rows([{"responses_create_params": None}], GenerationConfig(1, 0.7, 0.95))
+
+
+def test_accumulator_rejects_bad_duplicate_and_missing_indices():
+    rows = [{"agent_ref": {"name": "a"}}] * 3
+    acc = StreamAccumulator(rows)
+    for bad, message in (("1", "must be an int"), (True, "must be an int"), (3, "out of range"), (-1, "out of range")):
+        with pytest.raises(errors.RowIndexError, match=message):
+            acc.add(bad, {})
+    acc.add(0, {"r": 0})
+    with pytest.raises(errors.RowIndexError, match="duplicate row index 0"):
+        acc.add(0, {})
+    acc.add(2, {"r": 2})
+    with pytest.raises(errors.RowIndexError, match=r"returned 2 of 3 rollouts: missing row indices \[1\]"):
+        acc.finish()
+    mixed = StreamAccumulator([{"agent_ref": {"name": "a"}}, {"agent_ref": {"name": "b"}}])
+    mixed.add(0, {})
+    mixed.add(1, {})
+    with pytest.raises(errors.RowIndexError, match="one NeMo-Gym agent per prompt group"):
+        mixed.finish()
+
+
+def test_postprocess_slices_new_prompt_tokens_per_turn():
+    tok = CountingTokenizer()
+    result = gym_result(
+        {"type": "function_call_output", "output": "x"},
+        item("function_call", ["1", "2"], ["3"]),  # 0.2.x sends ids as strings
+        item(
+            "message",
+            [1, 2, 3, 4, 5],
+            [6, 7],
+            routed_experts=None,
+            content=[{"type": "output_text", "text": "<think>x</think> <tool_call>"}],
+        ),
+    )
+    out = postprocess_result(result, tok)
+    log = out["message_log"]
+    assert [m["role"] for m in log] == ["user", "assistant", "user", "assistant"]
+    assert [m["token_ids"].tolist() for m in log] == [[1, 2], [3], [4, 5], [6, 7]]
+    assert log[1]["token_ids"].dtype == np.int64 and log[1]["generation_logprobs"].dtype == np.float32
+    assert (log[3]["is_invalid_tool_call"], log[3]["has_malformed_thinking"]) == (True, True)
+    assert (log[1]["is_invalid_tool_call"], log[1]["has_malformed_thinking"]) == (False, False)
+    assert out["input_message_log"][0] is log[0]
+    assert tok.calls == 2  # one batch_decode over prompts, one over generations
+    last = result["response"]["output"][2]
+    assert "generation_token_ids" not in last and "routed_experts" not in last
+    assert (last["prompt_str"], last["generation_str"]) == ("1,2,3,4,5", "6,7")
+    assert out["wire"]["generation_token_id_types"] == ["int", "str"]
+
+
+def test_continuity_violation_names_turn_and_position():
+    result = gym_result(item("message", [1, 2], [3]), item("message", [1, 2, 9, 4], [5]))
+    with pytest.raises(errors.NonContiguousError) as info:
+        postprocess_result(result, CountingTokenizer())
+    assert (info.value.turn, info.value.position) == (1, 2)
+    assert str(info.value).startswith("Non-contiguous messages found at turn 1")
+    assert pickle.loads(pickle.dumps(info.value)).position == 2
+
+
+def test_nan_logprobs_and_missing_generation_data_are_errors():
+    with pytest.raises(errors.NaNLogprobs):
+        postprocess_result(gym_result(item("message", [1], [2], lps=[math.nan])), CountingTokenizer())
+    with pytest.raises(errors.NoGenerationData, match="no generation data"):
+        postprocess_result(gym_result(item("message", [1], [])), CountingTokenizer())
+    with pytest.raises(errors.RolloutDataFailure, match="non-successful response"):
+        postprocess_result("Internal Server Error", CountingTokenizer())
+    bare = gym_result(item("message", [1], [2]))
+    del bare["response"]["output"][0]["generation_log_probs"]
+    with pytest.raises(KeyError):
+        postprocess_result(bare, CountingTokenizer())
+
+
+def test_errors_survive_pickling():
+    for exc in (
+        errors.GymTransportError("x"),
+        errors.RolloutDataFailure("y"),
+        errors.RowIndexError("z"),
+        errors.NonContiguousError("m", 1, 2),
+    ):
+        copy = pickle.loads(pickle.dumps(exc))
+        assert type(copy) is type(exc) and str(copy) == str(exc)
+
+
+def _processed(prompt, gen, reward=1.0, **extra):
+    return postprocess_result(gym_result(item("message", prompt, gen), reward=reward, **extra), CountingTokenizer())
+
+
+def test_final_batch_fields_and_metrics():
+    rows = [{"agent_ref": {"name": "a"}}, {"agent_ref": {"name": "a"}}]
+    results = [_processed([1, 2, 3], [4], reward=1.0), _processed([1, 2], [3, 4, 5], reward=0.0)]
+    batch, metrics = final_batch(rows, results, np.ones(2, dtype=np.float32), pad_token_id=0, max_total_len=5)
+    assert batch["length"].tolist() == [3, 2]
+    assert batch["total_reward"].tolist() == [1.0, 0.0]
+    assert batch["truncated"].tolist() == [False, True]  # exactly the engine max length
+    assert batch["input_ids"].tolist() == [[1, 2, 3], [1, 2, 0]]
+    assert metrics["turns_per_sample/mean"] == 1.0 and metrics["truncation_rate"] == 0.5
+    assert metrics["a/reward/mean"] == 0.5
+    assert results[0]["full_result"]["agent_ref"] == {"name": "a"}
+
+
+def test_reward_components_must_sum_and_task_indices_agree():
+    rows = [{"agent_ref": {"name": "a"}}]
+    bad = [_processed([1], [2], reward=1.0, reward_components={"x": 0.5, "y": 0.2})]
+    with pytest.raises(ValueError, match="sum of reward_components"):
+        final_batch(rows, bad, np.ones(1), 0, 100)
+    good = [_processed([1], [2], reward=0.7, reward_components={"x": 0.5, "y": 0.2})]
+    batch, _ = final_batch(rows, good, np.ones(1), 0, 100)
+    assert batch["reward/x"].tolist() == [0.5]
+    two = [{"_ng_task_index": 0, "agent_ref": {"name": "a"}}, {"_ng_task_index": 1, "agent_ref": {"name": "a"}}]
+    with pytest.raises(ValueError, match="_ng_task_index"):
+        final_batch(two, [_processed([1], [2]), _processed([1], [2])], np.ones(2), 0, 100)

@@ -1,0 +1,153 @@
+"""The deterministic endpoint over real loopback HTTP: contract, splice, guard, and never a 5xx."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from gymgate.model.endpoint import ModelEndpoint, Sampling
+from gymgate.model.script import Script, ToolCall, Turn, logprobs
+from gymgate.model.tokenizer import assistant_body, encode, render
+
+SAMPLING = Sampling(temperature=0.7, top_p=0.95)
+SCRIPT = Script(
+    "demo",
+    "accepted",
+    (Turn(content="first", reasoning="think", tool_calls=(ToolCall("f", '{"x": 1}'),)), Turn(content="done")),
+    judge_markers=("GOLD:", "CANDIDATE:"),
+    judge_verdict="[[A=B]]",
+)
+USER = [{"role": "user", "content": "question"}]
+
+
+@pytest.fixture
+def endpoint():
+    ep = ModelEndpoint(SAMPLING)
+    began = time.monotonic()
+    ep.start()
+    assert time.monotonic() - began < 1.0  # starts well under a second
+    ep.set_script("demo", SCRIPT)
+    yield ep
+    ep.stop()
+
+
+def post(ep, path, body):
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{ep.port}{path}",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.load(response)
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.load(exc)
+
+
+def chat(ep, messages, **extra):
+    body = {
+        "model": "m",
+        "messages": messages,
+        "temperature": 0.7,
+        "top_p": 0.95,
+        "logprobs": True,
+        "top_logprobs": 0,
+        "return_tokens_as_token_ids": True,
+        **extra,
+    }
+    return post(ep, "/e/demo/v1/chat/completions", body)
+
+
+def test_policy_reply_carries_exact_tokens_and_logprobs(endpoint):
+    tok = endpoint.tokenizer
+    status, reply = chat(endpoint, USER)
+    assert status == 200
+    message = reply["choices"][0]["message"]
+    assert reply["choices"][0]["finish_reason"] == "tool_calls"
+    assert message["reasoning_content"] == "think" and message["tool_calls"][0]["function"]["name"] == "f"
+    assert message["prompt_token_ids"] == encode(tok, render(tok, USER))
+    body = assistant_body(
+        tok,
+        {"role": "assistant", "content": "first", "reasoning_content": "think", "tool_calls": message["tool_calls"]},
+    )
+    assert message["generation_token_ids"] == encode(tok, body) + [tok.eos_token_id]
+    assert message["generation_log_probs"] == logprobs(SCRIPT, "policy", 0, len(message["generation_token_ids"]))
+    content = reply["choices"][0]["logprobs"]["content"]
+    assert [c["token"] for c in content] == [f"token_id:{t}" for t in message["generation_token_ids"]]
+    assert [c["logprob"] for c in content] == message["generation_log_probs"]
+    status, tokenized = post(endpoint, "/e/demo/tokenize", {"model": "m", "messages": USER})
+    assert status == 200 and tokenized["tokens"] == message["prompt_token_ids"]
+
+
+def test_second_turn_splices_the_models_own_tokens(endpoint):
+    _, first = chat(endpoint, USER)
+    m1 = first["choices"][0]["message"]
+    echoed = {**m1, "role": "assistant"}
+    history = USER + [echoed, {"role": "tool", "tool_call_id": "call_0_0", "content": "OUT"}]
+    _, second = chat(endpoint, history)
+    m2 = second["choices"][0]["message"]
+    assert m2["content"] == "done"
+    assert m2["prompt_token_ids"][: len(m1["prompt_token_ids"]) + len(m1["generation_token_ids"])] == (
+        m1["prompt_token_ids"] + m1["generation_token_ids"]
+    )
+
+
+def test_history_without_its_token_ids_and_reasoning_breaks_continuity(endpoint):
+    _, first = chat(endpoint, USER)
+    m1 = first["choices"][0]["message"]
+    stripped = {"role": "assistant", "content": m1["content"], "tool_calls": m1["tool_calls"]}  # reasoning lost
+    _, second = chat(endpoint, USER + [stripped, {"role": "tool", "tool_call_id": "call_0_0", "content": "OUT"}])
+    prompt = second["choices"][0]["message"]["prompt_token_ids"]
+    seen = m1["prompt_token_ids"] + m1["generation_token_ids"]
+    assert prompt[: len(seen)] != seen
+
+
+def test_sampling_guard_rejects_policy_requests_without_the_overrides(endpoint):
+    status, reply = chat(endpoint, USER, temperature=1.0)
+    assert status == 400 and "sampling guard" in reply["error"]["message"]
+    status, reply = chat(endpoint, USER, top_k=5)
+    assert status == 400 and "top_k" in reply["error"]["message"]
+    assert [e.status for e in endpoint.exchanges] == [400, 400]
+    assert all("sampling guard" in e.violation for e in endpoint.exchanges)
+
+
+def test_judge_requests_are_told_apart_and_exempt_from_the_guard(endpoint):
+    judge = [{"role": "user", "content": "QUESTION:\nq\n\nGOLD:\ndarwin\n\nCANDIDATE:\nDarwin"}]
+    status, reply = post(endpoint, "/e/demo/v1/chat/completions", {"model": "m", "messages": judge})
+    assert status == 200 and reply["choices"][0]["message"]["content"] == "[[A=B]]"
+    assert endpoint.exchanges[-1].kind == "judge"
+
+
+def test_unscripted_and_unknown_requests_get_400_never_5xx(endpoint, monkeypatch):
+    _, first = chat(endpoint, USER)
+    chat(endpoint, USER)  # the second scripted turn
+    status, reply = chat(endpoint, USER)
+    assert status == 400 and "unscripted policy turn 2" in reply["error"]["message"]
+    status, reply = post(endpoint, "/e/other/v1/chat/completions", {"messages": USER})
+    assert status == 400 and "no script is active for environment 'other'" in reply["error"]["message"]
+    status, reply = post(endpoint, "/v1/embeddings", {})
+    assert status == 400 and "unexpected route" in reply["error"]["message"]
+    monkeypatch.setattr(endpoint, "_chat", lambda *a: 1 / 0)
+    status, reply = chat(endpoint, USER)
+    assert status == 400 and "ZeroDivisionError" in reply["error"]["message"]
+
+
+def test_context_overflow_is_a_400_gym_ends_gracefully_on(endpoint):
+    status, reply = chat(endpoint, [{"role": "user", "content": "x" * 131_072}])
+    assert status == 400 and "maximum context length" in reply["error"]["message"]
+
+
+def test_models_route_answers(endpoint):
+    with urllib.request.urlopen(f"http://127.0.0.1:{endpoint.port}/e/demo/v1/models", timeout=5) as response:
+        assert response.status == 200 and json.load(response)["data"][0]["id"] == "gymgate-policy"
+
+
+def test_a_new_activation_restarts_turn_counting(endpoint):
+    chat(endpoint, USER)
+    endpoint.set_script("demo", SCRIPT)
+    _, reply = chat(endpoint, USER)
+    assert reply["choices"][0]["message"]["content"] == "first"
