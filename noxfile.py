@@ -88,6 +88,6 @@ def tests(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def bench(session: nox.Session) -> None:
-    """Measure environment build/reuse and service start-up; writes docs/benchmarks.md."""
+    """Measure (services | paths) for a pin; writes docs/benchmarks.md. nox -s bench -- paths --pin 0.4.0"""
     _harness(session)
-    session.run("python", "tools/bench_services.py", *session.posargs)
+    session.run("python", "tools/bench.py", *(session.posargs or ["paths"]))

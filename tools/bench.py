@@ -1,0 +1,224 @@
+"""Benchmarks (never timed tests): `nox -s bench -- services|paths [--pin 0.4.0] [--repeats 3]`.
+
+services: environment build (cold, warm reuse), all Gym services ready, stop, peak memory.
+paths:    one pin's fourteen paths through `gymgate accept`, wall time and each stage.
+
+Writes docs/benchmarks/<what>-<pin>.json and rewrites that section of docs/benchmarks.md. Figures are
+medians over --repeats runs; the machine is noisy, so compare ratios rather than single numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+DOCS = REPO / "docs"
+
+
+def rss_of_run(runs_dir: str) -> int:
+    """Summed RSS (bytes) of every process this benchmark's run started: they all inherit GYMGATE_RUNS."""
+    needle = f"GYMGATE_RUNS={runs_dir}".encode()
+    total = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if needle not in (entry / "environ").read_bytes().split(b"\0"):
+                continue
+            for line in (entry / "status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1]) * 1024
+        except OSError:
+            continue
+    return total
+
+
+def _sample_peak(runs: str, done: threading.Event, peak: list[int]) -> None:
+    while not done.is_set():
+        peak[0] = max(peak[0], rss_of_run(runs))
+        time.sleep(0.5)
+
+
+def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, str, int]:
+    began = time.monotonic()
+    result = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    return time.monotonic() - began, result.stdout + result.stderr, result.returncode
+
+
+def gymgate(*args: str) -> list[str]:
+    return [sys.executable, "-m", "gymgate", *args]
+
+
+def bench_env(pin: str, repeats: int) -> dict:
+    cold, warm = [], []
+    for _ in range(repeats):
+        with tempfile.TemporaryDirectory(prefix="gg-bench-") as cache:
+            env = dict(os.environ, GYMGATE_CACHE=cache)
+            seconds, out, code = timed(gymgate("env", "--gym-ref", pin), env)
+            assert code == 0, out
+            cold.append(seconds)
+            seconds, out, code = timed(gymgate("env", "--gym-ref", pin), env)
+            assert code == 0 and "reused" in out, out
+            warm.append(seconds)
+    return {"cold_build_s": cold, "warm_reuse_s": warm}
+
+
+def bench_up(pin: str, repeats: int) -> dict:
+    ready, stop, wall, peaks = [], [], [], []
+    for _ in range(repeats):
+        with tempfile.TemporaryDirectory(prefix="gg-bench-runs-") as runs:
+            peak = [0]
+            done = threading.Event()
+
+            sampler = threading.Thread(target=_sample_peak, args=(runs, done, peak), daemon=True)
+            sampler.start()
+            seconds, out, code = timed(gymgate("up", "--gym-ref", pin), dict(os.environ, GYMGATE_RUNS=runs))
+            done.set()
+            sampler.join()
+            assert code == 0, out
+            (run_dir,) = Path(runs).iterdir()
+            record = json.loads((run_dir / "services.json").read_text())
+            ready.append(record["ready_seconds"])
+            stop.append(record["stop_seconds"])
+            wall.append(seconds)
+            peaks.append(peak[0] / 2**30)
+    return {"all_ready_s": ready, "stop_s": stop, "up_wall_s": wall, "peak_rss_gib": peaks}
+
+
+def median(values: list[float]) -> float:
+    return round(statistics.median(values), 2)
+
+
+def table(
+    tag: str, title: str, data: dict, command: str, rows: list[tuple[str, list[float], str]], notes: list[str]
+) -> str:
+    lines = [
+        f"<!-- {tag}:begin -->",
+        f"### {title}",
+        "",
+        f"Command: `{command}` — {data['host']}, {data['when']}. Median of {data['repeats']} runs (all runs listed).",
+        "",
+        "| measure | median | runs |",
+        "|---|---|---|",
+    ]
+    for label, values, unit in rows:
+        lines.append(f"| {label} | {median(values)} {unit} | {', '.join(str(round(v, 2)) for v in values)} |")
+    return "\n".join([*lines, "", *notes, f"<!-- {tag}:end -->"])
+
+
+def render_services(pin: str, data: dict, command: str) -> str:
+    rows = [
+        ("cold environment build (empty gymgate cache, warm uv cache)", data["env"]["cold_build_s"], "s"),
+        ("warm reuse (second run, zero installs)", data["env"]["warm_reuse_s"], "s"),
+        ("all servers of the seven environments ready", data["up"]["all_ready_s"], "s"),
+        ("graceful stop of all Gym actors", data["up"]["stop_s"], "s"),
+        ("`gymgate up` wall time (resolve + env + start + probe + stop)", data["up"]["up_wall_s"], "s"),
+        ("peak RSS of the run's processes (Ray + 7 Gyms)", data["up"]["peak_rss_gib"], "GiB"),
+    ]
+    ratio = median(data["env"]["cold_build_s"]) / max(median(data["env"]["warm_reuse_s"]), 1e-3)
+    return table(
+        f"services:{pin}",
+        f"Environments and Gym services, nemo-gym {pin}",
+        data,
+        command,
+        rows,
+        [f"Warm reuse is {ratio:.0f}× faster than a cold build."],
+    )
+
+
+def bench_paths(pin: str, repeats: int) -> dict:
+    keys = ("wall_s", "ray_endpoint_s", "services_ready_s", "paths_sum_s", "path_median_s", "slowest_path_s", "stop_s")
+    out: dict = {k: [] for k in keys}
+    out["slowest_path"] = []
+    for _ in range(repeats):
+        with tempfile.TemporaryDirectory(prefix="gg-bench-runs-") as runs:
+            seconds, text, code = timed(gymgate("accept", "--gym-ref", pin, "--runs-dir", runs), dict(os.environ))
+            assert code == 0, text
+            (run_dir,) = Path(runs).iterdir()
+            services = json.loads((run_dir / "services.json").read_text())
+            paths = [json.loads(p.read_text()) for p in (run_dir / "paths").glob("*.json")]
+            durations = {p["path"]: p["timings"]["path_s"] for p in paths}
+            slowest = max(durations, key=durations.get)
+            for key, value in (
+                ("wall_s", seconds),
+                ("ray_endpoint_s", services["ray_endpoint_seconds"]),
+                ("services_ready_s", services["ready_seconds"]),
+                ("paths_sum_s", sum(durations.values())),
+                ("path_median_s", statistics.median(durations.values())),
+                ("slowest_path_s", durations[slowest]),
+                ("stop_s", services["stop_seconds"]),
+            ):
+                out[key].append(value)
+            out["slowest_path"].append(slowest)
+    return out
+
+
+def render_paths(pin: str, data: dict, command: str) -> str:
+    p = data["paths"]
+    rows = [
+        ("`gymgate accept` wall time (14 paths, one worker)", p["wall_s"], "s"),
+        ("stage: Ray cluster + model endpoint up", p["ray_endpoint_s"], "s"),
+        ("stage: all seven Gym environments ready (includes the above)", p["services_ready_s"], "s"),
+        ("stage: fourteen rollouts + postprocess + checks (sum)", p["paths_sum_s"], "s"),
+        ("one path, median", p["path_median_s"], "s"),
+        ("slowest path", p["slowest_path_s"], "s"),
+        ("stage: stop every Gym actor", p["stop_s"], "s"),
+    ]
+    share = median(p["services_ready_s"]) / max(median(p["wall_s"]), 1e-3)
+    return table(
+        f"paths:{pin}",
+        f"The fourteen paths, nemo-gym {pin}",
+        data,
+        command,
+        rows,
+        [
+            f"Slowest path: {', '.join(sorted(set(p['slowest_path'])))}. Starting Gym is {share:.0%} of the "
+            "wall time: the rollouts themselves are cheap, server start-up imports dominate."
+        ],
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("what", choices=("services", "paths"))
+    parser.add_argument("--pin", default="0.4.0")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    data = {
+        "pin": args.pin,
+        "repeats": args.repeats,
+        "host": f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}",
+        "when": time.strftime("%Y-%m-%d"),
+    }
+    command = f"nox -s bench -- {args.what} --pin {args.pin} --repeats {args.repeats}"
+    if args.what == "services":
+        data["env"], data["up"] = bench_env(args.pin, args.repeats), bench_up(args.pin, args.repeats)
+        section = render_services(args.pin, data, command)
+    else:
+        data["paths"] = bench_paths(args.pin, args.repeats)
+        section = render_paths(args.pin, data, command)
+    (DOCS / "benchmarks").mkdir(parents=True, exist_ok=True)
+    (DOCS / "benchmarks" / f"{args.what}-{args.pin}.json").write_text(json.dumps(data, indent=2) + "\n")
+    doc = DOCS / "benchmarks.md"
+    text = doc.read_text() if doc.exists() else "# Benchmarks\n\nProduced by `nox -s bench`; never by timed tests.\n"
+    tag = re.escape(f"{args.what}:{args.pin}")
+    pattern = re.compile(rf"<!-- {tag}:begin -->.*?<!-- {tag}:end -->", re.S)
+    text = pattern.sub(lambda _: section, text) if pattern.search(text) else text.rstrip() + "\n\n" + section + "\n"
+    doc.write_text(text)
+    print(section)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
