@@ -97,10 +97,10 @@ def cmd_lock(args) -> int:
     return EXIT_OK
 
 
-def cmd_up(args) -> int:
+def _new_run(args):
+    """Resolve, prepare the environment and open a run folder: what `up` and `accept` share."""
     from gymgate.catalog import load_environments
-    from gymgate.runner import new_run_dir, new_run_id, run_in_env
-    from gymgate.services.ports import free_port
+    from gymgate.runner import new_run_dir, new_run_id
 
     load_environments(args.envs)  # unknown names are a usage error before anything is built
     source, env = _prepare(args)
@@ -108,18 +108,18 @@ def cmd_up(args) -> int:
     run_dir = new_run_dir(source.name, run_id, args.runs_dir)
     (run_dir / "source.json").write_text(json.dumps(source.to_json(), indent=2))
     print(f"run {run_id}: {run_dir}", flush=True)
-    child = [
-        "-m",
-        "gymgate.services.up",
-        "--run-dir",
-        str(run_dir),
-        "--policy-base-url",
-        f"http://127.0.0.1:{free_port()}/v1",
-        "--spinup-timeout",
-        str(args.spinup_timeout),
-    ]
+    common = ["--run-dir", str(run_dir), "--spinup-timeout", str(args.spinup_timeout)]
     for name in args.envs or []:
-        child += ["--env", name]
+        common += ["--env", name]
+    return env, run_id, run_dir, common
+
+
+def cmd_up(args) -> int:
+    from gymgate.runner import run_in_env
+    from gymgate.services.ports import free_port
+
+    env, run_id, _, common = _new_run(args)
+    child = ["-m", "gymgate.services.up", "--policy-base-url", f"http://127.0.0.1:{free_port()}/v1", *common]
     code = run_in_env(env, child, run_id)
     if code not in (0, 1, 2):
         print(f"gymgate: services run ended with status {code}", file=sys.stderr)
@@ -128,17 +128,11 @@ def cmd_up(args) -> int:
 
 
 def cmd_accept(args) -> int:
-    from gymgate.catalog import load_environments
     from gymgate.paths import repo_root
     from gymgate.report.summary import print_summary
-    from gymgate.runner import new_run_dir, new_run_id, run_in_env
+    from gymgate.runner import run_in_env
 
-    load_environments(args.envs)
-    source, env = _prepare(args)
-    run_id = new_run_id()
-    run_dir = new_run_dir(source.name, run_id, args.runs_dir)
-    (run_dir / "source.json").write_text(json.dumps(source.to_json(), indent=2))
-    print(f"run {run_id}: {run_dir}", flush=True)
+    env, run_id, run_dir, common = _new_run(args)
     child = [
         "-m",
         "pytest",
@@ -147,15 +141,14 @@ def cmd_accept(args) -> int:
         "no:cacheprovider",
         "--rootdir",
         str(repo_root()),
-        "--run-dir",
-        str(run_dir),
         "--gym-source",
         str(run_dir / "source.json"),
         "-q",
         "-rfEs",
+        *common,
     ]
-    for name in args.envs or []:
-        child += ["--env", name]
+    if not args.selftest:
+        child += ["-m", "not selftest"]
     code = run_in_env(env, child, run_id, cwd=repo_root())
     return print_summary(run_dir, pytest_code=code)
 

@@ -33,6 +33,7 @@ def pytest_addoption(parser):
     parser.addoption("--run-dir", help="run folder for results (default: a pytest temp dir)")
     parser.addoption("--gym-source", help="JSON file describing the resolved Gym ref (provenance)")
     parser.addoption("--env", action="append", dest="envs", help="only this environment's paths (repeatable)")
+    parser.addoption("--spinup-timeout", type=float, default=600.0, help="seconds one Gym may take to start")
 
 
 def selected_environments(config):
@@ -66,7 +67,13 @@ def run_context(request, tmp_path_factory):
         private_ray(run_id, namespace=f"gymgate-{run_id}") as gcs,
         ModelEndpoint(Sampling(GENERATION.temperature, GENERATION.top_p), tokenizer) as endpoint,
     ):
-        fleet = Fleet(run_dir, environments, endpoint.base_url, tokenizer=tokenizer)
+        fleet = Fleet(
+            run_dir,
+            environments,
+            endpoint.base_url,
+            tokenizer=tokenizer,
+            spinup_timeout_s=request.config.getoption("--spinup-timeout"),
+        )
         try:
             statuses = fleet.start(gcs)
             ready_s = time.monotonic() - began

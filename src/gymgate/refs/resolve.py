@@ -52,22 +52,12 @@ def _resolve_path(path: Path) -> GymSource:
     if path.is_file():
         if path.suffix != ".whl":
             raise UsageError(f"{path} is a file but not a wheel (.whl). " + accepted_forms())
-        version, requires = local.wheel_metadata(path)
-        digest = local.sha256_file(path)
-        return GymSource(
-            name=f"wheel-{version}-{digest[:8]}",
-            kind=KIND_WHEEL,
-            version=version,
-            requires_python=requires,
-            digest=digest,
-            origin=str(path),
-            path=path,
-        )
-    version, requires = local.tree_metadata(path)
-    digest = local.tree_digest(path)
+        kind, (version, requires), digest = KIND_WHEEL, local.wheel_metadata(path), local.sha256_file(path)
+    else:
+        kind, (version, requires), digest = KIND_TREE, local.tree_metadata(path), local.tree_digest(path)
     return GymSource(
-        name=f"tree-{version}-{digest[:8]}",
-        kind=KIND_TREE,
+        name=f"{kind}-{version}-{digest[:8]}",
+        kind=kind,
         version=version,
         requires_python=requires,
         digest=digest,
