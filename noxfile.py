@@ -74,16 +74,20 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Unit tests in the harness env, then the real-services tests inside each test pin's environment."""
+    """Lint; harness unit + git-SHA tests; inside 0.4.0: in-env unit tests, the fourteen real paths (with
+    gymgate's negative self-tests) and the real-services tests; inside 0.2.1: the real-services tests."""
     _harness(session)
+    session.run("ruff", "check", "src", "tests", "tools", "noxfile.py")
     session.run("pytest", "tests/unit", "tests/integration", "-q", *session.posargs)
     for pin in SERVICE_TEST_PINS:
         python = subprocess.check_output(
             [os.path.join(session.bin, "python"), "-m", "gymgate.envs.locate", pin], text=True
         ).strip()
-        session.run(
-            python, "-m", "pytest", "tests/services", "-q", "-p", "no:cacheprovider", f"--gym-pin={pin}", external=True
-        )
+        in_env = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+        if pin == ACCEPTANCE_TEST_PIN:
+            session.run(*in_env, "tests/inenv", external=True)
+            _gymgate(session, "accept", "--gym-ref", pin, "--selftest")
+        session.run(*in_env, "tests/services", f"--gym-pin={pin}", external=True)
 
 
 @nox.session(default=False)
