@@ -20,6 +20,12 @@ def _add_ref_args(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _workers(value: str) -> str:
+    if value == "auto" or (value.isdigit() and int(value) <= 64):
+        return value
+    raise argparse.ArgumentTypeError(f"expected 'auto' or a number of workers (0-64), got {value!r}")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gymgate", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -44,6 +50,13 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--runs-dir", type=Path, help="where run folders go (default: ./runs or $GYMGATE_RUNS)")
         p.add_argument("--spinup-timeout", type=float, default=600.0, help="seconds one Gym may take to start")
     p.add_argument("--selftest", action="store_true", help="also run gymgate's own negative tests on the real paths")
+    p.add_argument(
+        "-n",
+        "--workers",
+        default="auto",
+        type=_workers,
+        help="pytest-xdist workers: auto (one per core), N, or 0 for none (default: auto)",
+    )
     return parser
 
 
@@ -128,6 +141,8 @@ def cmd_up(args) -> int:
 
 
 def cmd_accept(args) -> int:
+    from gymgate.catalog import load_environments
+    from gymgate.parallel.progress import Progress
     from gymgate.paths import repo_root
     from gymgate.report.summary import print_summary
     from gymgate.runner import run_in_env
@@ -147,9 +162,17 @@ def cmd_accept(args) -> int:
         "-rfEs",
         *common,
     ]
+    if args.workers != "0":
+        child += ["-n", args.workers]
     if not args.selftest:
         child += ["-m", "not selftest"]
-    code = run_in_env(env, child, run_id, cwd=repo_root())
+    log = run_dir / "pytest.log"
+    print(f"workers: {args.workers}; pytest output: {log}", flush=True)
+    with Progress(run_dir, total_paths=2 * len(load_environments(args.envs))):
+        code = run_in_env(env, child, run_id, cwd=repo_root(), log=log)
+    if code not in (0, 1):
+        tail = log.read_text(errors="replace").splitlines()[-25:]
+        print("\n".join(["", f"pytest exited {code}; last lines of {log}:", *tail]), file=sys.stderr)
     return print_summary(run_dir, pytest_code=code)
 
 

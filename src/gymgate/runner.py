@@ -47,9 +47,17 @@ def child_environment(env: SyncedEnv, run_id: str) -> dict[str, str]:
     return child
 
 
-def run_in_env(env: SyncedEnv, args: list[str], run_id: str, cwd: Path | None = None) -> int:
-    """Run `<env python> args...`; survive Ctrl-C while the child cleans up; sweep whatever remains."""
-    proc = subprocess.Popen([str(env.python), *args], env=child_environment(env, run_id), cwd=cwd)
+def run_in_env(env: SyncedEnv, args: list[str], run_id: str, cwd: Path | None = None, log: Path | None = None) -> int:
+    """Run `<env python> args...` (output to `log` if given); survive Ctrl-C while the child cleans up;
+    sweep whatever remains."""
+    out = log.open("ab") if log else None
+    proc = subprocess.Popen(
+        [str(env.python), *args],
+        env=child_environment(env, run_id),
+        cwd=cwd,
+        stdout=out,
+        stderr=subprocess.STDOUT if out else None,
+    )
     interrupts = 0
     try:
         while True:
@@ -68,6 +76,8 @@ def run_in_env(env: SyncedEnv, args: list[str], run_id: str, cwd: Path | None = 
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        if out:
+            out.close()
         leftovers = sweep(run_id)
         if leftovers:
             print(

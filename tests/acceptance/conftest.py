@@ -1,8 +1,13 @@
-"""The acceptance matrix as a pytest session inside a pin's environment.
+"""The acceptance matrix as a pytest session inside a pin's environment, fanned out over xdist workers.
 
-Once per session: the run's private Ray cluster, the deterministic model endpoint and one Gym actor per
-environment (started in parallel). Each test is one path. `gymgate accept` runs this; so can a person:
-`<pin-env>/bin/python -m pytest tests/acceptance --run-dir runs/x`.
+- The controller (the xdist master, or the only process without xdist) starts the run's Ray cluster on
+  loopback and hands its address to the workers; it stops it at the end.
+- Each worker connects in its own namespace, runs its own model endpoint, and starts the Gyms of the
+  environments the plan gives it, all at once; an environment's paths are scheduled to its owner
+  (gymgate.parallel.schedule), so each Gym starts once per run.
+- Per-run setup shared by the workers (tokenizer artifact, example-row hashes) is produced once, under
+  a file lock in the run folder, by whichever worker gets there first.
+`gymgate accept` runs this; so can a person: `<pin-env>/bin/python -m pytest tests/acceptance --run-dir runs/x`.
 """
 
 from __future__ import annotations
@@ -14,30 +19,69 @@ from gymgate.services.ray_cluster import RUN_ENVIRONMENT
 os.environ.update(RUN_ENVIRONMENT)  # before anything imports Ray
 
 import json  # noqa: E402
+import tempfile  # noqa: E402
 import time  # noqa: E402
+from contextlib import ExitStack  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
 from gymgate.acceptance.path import GENERATION, RunContext  # noqa: E402
+from gymgate.acceptance.setup import shared_setup  # noqa: E402
 from gymgate.catalog import load_environments  # noqa: E402
 from gymgate.model.endpoint import ModelEndpoint, Sampling  # noqa: E402
-from gymgate.model.tokenizer import build_tokenizer  # noqa: E402
+from gymgate.parallel.plan import owned_by  # noqa: E402
 from gymgate.services import gym_compat  # noqa: E402
 from gymgate.services.fleet import Fleet  # noqa: E402
 from gymgate.services.processes import RUN_MARKER  # noqa: E402
 from gymgate.services.ray_cluster import private_ray  # noqa: E402
 
+RAY_ADDRESS_VAR = "GYMGATE_RUN_RAY_ADDRESS"
+_controller = ExitStack()
+
 
 def pytest_addoption(parser):
-    parser.addoption("--run-dir", help="run folder for results (default: a pytest temp dir)")
+    parser.addoption("--run-dir", help="run folder for results (default: a temp dir)")
     parser.addoption("--gym-source", help="JSON file describing the resolved Gym ref (provenance)")
     parser.addoption("--env", action="append", dest="envs", help="only this environment's paths (repeatable)")
     parser.addoption("--spinup-timeout", type=float, default=600.0, help="seconds one Gym may take to start")
 
 
+def _is_worker(config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def run_dir_of(config) -> Path:
+    option = config.getoption("--run-dir")
+    if not option:
+        option = os.environ.setdefault("GYMGATE_ADHOC_RUN_DIR", tempfile.mkdtemp(prefix="gymgate-run-"))
+    path = Path(option)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 def selected_environments(config):
     return load_environments(config.getoption("envs"))
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "selftest: gymgate's own negative tests on real paths")
+    if _is_worker(config) or os.environ.get(RAY_ADDRESS_VAR):
+        return
+    run_id = os.environ.get(RUN_MARKER, "adhoc")
+    gcs = _controller.enter_context(private_ray(run_id, namespace=f"gymgate-{run_id}"))
+    os.environ[RAY_ADDRESS_VAR] = gcs  # workers are spawned after configure and inherit it
+
+
+def pytest_unconfigure(config):
+    if not _is_worker(config):
+        _controller.close()
+
+
+def pytest_xdist_make_scheduler(config, log):
+    from gymgate.parallel.schedule import EnvScheduling
+
+    return EnvScheduling(config, log)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -51,39 +95,62 @@ def pytest_collection_modifyitems(config, items):
         items[:] = keep
 
 
+def _write_json(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    tmp.write_text(json.dumps(data, indent=2, default=str))
+    tmp.replace(path)
+
+
 @pytest.fixture(scope="session")
-def run_context(request, tmp_path_factory):
-    option = request.config.getoption("--run-dir")
-    run_dir = Path(option) if option else tmp_path_factory.mktemp("run")
-    run_dir.mkdir(parents=True, exist_ok=True)
-    source_file = request.config.getoption("--gym-source")
+def run_context(request, worker_id):
+    import ray
+
+    config = request.config
+    run_dir = run_dir_of(config)
+    run_id = os.environ.get(RUN_MARKER, "adhoc")
+    source_file = config.getoption("--gym-source")
     gym = json.loads(Path(source_file).read_text()) if source_file else {}
     gym.setdefault("version", gym_compat.gym_version())
-    run_id = os.environ.get(RUN_MARKER, "adhoc")
-    tokenizer = build_tokenizer()
-    environments = selected_environments(request.config)
+    environments = selected_environments(config)
+    names = [e.name for e in environments]
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    mine = owned_by(names, workers, worker_id if worker_id != "master" else "gw0")
+    namespace = f"gymgate-{run_id}-{worker_id}"
     began = time.monotonic()
-    with (
-        private_ray(run_id, namespace=f"gymgate-{run_id}") as gcs,
-        ModelEndpoint(Sampling(GENERATION.temperature, GENERATION.top_p), tokenizer) as endpoint,
-    ):
+    tokenizer, inputs = shared_setup(run_dir, environments, gym_compat.gym_root())
+    ray.init(
+        address=os.environ[RAY_ADDRESS_VAR],
+        namespace=namespace,
+        log_to_driver=False,
+        configure_logging=False,
+        ignore_reinit_error=True,
+    )
+    record: dict = {"worker": worker_id, "namespace": namespace, "gcs": os.environ[RAY_ADDRESS_VAR], "planned": mine}
+
+    def on_status(status) -> None:
+        _write_json(
+            run_dir / "services" / f"{status.env}.json", {**status.to_json(), "worker": worker_id, "at": time.time()}
+        )
+
+    with ModelEndpoint(Sampling(GENERATION.temperature, GENERATION.top_p), tokenizer) as endpoint:
         fleet = Fleet(
             run_dir,
             environments,
             endpoint.base_url,
             tokenizer=tokenizer,
-            spinup_timeout_s=request.config.getoption("--spinup-timeout"),
+            spinup_timeout_s=config.getoption("--spinup-timeout"),
         )
         try:
-            statuses = fleet.start(gcs)
-            ready_s = time.monotonic() - began
-            (run_dir / "services.json").write_text(
-                json.dumps(
-                    {"ready_seconds": round(ready_s, 2), "environments": {k: v.to_json() for k, v in statuses.items()}},
-                    indent=2,
-                    default=str,
-                )
-            )
+            statuses = fleet.start(os.environ[RAY_ADDRESS_VAR], on_status=on_status, names=mine)
+            record["ready_seconds"] = round(time.monotonic() - began, 2)
+            _write_json(run_dir / "workers" / f"{worker_id}.json", record)
+
+            def ensure(env_name: str) -> None:
+                """An environment this worker was not planned for (a crashed owner): start it here, once."""
+                if env_name not in statuses:
+                    statuses.update(fleet.start(os.environ[RAY_ADDRESS_VAR], on_status=on_status, names=[env_name]))
+
             yield RunContext(
                 endpoint=endpoint,
                 tokenizer=tokenizer,
@@ -92,6 +159,16 @@ def run_context(request, tmp_path_factory):
                 gym=gym,
                 handles=fleet.handles,
                 statuses=statuses,
+                inputs=inputs,
+                ensure=ensure,
             )
         finally:
+            record["named_actors"] = sorted(
+                f"{a['namespace']}/{a['name']}" for a in ray.util.list_named_actors(all_namespaces=True)
+            )
+            stop_began = time.monotonic()
             fleet.stop()
+            record["stop_seconds"] = round(time.monotonic() - stop_began, 2)
+            record["endpoint_requests"] = len(endpoint.exchanges)
+            _write_json(run_dir / "workers" / f"{worker_id}.json", record)
+            ray.shutdown()

@@ -58,8 +58,16 @@ def test_a_failing_environment_fails_alone(gym_pin, up_run, tmp_path):
     cases = tmp_path / "cases"
     cases.mkdir()
     shutil.copy(cases_dir() / "mcqa.toml", cases)
-    broken = (cases_dir() / "mcqa.toml").read_text().replace('name = "mcqa"', 'name = "mcqa_broken"')
-    broken += 'overrides = { "mcqa.resources_servers.mcqa.entrypoint" = "no_such_app.py" }\n'
+    broken = (
+        (cases_dir() / "mcqa.toml")
+        .read_text()
+        .replace(
+            '[environment]\nname = "mcqa"',
+            '[environment]\nname = "mcqa_broken"\n'
+            'overrides = { "mcqa.resources_servers.mcqa.entrypoint" = "no_such_app.py" }',
+        )
+    )
+    assert "no_such_app.py" in broken
     (cases / "mcqa_broken.toml").write_text(broken)
 
     run = up_run(extra_env={"GYMGATE_CASES_DIR": str(cases)})

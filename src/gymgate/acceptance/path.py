@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,8 @@ class RunContext:
     handles: dict[str, Any] = field(default_factory=dict)
     statuses: dict[str, Any] = field(default_factory=dict)
     config: GenerationConfig = GENERATION
+    inputs: dict[str, Any] | None = None  # example rows checked once per run (acceptance.setup)
+    ensure: Callable[[str], None] | None = None  # starts an environment this worker was not planned for
 
 
 def run_path(
@@ -54,6 +57,8 @@ def run_path(
 
 
 def _run(ctx: RunContext, env: Environment, mode: str, result: PathResult, script: Script | None) -> None:
+    if ctx.ensure is not None:
+        ctx.ensure(env.name)
     status = ctx.statuses.get(env.name)
     if status is None or status.status == "skipped":
         result.outcome, result.reason = SKIP, status.reason if status else "environment not started"
@@ -63,8 +68,14 @@ def _run(ctx: RunContext, env: Environment, mode: str, result: PathResult, scrip
         return
     case = load_case(env)
     result.row = {"file": case.file, "line": case.line, "sha256": case.sha256, "transforms": list(case.transforms)}
+    checked = (ctx.inputs or {}).get(env.name)
     try:
-        raw = read_row(case, ctx.gym_root)
+        if checked is None:
+            raw = read_row(case, ctx.gym_root)
+        elif "drift" in checked:
+            raise InputDrift(env.name, case.file, checked["drift"]["expected"], checked["drift"]["actual"])
+        else:
+            raw = checked["raw"]
     except InputDrift as drift:
         result.outcome, result.reason = FAIL, f"input drift: {drift}"
         result.fail("input_drift", case.file, drift.expected, drift.actual)

@@ -21,7 +21,7 @@ from gymgate.services import gym_compat, lifecycle
 from gymgate.services.gym_actor import GymActor
 from gymgate.services.ports import free_port_in, port_band
 
-READY, SKIPPED, FAILED = "ready", "skipped", "failed"
+STARTING, READY, SKIPPED, FAILED = "starting", "ready", "skipped", "failed"
 SPINUP_TIMEOUT_S = 600.0
 PROBE_TIMEOUT_S = 10.0
 INTERRUPT_SHUTDOWN_TIMEOUT_S = 15.0
@@ -107,7 +107,8 @@ class Fleet:
         self._lock = threading.Lock()
         self._stopped = False
 
-    def start(self, gcs: str, on_status=None) -> dict[str, EnvStatus]:
+    def start(self, gcs: str, on_status=None, names: list[str] | None = None) -> dict[str, EnvStatus]:
+        """Start the named environments (default: all) in parallel; returns every status known so far."""
         import ray
 
         venvs = self.run_dir / "venvs"
@@ -115,7 +116,8 @@ class Fleet:
         (self.run_dir / "logs").mkdir(parents=True, exist_ok=True)
         remote_cls = ray.remote(GymActor)
         present = []
-        for env in self.environments:
+        wanted = [e for e in self.environments if names is None or e.name in names]
+        for env in wanted:
             if gym_compat.has_config(env.config):
                 present.append(env)
             else:
@@ -124,6 +126,8 @@ class Fleet:
 
         def start_one(env: Environment) -> None:
             began = time.monotonic()
+            if on_status:
+                on_status(EnvStatus(env.name, STARTING))
             log = self.run_dir / "logs" / f"{env.name}.log"
             try:
                 handle = lifecycle.start_gym(
@@ -169,7 +173,7 @@ class Fleet:
             raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
-        return {e.name: self.statuses[e.name] for e in self.environments}
+        return dict(self.statuses)
 
     def _base_url(self, env_name: str) -> str:
         url = self.policy_base_url

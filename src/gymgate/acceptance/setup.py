@@ -1,0 +1,44 @@
+"""Per-run setup shared by every worker, produced once under a file lock in the run folder:
+the tokenizer artifact (saved, then loaded by all) and the example rows with their hash checks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from gymgate.cases import InputDrift, load_case, read_row
+from gymgate.catalog import Environment
+
+
+def _inputs(environments: list[Environment], gym_root: Path) -> dict[str, Any]:
+    inputs: dict[str, Any] = {}
+    for env in environments:
+        case = load_case(env)
+        if not (gym_root / case.file).is_file():
+            continue  # an environment this Gym does not have: its paths are skipped
+        try:
+            inputs[env.name] = {"raw": read_row(case, gym_root), "sha256": case.sha256}
+        except InputDrift as drift:
+            inputs[env.name] = {"drift": {"expected": drift.expected, "actual": drift.actual}, "message": str(drift)}
+    return inputs
+
+
+def shared_setup(run_dir: Path, environments: list[Environment], gym_root: Path) -> tuple[Any, dict[str, Any]]:
+    from transformers import PreTrainedTokenizerFast
+
+    from gymgate.model.tokenizer import build_tokenizer
+
+    setup = run_dir / "setup"
+    setup.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(setup / "setup.lock")):
+        done = setup / "inputs.json"
+        if not done.is_file():
+            build_tokenizer().save_pretrained(setup / "tokenizer")
+            tmp = done.with_suffix(".tmp")
+            tmp.write_text(json.dumps(_inputs(environments, gym_root), indent=2))
+            tmp.replace(done)
+    tokenizer = PreTrainedTokenizerFast.from_pretrained(str(setup / "tokenizer"))
+    return tokenizer, json.loads(done.read_text())

@@ -1,0 +1,114 @@
+"""Live progress of a run, drawn by the harness from the run folder the workers write into.
+
+Workers only write records (services/<env>.json as environments start and become ready, paths/*.json as
+paths finish); this view reads them. On a terminal it is a live table; in CI (no TTY) it prints one
+short line per event.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+OUTCOME_STYLE = {"PASS": "green", "FAIL": "red", "ERROR": "red", "SKIP": "yellow"}
+ENV_STYLE = {"starting": "cyan", "ready": "green", "failed": "red", "skipped": "yellow"}
+
+
+def _read_all(directory: Path) -> dict[str, dict[str, Any]]:
+    found = {}
+    for path in sorted(directory.glob("*.json")):
+        try:
+            found[path.stem] = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue  # being replaced right now; next poll sees it
+    return found
+
+
+class Progress:
+    def __init__(self, run_dir: Path, total_paths: int, stream=None, tty: bool | None = None, interval: float = 0.5):
+        self.run_dir = run_dir
+        self.total = total_paths
+        self.stream = stream or sys.stdout
+        self.tty = self.stream.isatty() if tty is None else tty
+        self.interval = interval
+        self.began = time.monotonic()
+        self.envs: dict[str, dict[str, Any]] = {}
+        self.paths: dict[str, dict[str, Any]] = {}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def poll(self) -> list[str]:
+        """Read the run folder; returns plain lines for what changed since the last poll."""
+        lines = []
+        for env, status in _read_all(self.run_dir / "services").items():
+            if self.envs.get(env, {}).get("status") != status.get("status"):
+                self.envs[env] = status
+                extra = f" ({status.get('worker', '')})" if status.get("worker") else ""
+                took = f" {status['seconds']:.1f}s" if status.get("status") != "starting" else ""
+                lines.append(f"{status['status']:<8} {env}{extra}{took}")
+        for name, record in _read_all(self.run_dir / "paths").items():
+            if name not in self.paths:
+                self.paths[name] = record
+                reason = f"  {record['reason'].splitlines()[0][:100]}" if record.get("reason") else ""
+                lines.append(f"{record['outcome']:<8} {record['path']}{reason}")
+        return lines
+
+    def counts(self) -> dict[str, int]:
+        outcomes = [r["outcome"] for r in self.paths.values()]
+        return {k: outcomes.count(k) for k in ("PASS", "FAIL", "ERROR", "SKIP")}
+
+    def footer(self) -> str:
+        c = self.counts()
+        return (
+            f"paths {len(self.paths)}/{self.total}: {c['PASS']} passed, {c['FAIL']} failed, {c['ERROR']} errors, "
+            f"{c['SKIP']} skipped — {time.monotonic() - self.began:.0f}s"
+        )
+
+    def _table(self):
+        from rich.table import Table
+
+        table = Table(title=self.footer(), title_justify="left", show_edge=False)
+        for column in ("environment", "gym", "worker", "accepted", "rejected"):
+            table.add_column(column)
+        for env, status in sorted(self.envs.items()):
+            state = status.get("status", "")
+            cells = [env, f"[{ENV_STYLE.get(state, 'white')}]{state}[/]", status.get("worker", "")]
+            for mode in ("accepted", "rejected"):
+                outcome = self.paths.get(f"{env}-{mode}", {}).get("outcome", "")
+                cells.append(f"[{OUTCOME_STYLE.get(outcome, 'white')}]{outcome}[/]")
+            table.add_row(*cells)
+        return table
+
+    def _loop(self) -> None:
+        if self.tty:
+            from rich.console import Console
+            from rich.live import Live
+
+            with Live(self._table(), console=Console(file=self.stream), refresh_per_second=4, transient=False) as live:
+                while not self._stop.wait(self.interval):
+                    self.poll()
+                    live.update(self._table())
+                self.poll()
+                live.update(self._table())
+            return
+        while True:
+            stopping = self._stop.wait(self.interval)
+            for line in self.poll():
+                print(f"[{time.monotonic() - self.began:6.1f}s] {line}", file=self.stream, flush=True)
+            if stopping:
+                print(self.footer(), file=self.stream, flush=True)
+                return
+
+    def __enter__(self) -> Progress:
+        self._thread = threading.Thread(target=self._loop, name="gymgate-progress", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)

@@ -1,0 +1,48 @@
+"""An xdist scheduler that keeps each environment's paths on the worker the plan names.
+
+It is LoadScope scheduling with the scope taken from the path's environment; a scope whose planned
+owner is gone (a crashed worker, or more workers than environments) may go to any worker.
+"""
+
+from __future__ import annotations
+
+import re
+
+from xdist.scheduler import LoadScopeScheduling
+
+from gymgate.parallel.plan import plan
+
+PATH_ID = re.compile(r"\[(?P<env>[A-Za-z0-9_]+):(?:accepted|rejected)\]$")
+SELFTEST_ENV = "mcqa"  # gymgate's self-tests run on mcqa's Gym
+
+
+def env_of(nodeid: str) -> str:
+    match = PATH_ID.search(nodeid)
+    if match:
+        return match.group("env")
+    if "test_selftest.py" in nodeid:
+        return SELFTEST_ENV
+    return nodeid
+
+
+class EnvScheduling(LoadScopeScheduling):
+    def _split_scope(self, nodeid: str) -> str:
+        return env_of(nodeid)
+
+    def _owner_plan(self) -> dict[str, str]:
+        scopes = sorted({env_of(n) for n in self.collection or []})
+        return plan(scopes, len(self.registered_collections))
+
+    def _assign_work_unit(self, node) -> None:
+        if not self.workqueue:
+            return
+        owners = self._owner_plan()
+        live = {n.gateway.id for n in self.nodes}
+        for scope in list(self.workqueue):
+            owner = owners.get(scope)
+            if owner == node.gateway.id or owner not in live:
+                work_unit = self.workqueue.pop(scope)
+                self.assigned_work.setdefault(node, {})[scope] = work_unit
+                collection = self.registered_collections[node]
+                node.send_runtest_some([collection.index(n) for n, done in work_unit.items() if not done])
+                return
