@@ -168,12 +168,13 @@ def cmd_accept(args) -> int:
         child += ["-m", "not selftest"]
     log = run_dir / "pytest.log"
     print(f"workers: {args.workers}; pytest output: {log}", flush=True)
-    with Progress(run_dir, total_paths=2 * len(load_environments(args.envs))):
+    expected = [f"{e.name}:{mode}" for e in load_environments(args.envs) for mode in ("accepted", "rejected")]
+    with Progress(run_dir, total_paths=len(expected)):
         code = run_in_env(env, child, run_id, cwd=repo_root(), log=log)
     if code not in (0, 1):
         tail = log.read_text(errors="replace").splitlines()[-25:]
         print("\n".join(["", f"pytest exited {code}; last lines of {log}:", *tail]), file=sys.stderr)
-    return print_summary(run_dir, pytest_code=code)
+    return print_summary(run_dir, pytest_code=code, expected=expected)
 
 
 COMMANDS = {"resolve": cmd_resolve, "env": cmd_env, "lock": cmd_lock, "up": cmd_up, "accept": cmd_accept}

@@ -33,7 +33,7 @@ from gymgate.model.endpoint import ModelEndpoint, Sampling  # noqa: E402
 from gymgate.parallel.plan import owned_by  # noqa: E402
 from gymgate.services import gym_compat  # noqa: E402
 from gymgate.services.fleet import Fleet  # noqa: E402
-from gymgate.services.processes import RUN_MARKER  # noqa: E402
+from gymgate.services.processes import RUN_MARKER, sweep  # noqa: E402
 from gymgate.services.ray_cluster import private_ray  # noqa: E402
 
 RAY_ADDRESS_VAR = "GYMGATE_RUN_RAY_ADDRESS"
@@ -52,9 +52,10 @@ def _is_worker(config) -> bool:
 
 
 def run_dir_of(config) -> Path:
-    option = config.getoption("--run-dir")
+    option = config.getoption("--run-dir") or os.environ.get("GYMGATE_RUN_DIR")
     if not option:
-        option = os.environ.setdefault("GYMGATE_ADHOC_RUN_DIR", tempfile.mkdtemp(prefix="gymgate-run-"))
+        option = tempfile.mkdtemp(prefix="gymgate-run-")
+    os.environ["GYMGATE_RUN_DIR"] = option  # workers and the controller's hooks agree on one folder
     path = Path(option)
     path.mkdir(parents=True, exist_ok=True)
     return path
@@ -68,6 +69,7 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "selftest: gymgate's own negative tests on real paths")
     if _is_worker(config) or os.environ.get(RAY_ADDRESS_VAR):
         return
+    run_dir_of(config)
     run_id = os.environ.get(RUN_MARKER, "adhoc")
     gcs = _controller.enter_context(private_ray(run_id, namespace=f"gymgate-{run_id}"))
     os.environ[RAY_ADDRESS_VAR] = gcs  # workers are spawned after configure and inherit it
@@ -76,6 +78,34 @@ def pytest_configure(config):
 def pytest_unconfigure(config):
     if not _is_worker(config):
         _controller.close()
+        # Whatever a crashed worker's Gyms left behind carries this run's marker: stop it by PID.
+        if os.environ.get(RUN_MARKER):
+            sweep(os.environ[RUN_MARKER])
+
+
+def pytest_runtest_logreport(report):
+    """Controller side: a path whose worker died wrote no record; write an ERROR one saying so."""
+    if report.when not in ("call", "???") or report.passed or "test_paths.py" not in report.nodeid:
+        return
+    text = str(report.longrepr or "")
+    if "crashed" not in text:
+        return
+    path_id = report.nodeid.rsplit("[", 1)[1].rstrip("]")
+    env, mode = path_id.split(":")
+    run_dir = Path(os.environ.get("GYMGATE_RUN_DIR", ""))
+    target = run_dir / "paths" / f"{env}-{mode}.json"
+    if run_dir.name and not target.exists():
+        line = next((ln for ln in text.splitlines() if "crashed" in ln), text[:200])
+        record = {
+            "path": path_id,
+            "env": env,
+            "mode": mode,
+            "gym": {},
+            "outcome": "ERROR",
+            "reason": f"infrastructure: {line.strip()}",
+            "failures": [],
+        }
+        _write_json(target, record)
 
 
 def pytest_xdist_make_scheduler(config, log):

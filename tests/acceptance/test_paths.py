@@ -3,6 +3,8 @@ services and the RL consumer boundary, checked exactly (see gymgate.acceptance.c
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from gymgate.acceptance.path import run_path
@@ -14,7 +16,10 @@ PATHS = [(env, mode) for env in load_environments() for mode in MODES]
 
 
 @pytest.mark.parametrize(("env", "mode"), PATHS, ids=[f"{e.name}:{m}" for e, m in PATHS])
-def test_path(run_context, env, mode):
+def test_path(run_context, env, mode, request):
+    crash = os.environ.get("GYMGATE_SELFTEST_CRASH_PATH")  # fault injection for gymgate's own runner tests
+    if crash == f"{env.name}:{mode}":
+        os._exit(3)
     result = run_path(run_context, env, mode)
     if result.outcome == SKIP:
         pytest.skip(result.reason)

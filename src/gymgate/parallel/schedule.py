@@ -46,3 +46,19 @@ class EnvScheduling(LoadScopeScheduling):
                 collection = self.registered_collections[node]
                 node.send_runtest_some([collection.index(n) for n, done in work_unit.items() if not done])
                 return
+
+    def remove_node(self, node):
+        """A crashed worker's test is done (it crashed), not work to hand the next worker: xdist's LoadScope
+        would re-queue it and crash every replacement in turn. The rest of its scopes go back to the queue."""
+        workload = self.assigned_work.pop(node)
+        pending = [n for unit in workload.values() for n, done in unit.items() if not done]
+        if not pending:
+            return None
+        crashitem = pending[0]
+        for unit in workload.values():
+            if crashitem in unit:
+                unit[crashitem] = True
+        self.workqueue.update({scope: unit for scope, unit in workload.items() if not all(unit.values())})
+        for other in self.assigned_work:
+            self._reschedule(other)
+        return crashitem

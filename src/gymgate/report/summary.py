@@ -12,8 +12,24 @@ from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
 ORDER = {"FAIL": 0, "ERROR": 1, "PASS": 2, "SKIP": 3}
 
 
-def load_records(run_dir: Path) -> list[dict]:
-    return [json.loads(p.read_text()) for p in sorted((run_dir / "paths").glob("*.json"))]
+def load_records(run_dir: Path, expected: list[str] | None = None) -> list[dict]:
+    """Every path record; a path that was expected but left no record is an ERROR, never silently absent."""
+    records = [json.loads(p.read_text()) for p in sorted((run_dir / "paths").glob("*.json"))]
+    seen = {r["path"] for r in records}
+    for path in expected or []:
+        if path not in seen:
+            env, mode = path.split(":")
+            records.append(
+                {
+                    "path": path,
+                    "env": env,
+                    "mode": mode,
+                    "outcome": "ERROR",
+                    "reward": None,
+                    "reason": "infrastructure: no result record (the run was interrupted or its worker died)",
+                }
+            )
+    return records
 
 
 def verdict(records: list[dict], pytest_code: int) -> int:
@@ -25,8 +41,8 @@ def verdict(records: list[dict], pytest_code: int) -> int:
     return EXIT_OK if pytest_code == 0 else EXIT_ERROR
 
 
-def print_summary(run_dir: Path, pytest_code: int, out=sys.stdout) -> int:
-    records = sorted(load_records(run_dir), key=lambda r: (ORDER.get(r["outcome"], 9), r["path"]))
+def print_summary(run_dir: Path, pytest_code: int, expected: list[str] | None = None, out=sys.stdout) -> int:
+    records = sorted(load_records(run_dir, expected), key=lambda r: (ORDER.get(r["outcome"], 9), r["path"]))
     counts = {k: sum(1 for r in records if r["outcome"] == k) for k in ORDER}
     print("", file=out)
     print(f"{'path':<56} {'outcome':<7} {'reward':>6}  reason", file=out)

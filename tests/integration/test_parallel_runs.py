@@ -1,0 +1,98 @@
+"""Parallel runs through the real CLI: results independent of the worker count, two runs of different
+pins side by side without seeing each other, and a crashed worker contained to its own path."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gymgate.services.processes import marked_pids
+
+# Multi-turn tools (workplace), a judge (equivalence) and the self-test environment (mcqa).
+ENVS = ["mcqa", "workplace_assistant", "equivalence_llm_judge"]
+RUN_SPECIFIC = {"timings"}
+
+
+def accept(ref: str, runs: Path, *extra: str, env: dict | None = None) -> subprocess.Popen:
+    args = [sys.executable, "-m", "gymgate", "accept", "--gym-ref", ref, "--runs-dir", str(runs), *extra]
+    return subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, **(env or {})}
+    )
+
+
+def finish(proc: subprocess.Popen, runs: Path) -> tuple[int, str, Path]:
+    out, _ = proc.communicate(timeout=900)
+    (run_dir,) = runs.iterdir()
+    run_id = re.search(r"^run (\w+):", out, re.M).group(1)
+    assert marked_pids(run_id) == [], f"processes of run {run_id} outlived it"
+    return proc.returncode, out, run_dir
+
+
+def normalized(run_dir: Path) -> dict[str, dict]:
+    records = {}
+    for path in sorted((run_dir / "paths").glob("*.json")):
+        record = json.loads(path.read_text())
+        records[path.stem] = {k: v for k, v in record.items() if k not in RUN_SPECIFIC}
+    return records
+
+
+def _env_args() -> list[str]:
+    return [a for e in ENVS for a in ("--env", e)]
+
+
+def test_results_do_not_depend_on_parallelism(tmp_path):
+    serial = finish(accept("0.4.0", tmp_path / "serial", "-n", "1", *_env_args()), tmp_path / "serial")
+    parallel = finish(accept("0.4.0", tmp_path / "parallel", "-n", "2", *_env_args()), tmp_path / "parallel")
+    assert serial[0] == 0, serial[1]
+    assert parallel[0] == 0, parallel[1]
+    a, b = normalized(serial[2]), normalized(parallel[2])
+    assert len(a) == 2 * len(ENVS)
+    assert a == b
+    owners = {json.loads(p.read_text())["worker"] for p in (parallel[2] / "services").glob("*.json")}
+    assert owners == {"gw0", "gw1"}  # the environments really were spread over two workers
+
+
+def test_two_pins_side_by_side_are_isolated(tmp_path):
+    runs = {ref: accept(ref, tmp_path / ref, "-n", "1", "--env", "mcqa") for ref in ("0.4.0", "0.3.0")}
+    done = {ref: finish(proc, tmp_path / ref) for ref, proc in runs.items()}
+    gcs = set()
+    for ref, (code, out, run_dir) in done.items():
+        assert code == 0, out
+        run_id = re.search(r"^run (\w+):", out, re.M).group(1)
+        records = normalized(run_dir)
+        assert {r["gym"]["version"] for r in records.values()} == {ref}
+        (worker,) = [json.loads(p.read_text()) for p in (run_dir / "workers").glob("*.json")]
+        gcs.add(worker["gcs"])
+        assert worker["named_actors"] and all(a.startswith(f"gymgate-{run_id}-") for a in worker["named_actors"])
+    assert len(gcs) == 2  # two clusters, one per run
+
+
+@pytest.mark.parametrize("workers", ["2"])
+def test_a_crashed_worker_errors_only_its_path(tmp_path, workers):
+    proc = accept(
+        "0.4.0",
+        tmp_path,
+        "-n",
+        workers,
+        "--env",
+        "mcqa",
+        "--env",
+        "equivalence_llm_judge",
+        env={"GYMGATE_SELFTEST_CRASH_PATH": "mcqa:rejected"},
+    )
+    code, out, run_dir = finish(proc, tmp_path)
+    assert code == 1, out
+    outcomes = {k: v["outcome"] for k, v in normalized(run_dir).items()}
+    assert outcomes == {
+        "mcqa-accepted": "PASS",
+        "mcqa-rejected": "ERROR",
+        "equivalence_llm_judge-accepted": "PASS",
+        "equivalence_llm_judge-rejected": "PASS",
+    }
+    assert re.search(r"mcqa:rejected\s+ERROR\s+infrastructure: worker 'gw\d' crashed", out), out
