@@ -1,0 +1,68 @@
+"""The fan-out plan, the scheduler's scope mapping, the run summary and the live progress view."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from gymgate.catalog import load_environments
+from gymgate.parallel.plan import owned_by, plan
+from gymgate.parallel.progress import Progress
+from gymgate.parallel.schedule import env_of
+from gymgate.report.summary import load_records, verdict
+
+ENVS = [e.name for e in load_environments()]
+
+
+def test_plan_is_deterministic_total_and_balanced():
+    for workers in (1, 2, 3, 7, 16):
+        owners = plan(ENVS, workers)
+        assert owners == plan(list(ENVS), workers)
+        assert set(owners) == set(ENVS)
+        assert set(owners.values()) == {f"gw{i}" for i in range(min(workers, len(ENVS)))}
+    two = plan(ENVS, 2)
+    assert owners_count(two, "gw0") in (3, 4) and owners_count(two, "gw1") in (3, 4)
+    assert two["code_gen"] != two["workplace_assistant"]  # the two heaviest go to different workers
+    assert sorted(owned_by(ENVS, 2, "gw0") + owned_by(ENVS, 2, "gw1")) == sorted(ENVS)
+
+
+def owners_count(owners: dict[str, str], worker: str) -> int:
+    return sum(1 for w in owners.values() if w == worker)
+
+
+def test_scope_of_a_test_is_its_environment():
+    assert env_of("tests/acceptance/test_paths.py::test_path[code_gen:accepted]") == "code_gen"
+    assert env_of("tests/acceptance/test_selftest.py::test_swapped_answers") == "mcqa"
+    assert env_of("tests/other.py::test_x") == "tests/other.py::test_x"
+
+
+def _write(run_dir, sub, name, data):
+    (run_dir / sub).mkdir(parents=True, exist_ok=True)
+    (run_dir / sub / f"{name}.json").write_text(json.dumps(data))
+
+
+def test_missing_records_are_errors_and_verdicts_follow_outcomes(tmp_path):
+    _write(tmp_path, "paths", "mcqa-accepted", {"path": "mcqa:accepted", "outcome": "PASS", "reward": 1.0})
+    records = load_records(tmp_path, expected=["mcqa:accepted", "mcqa:rejected"])
+    missing = [r for r in records if r["path"] == "mcqa:rejected"]
+    assert missing[0]["outcome"] == "ERROR" and "no result record" in missing[0]["reason"]
+    assert verdict(records, pytest_code=1) == 1
+    assert verdict(records[:1], pytest_code=0) == 0
+    assert verdict([], pytest_code=0) == 2  # nothing judged
+    assert verdict([{"outcome": "SKIP"}], pytest_code=2) == 2  # pytest itself failed to run
+
+
+def test_progress_reports_each_event_once_plain_and_live(tmp_path):
+    out = io.StringIO()
+    progress = Progress(tmp_path, total_paths=2, stream=out, tty=False)
+    _write(tmp_path, "services", "mcqa", {"env": "mcqa", "status": "starting", "worker": "gw0"})
+    assert progress.poll() == ["starting mcqa (gw0)"]
+    _write(tmp_path, "services", "mcqa", {"env": "mcqa", "status": "ready", "worker": "gw0", "seconds": 31.25})
+    _write(tmp_path, "paths", "mcqa-accepted", {"path": "mcqa:accepted", "outcome": "FAIL", "reason": "[reward] x"})
+    assert progress.poll() == ["ready    mcqa (gw0) 31.2s", "FAIL     mcqa:accepted  [reward] x"]
+    assert progress.poll() == []
+    assert progress.footer().startswith("paths 1/2: 0 passed, 1 failed")
+    tty = io.StringIO()
+    with Progress(tmp_path, total_paths=2, stream=tty, tty=True, interval=0.05):
+        pass
+    assert "mcqa" in tty.getvalue() and "FAIL" in tty.getvalue()
