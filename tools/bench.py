@@ -137,56 +137,58 @@ def render_services(pin: str, data: dict, command: str) -> str:
     )
 
 
-def bench_paths(pin: str, repeats: int) -> dict:
-    keys = ("wall_s", "ray_endpoint_s", "services_ready_s", "paths_sum_s", "path_median_s", "slowest_path_s", "stop_s")
-    out: dict = {k: [] for k in keys}
-    out["slowest_path"] = []
+def bench_paths(pin: str, repeats: int, workers: list[str]) -> dict:
+    """Alternate the worker settings run by run (so drift on a noisy machine hits both alike)."""
+    out: dict = {}
     for _ in range(repeats):
-        with tempfile.TemporaryDirectory(prefix="gg-bench-runs-") as runs:
-            seconds, text, code = timed(gymgate("accept", "--gym-ref", pin, "--runs-dir", runs), dict(os.environ))
+        for n in workers:
+            runs = tempfile.mkdtemp(prefix="gg-bench-runs-")
+            peak, done = [0], threading.Event()
+            sampler = threading.Thread(target=_sample_peak, args=(runs, done, peak), daemon=True)
+            sampler.start()
+            seconds, text, code = timed(
+                gymgate("accept", "--gym-ref", pin, "-n", n), dict(os.environ, GYMGATE_RUNS=runs)
+            )
+            done.set()
+            sampler.join()
             assert code == 0, text
             (run_dir,) = Path(runs).iterdir()
-            services = json.loads((run_dir / "services.json").read_text())
+            started = (run_dir / "source.json").stat().st_mtime
             paths = [json.loads(p.read_text()) for p in (run_dir / "paths").glob("*.json")]
-            durations = {p["path"]: p["timings"]["path_s"] for p in paths}
-            slowest = max(durations, key=durations.get)
+            services = [json.loads(p.read_text()) for p in (run_dir / "services").glob("*.json")]
+            workers_ = [json.loads(p.read_text()) for p in (run_dir / "workers").glob("*.json")]
+            row = out.setdefault(n, {})
             for key, value in (
                 ("wall_s", seconds),
-                ("ray_endpoint_s", services["ray_endpoint_seconds"]),
-                ("services_ready_s", services["ready_seconds"]),
-                ("paths_sum_s", sum(durations.values())),
-                ("path_median_s", statistics.median(durations.values())),
-                ("slowest_path_s", durations[slowest]),
-                ("stop_s", services["stop_seconds"]),
+                ("first_result_s", min(p["timings"]["finished_at"] for p in paths) - started),
+                ("all_gyms_ready_s", max(s["at"] for s in services) - started),
+                ("gym_start_s_sum", sum(s["seconds"] for s in services)),
+                ("rollout_s_sum", sum(p["timings"]["path_s"] for p in paths)),
+                ("stop_s", max(w.get("stop_seconds", 0) for w in workers_)),
+                ("peak_rss_gib", peak[0] / 2**30),
             ):
-                out[key].append(value)
-            out["slowest_path"].append(slowest)
+                row.setdefault(key, []).append(round(value, 3))
+            subprocess.run(["rm", "-rf", runs], check=False)
     return out
 
 
 def render_paths(pin: str, data: dict, command: str) -> str:
-    p = data["paths"]
-    rows = [
-        ("`gymgate accept` wall time (14 paths, one worker)", p["wall_s"], "s"),
-        ("stage: Ray cluster + model endpoint up", p["ray_endpoint_s"], "s"),
-        ("stage: all seven Gym environments ready (includes the above)", p["services_ready_s"], "s"),
-        ("stage: fourteen rollouts + postprocess + checks (sum)", p["paths_sum_s"], "s"),
-        ("one path, median", p["path_median_s"], "s"),
-        ("slowest path", p["slowest_path_s"], "s"),
-        ("stage: stop every Gym actor", p["stop_s"], "s"),
+    runs = data["paths"]
+    labels = [
+        ("wall_s", "`gymgate accept` wall time, fourteen paths", "s"),
+        ("first_result_s", "time to the first path result", "s"),
+        ("all_gyms_ready_s", "time until the last Gym is ready", "s"),
+        ("gym_start_s_sum", "Gym start-up, summed over environments", "s"),
+        ("rollout_s_sum", "rollouts + postprocess + checks, summed over paths", "s"),
+        ("stop_s", "stop (slowest worker)", "s"),
+        ("peak_rss_gib", "peak RSS of the run's processes", "GiB"),
     ]
-    share = median(p["services_ready_s"]) / max(median(p["wall_s"]), 1e-3)
-    return table(
-        f"paths:{pin}",
-        f"The fourteen paths, nemo-gym {pin}",
-        data,
-        command,
-        rows,
-        [
-            f"Slowest path: {', '.join(sorted(set(p['slowest_path'])))}. Starting Gym is {share:.0%} of the "
-            "wall time: the rollouts themselves are cheap, server start-up imports dominate."
-        ],
-    )
+    rows = [(f"{label} (-n {n})", runs[n][key], unit) for key, label, unit in labels for n in runs]
+    notes = []
+    if "1" in runs and "auto" in runs:
+        ratio = median(runs["1"]["wall_s"]) / max(median(runs["auto"]["wall_s"]), 1e-3)
+        notes.append(f"Speed-up of -n auto over -n 1: {ratio:.2f}× (median wall times).")
+    return table(f"paths:{pin}", f"The fourteen paths, nemo-gym {pin}", data, command, rows, notes)
 
 
 def main() -> int:
@@ -194,6 +196,7 @@ def main() -> int:
     parser.add_argument("what", choices=("services", "paths"))
     parser.add_argument("--pin", default="0.4.0")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--workers", default="1,auto", help="paths: comma-separated -n settings to compare")
     args = parser.parse_args()
     data = {
         "pin": args.pin,
@@ -206,7 +209,7 @@ def main() -> int:
         data["env"], data["up"] = bench_env(args.pin, args.repeats), bench_up(args.pin, args.repeats)
         section = render_services(args.pin, data, command)
     else:
-        data["paths"] = bench_paths(args.pin, args.repeats)
+        data["paths"] = bench_paths(args.pin, args.repeats, args.workers.split(","))
         section = render_paths(args.pin, data, command)
     (DOCS / "benchmarks").mkdir(parents=True, exist_ok=True)
     (DOCS / "benchmarks" / f"{args.what}-{args.pin}.json").write_text(json.dumps(data, indent=2) + "\n")

@@ -51,6 +51,7 @@ def run_path(
         _run(ctx, env, mode, result, script)
     finally:
         result.timings["path_s"] = round(time.monotonic() - began, 3)
+        result.timings["finished_at"] = round(time.time(), 3)
         result.finish()
         result.write(records or ctx.run_dir / "paths")
     return result
