@@ -101,7 +101,6 @@ class GymActor:
         import queue
         import time
 
-        from gymgate.consumer.errors import RolloutDataFailure
         from gymgate.consumer.postprocess import postprocess_result
 
         if self.rh is None:
@@ -138,10 +137,7 @@ class GymActor:
             if status == "error":
                 first_error = first_error or _typed_failure(payload)
                 continue
-            try:
-                processed = postprocess_result(payload, self.tokenizer)
-            except RolloutDataFailure:
-                raise
+            processed = postprocess_result(payload, self.tokenizer)  # typed errors travel to the driver as-is
             timing = {"timing/rollout/await_results": time.monotonic() - began}
             yield row["_rowidx"], processed, timing
         if first_error is not None:
