@@ -28,7 +28,9 @@ def accept(ref: str, runs: Path, *extra: str, env: dict | None = None) -> subpro
 
 def finish(proc: subprocess.Popen, runs: Path) -> tuple[int, str, Path]:
     out, _ = proc.communicate(timeout=900)
-    (run_dir,) = runs.iterdir()
+    dirs = list(runs.iterdir()) if runs.exists() else []
+    assert len(dirs) == 1, f"expected one run folder in {runs}:\n{out}"
+    (run_dir,) = dirs
     run_id = re.search(r"^run (\w+):", out, re.M).group(1)
     assert marked_pids(run_id) == [], f"processes of run {run_id} outlived it"
     return proc.returncode, out, run_dir

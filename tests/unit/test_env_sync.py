@@ -42,7 +42,13 @@ def test_key_changes_with_every_input(tmp_path):
     assert sync.env_key(project, _source(), INTERP) != base
 
 
-def test_concurrent_callers_build_once_and_later_calls_install_nothing(tmp_path, cache, monkeypatch):
+@pytest.fixture
+def fake_lock(monkeypatch):
+    """These tests use a placeholder uv.lock: skip uv's own check of it (tested with real uv below)."""
+    monkeypatch.setattr(sync, "check_lock", lambda *args: None)
+
+
+def test_concurrent_callers_build_once_and_later_calls_install_nothing(tmp_path, cache, monkeypatch, fake_lock):
     project = _project(tmp_path)
     calls = []
 
@@ -68,7 +74,7 @@ def test_concurrent_callers_build_once_and_later_calls_install_nothing(tmp_path,
     assert len(calls) == 1
 
 
-def test_half_built_environment_is_rebuilt_from_scratch(tmp_path, cache, monkeypatch):
+def test_half_built_environment_is_rebuilt_from_scratch(tmp_path, cache, monkeypatch, fake_lock):
     project = _project(tmp_path)
     key = sync.env_key(project, _source(), INTERP)
     half = cache / "envs" / key
@@ -87,7 +93,7 @@ def test_half_built_environment_is_rebuilt_from_scratch(tmp_path, cache, monkeyp
     assert (half / sync.MARK).is_file()
 
 
-def test_failed_sync_leaves_no_directory_and_no_mark(tmp_path, cache, monkeypatch):
+def test_failed_sync_leaves_no_directory_and_no_mark(tmp_path, cache, monkeypatch, fake_lock):
     project = _project(tmp_path)
 
     def failing_sync(project, path, interp, source):
@@ -124,3 +130,24 @@ def test_stale_lock_fails_loudly_with_the_fixing_command(tmp_path, cache):
     assert "is stale for its pyproject.toml" in str(info.value)
     assert "delete it and run again" in str(info.value)
     assert not any((cache / "envs").glob("*/" + sync.MARK))
+
+
+def test_stale_lock_is_caught_even_when_the_environment_is_cached(tmp_path, cache, monkeypatch):
+    project = tmp_path / "proj"
+    project.mkdir()
+    text = '[project]\nname = "p"\nversion = "0"\nrequires-python = ">=3.11"\ndependencies = []\n[tool.uv]\npackage = false\n'
+    (project / "pyproject.toml").write_text(text)
+    subprocess.run(
+        ["uv", "lock", "--project", str(project), "--python", sys.executable, "--offline"],
+        check=True,
+        capture_output=True,
+        env=uv_env(),
+    )
+    monkeypatch.setattr(sync, "_sync", lambda project, path, interp, source: path.mkdir(parents=True))
+    assert sync.ensure_env(project, _source(), INTERP).built
+    assert not sync.ensure_env(project, _source(), INTERP).built  # cached and fresh: reused
+    # The project changes (say, gymgate gains a dependency) while the lock and the cached env stay put.
+    (project / "pyproject.toml").write_text(text.replace("dependencies = []", 'dependencies = ["packaging"]'))
+    (project / "pyproject.toml").touch()
+    with pytest.raises(StaleLockError, match="is stale"):
+        sync.ensure_env(project, _source(), INTERP)

@@ -60,8 +60,26 @@ def env_key(project: Path, source: GymSource, interp: Interpreter) -> str:
     return digest.hexdigest()[:20]
 
 
+def check_lock(project: Path, source: GymSource, interp: Interpreter) -> None:
+    """The lock must still match its project (nemo-gym, the extras, gymgate's own dependencies): checked on
+    every run, also when the environment is reused, so a stale lock never hides behind a cached env (~70 ms)."""
+    result = subprocess.run(
+        ["uv", "lock", "--check", "--project", str(project), "--python", str(interp.path)],
+        env=uv_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        fix = f"nox -s lock -- {source.name}" if source.pinned else "delete it and run again"
+        raise StaleLockError(
+            f"{project / 'uv.lock'} is stale for its pyproject.toml; fix with `{fix}`.\n{result.stderr.strip()[-1500:]}"
+        )
+
+
 def ensure_env(project: Path, source: GymSource, interp: Interpreter) -> SyncedEnv:
     check_artifact(project, source)
+    check_lock(project, source, interp)
     key = env_key(project, source, interp)
     root = cache_dir() / "envs"
     root.mkdir(parents=True, exist_ok=True)
