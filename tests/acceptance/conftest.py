@@ -84,28 +84,34 @@ def pytest_unconfigure(config):
 
 
 def pytest_runtest_logreport(report):
-    """Controller side: a path whose worker died wrote no record; write an ERROR one saying so."""
-    if report.when not in ("call", "???") or report.passed or "test_paths.py" not in report.nodeid:
+    """Controller side: a path that failed outside run_path (its worker died, or the session fixture could not
+    start) wrote no record; write an ERROR record with the cause, so no path is ever silently absent."""
+    if report.passed or report.skipped or "test_paths.py" not in report.nodeid or "[" not in report.nodeid:
         return
-    text = str(report.longrepr or "")
-    if "crashed" not in text:
-        return
+    if report.when == "call" and "crashed" not in str(report.longrepr or ""):
+        return  # run_path wrote the record itself
     path_id = report.nodeid.rsplit("[", 1)[1].rstrip("]")
     env, mode = path_id.split(":")
     run_dir = Path(os.environ.get("GYMGATE_RUN_DIR", ""))
     target = run_dir / "paths" / f"{env}-{mode}.json"
-    if run_dir.name and not target.exists():
-        line = next((ln for ln in text.splitlines() if "crashed" in ln), text[:200])
-        record = {
+    if not run_dir.name or target.exists():
+        return
+    lines = [ln.strip() for ln in str(report.longrepr or "").splitlines() if ln.strip()]
+    cause = next((ln for ln in lines if "crashed" in ln), None) or next(
+        (ln for ln in reversed(lines) if ln.startswith("E ")), lines[-1] if lines else "unknown"
+    )
+    _write_json(
+        target,
+        {
             "path": path_id,
             "env": env,
             "mode": mode,
             "gym": {},
             "outcome": "ERROR",
-            "reason": f"infrastructure: {line.strip()}",
+            "reason": f"infrastructure ({report.when}): {cause}",
             "failures": [],
-        }
-        _write_json(target, record)
+        },
+    )
 
 
 def pytest_xdist_make_scheduler(config, log):

@@ -96,5 +96,5 @@ def test_a_crashed_worker_errors_only_its_path(tmp_path, workers):
         "mcqa-rejected": "ERROR",
         "equivalence_llm_judge-accepted": "PASS",
         "equivalence_llm_judge-rejected": "PASS",
-    }
+    }, out + (run_dir / "pytest.log").read_text()[-4000:]
     assert re.search(r"mcqa:rejected\s+ERROR\s+infrastructure: worker 'gw\d' crashed", out), out

@@ -7,7 +7,7 @@ as it comes up. Environments are dealt heaviest first (start-up cost), so worker
 
 from __future__ import annotations
 
-# Relative start-up + rollout cost; unknown environments count 1.0. Ties keep catalog order.
+# Relative start-up + rollout cost; unknown environments count 1.0.
 WEIGHTS = {
     "code_gen": 1.6,
     "workplace_assistant": 1.3,
@@ -25,7 +25,8 @@ def plan(envs: list[str], workers: int) -> dict[str, str]:
     live = max(1, min(workers, len(envs)))
     load = dict.fromkeys(worker_ids(live), 0.0)
     owner: dict[str, str] = {}
-    for env in sorted(envs, key=lambda e: (-WEIGHTS.get(e, 1.0), envs.index(e))):
+    # Canonical order (weight, then name): the scheduler and every worker must agree whatever order they list in.
+    for env in sorted(set(envs), key=lambda e: (-WEIGHTS.get(e, 1.0), e)):
         worker = min(load, key=lambda w: (load[w], w))
         owner[env] = worker
         load[worker] += WEIGHTS.get(env, 1.0)
