@@ -96,6 +96,7 @@ def pytest_runtest_logreport(report):
     target = run_dir / "paths" / f"{env}-{mode}.json"
     if not run_dir.name or target.exists():
         return
+    stage = "" if report.when in ("call", "???") else f" ({report.when})"  # "???" is xdist's crash report
     lines = [ln.strip() for ln in str(report.longrepr or "").splitlines() if ln.strip()]
     cause = next((ln for ln in lines if "crashed" in ln), None) or next(
         (ln for ln in reversed(lines) if ln.startswith("E ")), lines[-1] if lines else "unknown"
@@ -108,7 +109,7 @@ def pytest_runtest_logreport(report):
             "mode": mode,
             "gym": {},
             "outcome": "ERROR",
-            "reason": f"infrastructure ({report.when}): {cause}",
+            "reason": f"infrastructure{stage}: {cause}",
             "failures": [],
         },
     )
