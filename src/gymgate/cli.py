@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 from gymgate.errors import EXIT_ERROR, EXIT_OK, GymgateError, UsageError
@@ -68,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"gymgate: error: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
-        print("gymgate: interrupted", file=sys.stderr)
+        print("gymgate: interrupted; every process the run started has been stopped", file=sys.stderr)
         return EXIT_ERROR
 
 
@@ -145,7 +146,7 @@ def cmd_accept(args) -> int:
     from gymgate.parallel.progress import Progress
     from gymgate.paths import repo_root
     from gymgate.report.summary import print_summary
-    from gymgate.runner import run_in_env
+    from gymgate.runner import run_in_env, write_json_atomic
 
     env, run_id, run_dir, common = _new_run(args)
     child = [
@@ -169,8 +170,11 @@ def cmd_accept(args) -> int:
     log = run_dir / "pytest.log"
     print(f"workers: {args.workers}; pytest output: {log}", flush=True)
     expected = [f"{e.name}:{mode}" for e in load_environments(args.envs) for mode in ("accepted", "rejected")]
+    mark = {"run_id": run_id, "complete": False, "started": time.time()}
+    write_json_atomic(run_dir / "run.json", mark)  # an interrupted run stays marked incomplete
     with Progress(run_dir, total_paths=len(expected)):
         code = run_in_env(env, child, run_id, cwd=repo_root(), log=log)
+    write_json_atomic(run_dir / "run.json", {**mark, "complete": True, "pytest_exit": code, "finished": time.time()})
     if code not in (0, 1):
         tail = log.read_text(errors="replace").splitlines()[-25:]
         print("\n".join(["", f"pytest exited {code}; last lines of {log}:", *tail]), file=sys.stderr)

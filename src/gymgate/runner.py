@@ -7,6 +7,7 @@ it ends, for whatever reason, the harness sweeps any process still carrying that
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import re
 import secrets
@@ -37,6 +38,13 @@ def new_run_dir(label: str, run_id: str, base: Path | None = None) -> Path:
     return path
 
 
+def write_json_atomic(path: Path, data: dict) -> None:
+    """Write to a temporary name and rename: a reader never sees half a file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=2, default=str))
+    os.replace(tmp, path)
+
+
 def child_environment(env: SyncedEnv, run_id: str) -> dict[str, str]:
     child = dict(os.environ)
     child.update(RUN_ENVIRONMENT)
@@ -49,7 +57,7 @@ def child_environment(env: SyncedEnv, run_id: str) -> dict[str, str]:
 
 def run_in_env(env: SyncedEnv, args: list[str], run_id: str, cwd: Path | None = None, log: Path | None = None) -> int:
     """Run `<env python> args...` (output to `log` if given); survive Ctrl-C while the child cleans up;
-    sweep whatever remains."""
+    sweep whatever remains. After an interrupt it re-raises KeyboardInterrupt once everything is stopped."""
     out = log.open("ab") if log else None
     proc = subprocess.Popen(
         [str(env.python), *args],
@@ -62,8 +70,13 @@ def run_in_env(env: SyncedEnv, args: list[str], run_id: str, cwd: Path | None = 
     try:
         while True:
             try:
-                return proc.wait()
+                code = proc.wait()
+                if interrupts:
+                    raise KeyboardInterrupt  # the run was cut short: never report it as judged
+                return code
             except KeyboardInterrupt:
+                if proc.poll() is not None:
+                    raise
                 # The child got the same SIGINT and is stopping its services; escalate only if asked again.
                 interrupts += 1
                 if interrupts == 1:

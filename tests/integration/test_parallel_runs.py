@@ -98,3 +98,50 @@ def test_a_crashed_worker_errors_only_its_path(tmp_path, workers):
         "equivalence_llm_judge-rejected": "PASS",
     }, out + (run_dir / "pytest.log").read_text()[-4000:]
     assert re.search(r"mcqa:rejected\s+ERROR\s+infrastructure: worker 'gw\d' crashed", out), out
+
+
+def test_ctrl_c_stops_everything_and_marks_the_run_incomplete(tmp_path):
+    """A terminal's Ctrl-C reaches the whole foreground process group: emulate it mid start-up."""
+    import signal
+    import time
+
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gymgate",
+            "accept",
+            "--gym-ref",
+            "0.4.0",
+            "--runs-dir",
+            str(tmp_path),
+            "-n",
+            "2",
+            "--env",
+            "mcqa",
+            "--env",
+            "equivalence_llm_judge",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    lines = []
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        lines.append(line)
+        if "starting" in line:
+            break
+    time.sleep(8)  # Gym servers are being spawned now
+    run_id = re.search(r"^run (\w+):", "".join(lines), re.M).group(1)
+    assert len(marked_pids(run_id)) > 5
+    os.killpg(proc.pid, signal.SIGINT)
+    out, _ = proc.communicate(timeout=180)
+    output = "".join(lines) + out
+    assert proc.returncode == 2, output
+    assert "interrupted; every process the run started has been stopped" in output
+    assert marked_pids(run_id) == []
+    (run_dir,) = tmp_path.iterdir()
+    assert json.loads((run_dir / "run.json").read_text())["complete"] is False

@@ -44,3 +44,17 @@ def test_discovery_finds_the_running_interpreter_and_skips_shims():
     assert running in {i.version for i in found}
     assert all("shims" not in i.path.parts for i in found)
     assert [i.version for i in found] == sorted({i.version for i in found}, key=lambda v: tuple(map(int, v.split("."))))
+
+
+def test_probe_answers_are_cached_by_path_size_and_mtime(cache, monkeypatch):
+    import subprocess
+
+    from gymgate.envs import python as py
+
+    first = py.discover(include_uv=False)
+    calls = []
+    real_run = subprocess.run
+    monkeypatch.setattr(py.subprocess, "run", lambda *a, **k: calls.append(a) or real_run(*a, **k))
+    assert py.discover(include_uv=False) == first
+    assert calls == []  # nothing re-probed
+    assert (cache / "interpreters.json").is_file()

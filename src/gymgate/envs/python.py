@@ -12,12 +12,15 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from gymgate.errors import InfraError
+from gymgate.paths import cache_dir
 
+PROBE_CACHE = "interpreters.json"
 PROBE = "import json, sys, platform; print(json.dumps([platform.python_version(), platform.python_implementation()]))"
 
 
@@ -67,25 +70,62 @@ def _uv_candidates() -> list[Path]:
         return []
 
 
-def probe(path: Path) -> Interpreter | None:
+def probe(path: Path, known: dict[str, Any] | None = None) -> Interpreter | None:
+    """Ask the interpreter its version; `known` caches answers by (real path, size, mtime)."""
     try:
-        out = subprocess.run([str(path), "-c", PROBE], capture_output=True, text=True, timeout=20, check=False)
-        version, implementation = json.loads(out.stdout)
-    except (OSError, subprocess.TimeoutExpired, ValueError):
+        real = path.resolve()
+        stat = real.stat()
+    except OSError:
         return None
+    key = f"{real}|{stat.st_size}|{stat.st_mtime_ns}"
+    if known is not None and key in known:
+        version, implementation = known[key]
+    else:
+        try:
+            out = subprocess.run([str(path), "-c", PROBE], capture_output=True, text=True, timeout=20, check=False)
+            version, implementation = json.loads(out.stdout)
+        except (OSError, subprocess.TimeoutExpired, ValueError):
+            return None
+        if known is not None:
+            known[key] = [version, implementation]
     return Interpreter(path=path, version=version, implementation=implementation)
 
 
-def discover() -> list[Interpreter]:
+def _load_known() -> dict[str, Any]:
+    try:
+        return json.loads((cache_dir() / PROBE_CACHE).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _save_known(known: dict[str, Any]) -> None:
+    target = cache_dir() / PROBE_CACHE
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.{os.getpid()}")
+        tmp.write_text(json.dumps(known))
+        os.replace(tmp, target)
+    except OSError:
+        pass  # a cache that cannot be written only costs time
+
+
+def discover(include_uv: bool = True) -> list[Interpreter]:
     """Every working CPython found, one per real executable, ordered by version."""
     seen: dict[Path, Interpreter] = {}
-    for candidate in _pyenv_candidates() + _path_candidates() + _uv_candidates():
+    known = _load_known()
+    for candidate in _pyenv_candidates() + _path_candidates():
         real = candidate.resolve()
         if real in seen:
             continue
-        interp = probe(candidate)
+        interp = probe(candidate, known)
         if interp and interp.implementation == "CPython":
             seen[real] = interp
+    if include_uv:
+        for candidate in _uv_candidates():
+            interp = probe(candidate, known)
+            if interp and interp.implementation == "CPython":
+                seen.setdefault(candidate.resolve(), interp)
+    _save_known(known)
     by_version: dict[str, Interpreter] = {}
     for interp in seen.values():
         by_version.setdefault(interp.version, interp)
@@ -98,10 +138,12 @@ def select(requires_python: str, what: str, found: list[Interpreter] | None = No
         spec = SpecifierSet(requires_python or "")
     except InvalidSpecifier as exc:
         raise InfraError(f"{what} declares an invalid requires-python {requires_python!r}: {exc}") from exc
-    found = discover() if found is None else found
-    for interp in found:
-        if Version(interp.version) in spec:
-            return interp
+    for candidates in [found] if found is not None else [discover(include_uv=False), discover()]:
+        # uv's own discovery costs a subprocess: it is asked only when PATH and pyenv have no match.
+        for interp in candidates:
+            if Version(interp.version) in spec:
+                return interp
+        found = candidates
     have = ", ".join(i.describe() for i in found) or "none"
     raise InfraError(
         f"{what} requires Python {requires_python}, and no interpreter on this machine satisfies it "
