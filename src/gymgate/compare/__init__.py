@@ -1,0 +1,1 @@
+"""Where comparison happens: a baseline run and a candidate run reduced to one category per path."""
