@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -58,6 +59,10 @@ def build_parser() -> argparse.ArgumentParser:
         type=_workers,
         help="pytest-xdist workers: auto (one per core), N, or 0 for none (default: auto)",
     )
+    p = sub.add_parser("compare", help="compare two stored runs (nothing is run)")
+    p.add_argument("baseline", type=Path, help="the baseline run folder")
+    p.add_argument("candidate", type=Path, help="the candidate run folder")
+    p.add_argument("--out", type=Path, help="where report.md goes (default: inside the candidate run)")
     return parser
 
 
@@ -121,6 +126,11 @@ def _new_run(args):
     run_id = new_run_id()
     run_dir = new_run_dir(source.name, run_id, args.runs_dir)
     (run_dir / "source.json").write_text(json.dumps(source.to_json(), indent=2))
+    # The lock travels with the run, so two stored runs can be compared without their checkouts.
+    shutil.copyfile(env.project / "uv.lock", run_dir / "uv.lock")
+    (run_dir / "environment.json").write_text(
+        json.dumps({"key": env.key, "python": env.interpreter.version, "project": str(env.project)}, indent=2)
+    )
     print(f"run {run_id}: {run_dir}", flush=True)
     common = ["--run-dir", str(run_dir), "--spinup-timeout", str(args.spinup_timeout)]
     for name in args.envs or []:
@@ -181,4 +191,24 @@ def cmd_accept(args) -> int:
     return print_summary(run_dir, pytest_code=code, expected=expected)
 
 
-COMMANDS = {"resolve": cmd_resolve, "env": cmd_env, "lock": cmd_lock, "up": cmd_up, "accept": cmd_accept}
+def cmd_compare(args) -> int:
+    from gymgate.compare.runs import compare_runs
+    from gymgate.report.markdown import render_markdown
+
+    comparison = compare_runs(args.baseline, args.candidate)
+    text = render_markdown(comparison)
+    out = args.out or args.candidate / "report.md"
+    out.write_text(text)
+    print(text)
+    print(f"report: {out}")
+    return comparison.exit_code
+
+
+COMMANDS = {
+    "resolve": cmd_resolve,
+    "env": cmd_env,
+    "lock": cmd_lock,
+    "up": cmd_up,
+    "accept": cmd_accept,
+    "compare": cmd_compare,
+}
