@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import time
@@ -53,6 +54,12 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--spinup-timeout", type=float, default=600.0, help="seconds one Gym may take to start")
     p.add_argument("--selftest", action="store_true", help="also run gymgate's own negative tests on the real paths")
     p.add_argument(
+        "--paths",
+        action="append",
+        metavar="ENV:MODE|@FILE",
+        help="only these paths (repeatable; @retry.txt reads one per line)",
+    )
+    p.add_argument(
         "-n",
         "--workers",
         default="auto",
@@ -62,7 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("compare", help="compare two stored runs (nothing is run)")
     p.add_argument("baseline", type=Path, help="the baseline run folder")
     p.add_argument("candidate", type=Path, help="the candidate run folder")
-    p.add_argument("--out", type=Path, help="where report.md goes (default: inside the candidate run)")
+    p.add_argument(
+        "--out",
+        type=Path,
+        help="folder for report.md, report.html, results.json, junit.xml, retry.txt (default: the candidate run)",
+    )
     return parser
 
 
@@ -151,6 +162,24 @@ def cmd_up(args) -> int:
     return code
 
 
+def _read_paths(values: list[str], known: list[str]) -> set[str]:
+    """`--paths` values: path ids, comma lists, or @file with one id per line (a retry.txt)."""
+    wanted: set[str] = set()
+    for value in values:
+        if value.startswith("@"):
+            try:
+                items = Path(value[1:]).read_text().split()
+            except OSError as exc:
+                raise UsageError(f"cannot read {value[1:]}: {exc}") from exc
+        else:
+            items = value.split(",")
+        wanted.update(i.strip() for i in items if i.strip())
+    unknown = sorted(wanted - set(known))
+    if unknown:
+        raise UsageError(f"unknown path(s) {', '.join(unknown)}; paths look like mcqa:accepted")
+    return wanted
+
+
 def cmd_accept(args) -> int:
     from gymgate.catalog import load_environments
     from gymgate.parallel.progress import Progress
@@ -158,6 +187,10 @@ def cmd_accept(args) -> int:
     from gymgate.report.summary import print_summary
     from gymgate.runner import run_in_env, write_json_atomic
 
+    expected = [f"{e.name}:{mode}" for e in load_environments(args.envs) for mode in ("accepted", "rejected")]
+    if args.paths:  # validated before anything is built
+        wanted = _read_paths(args.paths, expected)
+        expected = [p for p in expected if p in wanted]
     env, run_id, run_dir, common = _new_run(args)
     child = [
         "-m",
@@ -179,7 +212,8 @@ def cmd_accept(args) -> int:
         child += ["-m", "not selftest"]
     log = run_dir / "pytest.log"
     print(f"workers: {args.workers}; pytest output: {log}", flush=True)
-    expected = [f"{e.name}:{mode}" for e in load_environments(args.envs) for mode in ("accepted", "rejected")]
+    if args.paths:
+        child += [a for p in expected for a in ("--path", p)]
     mark = {"run_id": run_id, "complete": False, "started": time.time()}
     write_json_atomic(run_dir / "run.json", mark)  # an interrupted run stays marked incomplete
     with Progress(run_dir, total_paths=len(expected)):
@@ -194,13 +228,24 @@ def cmd_accept(args) -> int:
 def cmd_compare(args) -> int:
     from gymgate.compare.runs import compare_runs
     from gymgate.report.markdown import render_markdown
+    from gymgate.report.outputs import write_html, write_junit, write_results, write_retry
 
     comparison = compare_runs(args.baseline, args.candidate)
     text = render_markdown(comparison)
-    out = args.out or args.candidate / "report.md"
-    out.write_text(text)
+    out_dir = args.out or args.candidate
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = [out_dir / "report.md"]
+    tmp = out_dir / f".report.md.{os.getpid()}"
+    tmp.write_text(text)
+    os.replace(tmp, written[0])
+    written += [
+        write_results(comparison, out_dir),
+        write_junit(comparison, out_dir),
+        write_retry(comparison, out_dir),
+        write_html(comparison, text, out_dir),
+    ]
     print(text)
-    print(f"report: {out}")
+    print("written: " + ", ".join(str(p) for p in written))
     return comparison.exit_code
 
 

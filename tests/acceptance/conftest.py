@@ -45,6 +45,7 @@ def pytest_addoption(parser):
     parser.addoption("--gym-source", help="JSON file describing the resolved Gym ref (provenance)")
     parser.addoption("--env", action="append", dest="envs", help="only this environment's paths (repeatable)")
     parser.addoption("--spinup-timeout", type=float, default=600.0, help="seconds one Gym may take to start")
+    parser.addoption("--path", action="append", dest="paths", help="only this path id, e.g. mcqa:accepted")
 
 
 def _is_worker(config) -> bool:
@@ -62,7 +63,10 @@ def run_dir_of(config) -> Path:
 
 
 def selected_environments(config):
-    return load_environments(config.getoption("envs"))
+    """--env, narrowed by --path: a Gym is started only if one of its paths will run."""
+    envs = load_environments(config.getoption("envs"))
+    paths = config.getoption("paths")
+    return [e for e in envs if e.name in {p.split(":")[0] for p in paths}] if paths else envs
 
 
 def pytest_configure(config):
@@ -123,10 +127,13 @@ def pytest_xdist_make_scheduler(config, log):
 
 def pytest_collection_modifyitems(config, items):
     names = {e.name for e in selected_environments(config)}
+    paths = set(config.getoption("paths") or [])
     keep, drop = [], []
     for item in items:
-        env = getattr(getattr(item, "callspec", None), "params", {}).get("env")
-        (keep if env is None or env.name in names else drop).append(item)
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        env, mode = params.get("env"), params.get("mode")
+        wanted = env is None or (env.name in names and (not paths or f"{env.name}:{mode}" in paths))
+        (keep if wanted else drop).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep

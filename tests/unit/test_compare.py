@@ -104,3 +104,44 @@ def test_interrupted_or_foreign_folders_are_refused(tmp_path):
     with pytest.raises(UsageError, match="not a gymgate run folder"):
         compare_runs(base, tmp_path / "c")
     assert main(["compare", str(base), str(tmp_path / "c")]) == 2
+
+
+def test_outputs_results_junit_retry_and_html(tmp_path):
+    from junitparser import JUnitXml
+
+    from gymgate.report.outputs import write_html, write_junit, write_results, write_retry
+
+    base = _run(tmp_path, "a", "0.3.0", [_record("mcqa:accepted", "PASS"), _record("mcqa:rejected", "PASS")])
+    cand = _run(
+        tmp_path,
+        "b",
+        "0.4.0",
+        [
+            _record("mcqa:accepted", "FAIL", reason="[reward] r"),
+            _record("mcqa:rejected", "ERROR", reason="infrastructure: x"),
+        ],
+    )
+    comparison = compare_runs(base, cand)
+    out = tmp_path / "out"
+    out.mkdir()
+    results = json.loads(write_results(comparison, out).read_text())
+    assert results["exit_code"] == 1
+    assert results["provenance"]["baseline"]["version"] == "0.3.0"
+    assert len(results["provenance"]["candidate"]["lock_sha256"]) == 64
+    assert [p["category"] for p in results["paths"]] == ["regressed", "spurious-regressed"]
+    suites = list(JUnitXml.fromfile(str(write_junit(comparison, out))))
+    assert [(s.name, s.tests, s.failures, s.errors) for s in suites] == [
+        ("baseline 0.3.0", 2, 0, 0),
+        ("candidate 0.4.0", 2, 1, 1),
+    ]
+    assert write_retry(comparison, out).read_text() == "mcqa:accepted\nmcqa:rejected\n"
+    page = write_html(comparison, render_markdown(comparison), out).read_text()
+    assert "<h1>1 regressed, 0 broken</h1>" in page and "<tr class='regressed'>" in page
+
+
+def test_paths_option_validates_ids(tmp_path, capsys, cache):
+    retry = tmp_path / "retry.txt"
+    retry.write_text("mcqa:accepted\nnope:accepted\n")
+    assert main(["accept", "--gym-ref", "0.4.0", "--paths", f"@{retry}", "--runs-dir", str(tmp_path / "runs")]) == 2
+    assert "unknown path(s) nope:accepted" in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists() and not (cache / "envs").exists()  # refused before anything was built

@@ -1,0 +1,134 @@
+"""The machine-readable outputs of a comparison, each written atomically into the candidate run:
+results.json (every record plus provenance), junit.xml (one test case per path and ref), retry.txt (the
+paths worth rerunning, accepted back by `--paths @retry.txt`) and report.html (self-contained page)."""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import os
+import platform
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite
+
+from gymgate import __version__
+from gymgate.compare.categories import BROKEN_CATEGORY, FLAKY, REGRESSED, SPURIOUS_REGRESSED
+from gymgate.compare.lockdiff import packages
+from gymgate.compare.runs import Comparison
+
+RETRY_CATEGORIES = (REGRESSED, SPURIOUS_REGRESSED, FLAKY, BROKEN_CATEGORY)
+
+
+def _atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _run_provenance(info: dict[str, Any]) -> dict[str, Any]:
+    run = Path(info["dir"])
+    lock = run / "uv.lock"
+    found = packages(lock) if lock.is_file() else {}
+    env = json.loads((run / "environment.json").read_text()) if (run / "environment.json").is_file() else {}
+    mark = json.loads((run / "run.json").read_text()) if (run / "run.json").is_file() else {}
+    return {
+        "ref": info.get("name"),
+        "kind": info.get("kind"),
+        "version": info.get("version"),
+        "artifact_digest": info.get("digest"),
+        "commit": info.get("commit"),
+        "run_dir": str(run),
+        "lock_sha256": hashlib.sha256(lock.read_bytes()).hexdigest() if lock.is_file() else None,
+        "python": env.get("python"),
+        "ray": found.get("ray"),
+        "environment_key": env.get("key"),
+        "started": mark.get("started"),
+        "finished": mark.get("finished"),
+    }
+
+
+def _records(run_dir: str) -> dict[str, dict]:
+    return {json.loads(p.read_text())["path"]: json.loads(p.read_text()) for p in Path(run_dir, "paths").glob("*.json")}
+
+
+def write_results(comparison: Comparison, directory: Path) -> Path:
+    base, cand = _records(comparison.baseline["dir"]), _records(comparison.candidate["dir"])
+    data = {
+        "verdict": comparison.verdict,
+        "exit_code": comparison.exit_code,
+        "provenance": {
+            "baseline": _run_provenance(comparison.baseline),
+            "candidate": _run_provenance(comparison.candidate),
+            "harness": __version__,
+            "host": socket.gethostname(),
+            "platform": platform.platform(),
+            "compared_at": time.time(),
+        },
+        "paths": [
+            {
+                "path": p.path,
+                "category": p.category,
+                "baseline": base.get(p.path),
+                "candidate": cand.get(p.path),
+                "changed": {k: list(v) for k, v in p.changed.items()},
+            }
+            for p in comparison.paths
+        ],
+    }
+    target = directory / "results.json"
+    _atomic(target, json.dumps(data, indent=2, default=str))
+    return target
+
+
+def write_junit(comparison: Comparison, directory: Path) -> Path:
+    xml = JUnitXml(name="gymgate")
+    for side, info in (("baseline", comparison.baseline), ("candidate", comparison.candidate)):
+        suite = TestSuite(f"{side} {info.get('name')}")
+        for name, record in sorted(_records(info["dir"]).items()):
+            case = TestCase(name, classname=f"gymgate.{side}.{info.get('name')}")
+            reason = (record.get("reason") or "").splitlines()[0][:500] if record.get("reason") else ""
+            if record["outcome"] == "FAIL":
+                case.result = [Failure(reason)]
+            elif record["outcome"] == "ERROR":
+                case.result = [Error(reason)]
+            elif record["outcome"] == "SKIP":
+                case.result = [Skipped(reason)]
+            suite.add_testcase(case)
+        xml.add_testsuite(suite)
+    target = directory / "junit.xml"
+    tmp = target.with_name(f".junit.{os.getpid()}.xml")
+    xml.write(str(tmp))
+    os.replace(tmp, target)
+    return target
+
+
+def write_retry(comparison: Comparison, directory: Path) -> Path:
+    lines = [p.path for p in comparison.paths if p.category in RETRY_CATEGORIES]
+    target = directory / "retry.txt"
+    _atomic(target, "".join(f"{line}\n" for line in lines))
+    return target
+
+
+def write_html(comparison: Comparison, markdown_text: str, directory: Path) -> Path:
+    """The report as one page with no external assets: the summary as a table, the detail as preformatted text."""
+    rows = "".join(
+        f"<tr class='{html.escape(p.category.replace(' ', '-'))}'><td><code>{html.escape(p.path)}</code></td>"
+        f"<td>{html.escape(p.baseline or '—')}</td><td>{html.escape(p.candidate or '—')}</td>"
+        f"<td>{html.escape(p.category)}</td><td>{len(p.changed) or ''}</td></tr>"
+        for p in comparison.paths
+    )
+    page = f"""<!doctype html><html><head><meta charset="utf-8"><title>gymgate report</title>
+<style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;
+padding:.3em .6em}}.regressed td,.broken td{{background:#fdd}}.fixed td,.new-path td{{background:#dfd}}
+.flaky td,.spurious-regressed td{{background:#ffd}}pre{{background:#f6f6f6;padding:1em;white-space:pre-wrap}}</style>
+</head><body><h1>{html.escape(comparison.verdict)}</h1>
+<table><tr><th>path</th><th>baseline</th><th>candidate</th><th>category</th><th>changed fields</th></tr>{rows}</table>
+<h2>Full report</h2><pre>{html.escape(markdown_text)}</pre></body></html>"""
+    target = directory / "report.html"
+    _atomic(target, page)
+    return target
