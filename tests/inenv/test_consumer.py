@@ -139,6 +139,7 @@ def test_postprocess_slices_new_prompt_tokens_per_turn():
     assert "generation_token_ids" not in last and "routed_experts" not in last
     assert (last["prompt_str"], last["generation_str"]) == ("1,2,3,4,5", "6,7")
     assert out["wire"]["generation_token_id_types"] == ["int", "str"]
+    assert "routed_experts" in out["wire"]["trainable_item_keys"]
 
 
 def test_continuity_violation_names_turn_and_position():

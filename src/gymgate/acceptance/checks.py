@@ -87,7 +87,12 @@ def check_tokens(result: PathResult, script: Script, exchanges: list[Exchange], 
                 "logprobs": digest(got_lp.tolist()),
             }
         )
-    result.tokens = {"turns": summary, "wire_types": processed.get("wire", {}).get("generation_token_id_types")}
+    wire = processed.get("wire", {})
+    result.tokens = {
+        "turns": summary,
+        "wire_types": wire.get("generation_token_id_types"),
+        "trainable_item_keys": wire.get("trainable_item_keys"),
+    }
 
 
 def _chat_tool(tool: dict[str, Any]) -> dict[str, Any]:

@@ -56,11 +56,13 @@ def postprocess_result(result: Any, tokenizer) -> dict[str, Any]:
     seen: list[int] = []
     prompts, generations, items = [], [], []
     wire_types: set[str] = set()
+    item_keys: set[str] = set()  # what Gym puts on training items (e.g. routed_experts from 0.4.0)
     for item in output:
         if not is_trainable(item):
             continue
         turn = len(items)
         wire_types.update(type(v).__name__ for v in item["generation_token_ids"])
+        item_keys.update(item)
         prompt, generation = _ids(item["prompt_token_ids"]), _ids(item["generation_token_ids"])
         log_probs = [float(v) for v in item.pop("generation_log_probs")]
         if prompt[: len(seen)] != seen:
@@ -105,5 +107,5 @@ def postprocess_result(result: Any, tokenizer) -> dict[str, Any]:
         "message_log": message_log,
         "input_message_log": message_log[:1],
         "full_result": result,
-        "wire": {"generation_token_id_types": sorted(wire_types)},
+        "wire": {"generation_token_id_types": sorted(wire_types), "trainable_item_keys": sorted(item_keys)},
     }
