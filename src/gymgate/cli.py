@@ -53,6 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--runs-dir", type=Path, help="where run folders go (default: ./runs or $GYMGATE_RUNS)")
         p.add_argument("--spinup-timeout", type=float, default=600.0, help="seconds one Gym may take to start")
     p.add_argument("--selftest", action="store_true", help="also run gymgate's own negative tests on the real paths")
+    p.add_argument("--baseline", metavar="REF", help="compare against this ref (default: the baseline pin)")
+    p.add_argument("--no-baseline", action="store_true", help="run the ref alone, without a comparison")
     p.add_argument(
         "--paths",
         action="append",
@@ -94,11 +96,12 @@ def cmd_resolve(args) -> int:
     return EXIT_OK
 
 
-def _prepare(args):
+def _prepare(args, ref: str | None = None):
     from gymgate.envs.prepare import prepare_env
 
-    source = resolve_ref(args.gym_ref, args.gym_repo)
-    print(f"gym ref {args.gym_ref!r}: {source.describe()}" + ("" if source.pinned else "  [unpinned]"), flush=True)
+    ref = ref or args.gym_ref
+    source = resolve_ref(ref, args.gym_repo)
+    print(f"gym ref {ref!r}: {source.describe()}" + ("" if source.pinned else "  [unpinned]"), flush=True)
     env = prepare_env(source)
     verb = "built" if env.built else "reused"
     print(
@@ -127,13 +130,13 @@ def cmd_lock(args) -> int:
     return EXIT_OK
 
 
-def _new_run(args):
+def _new_run(args, ref: str | None = None):
     """Resolve, prepare the environment and open a run folder: what `up` and `accept` share."""
     from gymgate.catalog import load_environments
     from gymgate.runner import new_run_dir, new_run_id
 
     load_environments(args.envs)  # unknown names are a usage error before anything is built
-    source, env = _prepare(args)
+    source, env = _prepare(args, ref)
     run_id = new_run_id()
     run_dir = new_run_dir(source.name, run_id, args.runs_dir)
     (run_dir / "source.json").write_text(json.dumps(source.to_json(), indent=2))
@@ -146,14 +149,14 @@ def _new_run(args):
     common = ["--run-dir", str(run_dir), "--spinup-timeout", str(args.spinup_timeout)]
     for name in args.envs or []:
         common += ["--env", name]
-    return env, run_id, run_dir, common
+    return source, env, run_id, run_dir, common
 
 
 def cmd_up(args) -> int:
     from gymgate.runner import run_in_env
     from gymgate.services.ports import free_port
 
-    env, run_id, _, common = _new_run(args)
+    _, env, run_id, _, common = _new_run(args)
     child = ["-m", "gymgate.services.up", "--policy-base-url", f"http://127.0.0.1:{free_port()}/v1", *common]
     code = run_in_env(env, child, run_id)
     if code not in (0, 1, 2):
@@ -181,17 +184,44 @@ def _read_paths(values: list[str], known: list[str]) -> set[str]:
 
 
 def cmd_accept(args) -> int:
+    """One ref through the matrix; unless it is the baseline itself, also the baseline (reused when none of its
+    inputs changed) and a comparison of the two, whose verdict decides the exit code."""
     from gymgate.catalog import load_environments
-    from gymgate.parallel.progress import Progress
-    from gymgate.paths import repo_root
-    from gymgate.report.summary import print_summary
-    from gymgate.runner import run_in_env, write_json_atomic
+    from gymgate.refs.pins import baseline_pin
 
     expected = [f"{e.name}:{mode}" for e in load_environments(args.envs) for mode in ("accepted", "rejected")]
     if args.paths:  # validated before anything is built
         wanted = _read_paths(args.paths, expected)
         expected = [p for p in expected if p in wanted]
-    env, run_id, run_dir, common = _new_run(args)
+    base_ref = None if args.no_baseline else (args.baseline or baseline_pin())
+    candidate = resolve_ref(args.gym_ref, args.gym_repo)
+    if base_ref is None or resolve_ref(base_ref, args.gym_repo).digest == candidate.digest:
+        return _accept_one(args, args.gym_ref, expected)[1]
+    print(f"== baseline {base_ref}", flush=True)
+    base_dir, base_code = _accept_one(args, base_ref, expected, reuse=True)
+    print(f"== candidate {args.gym_ref}", flush=True)
+    cand_dir, _ = _accept_one(args, args.gym_ref, expected)
+    if base_code not in (EXIT_OK, 1):
+        print(f"gymgate: error: the baseline {base_ref} could not be judged (see {base_dir})", file=sys.stderr)
+        return EXIT_ERROR
+    return _compare_and_report(base_dir, cand_dir, cand_dir, full=False)
+
+
+def _accept_one(args, ref: str, expected: list[str], reuse: bool = False):
+    from gymgate.compare.baseline import find_reusable, inputs_digest
+    from gymgate.parallel.progress import Progress
+    from gymgate.paths import repo_root
+    from gymgate.report.summary import print_summary
+    from gymgate.runner import run_in_env, runs_dir, write_json_atomic
+
+    source, env, run_id, run_dir, common = _new_run(args, ref)
+    inputs = inputs_digest(source.digest, run_dir / "uv.lock", env.interpreter.version, expected)
+    if reuse:
+        stored = find_reusable(args.runs_dir or runs_dir(), inputs)
+        if stored is not None:
+            shutil.rmtree(run_dir)
+            print(f"reusing {stored}: none of its inputs changed (inputs sha256:{inputs[:12]})", flush=True)
+            return stored, print_summary(stored, pytest_code=0, expected=expected)
     child = [
         "-m",
         "pytest",
@@ -210,11 +240,11 @@ def cmd_accept(args) -> int:
         child += ["-n", args.workers]
     if not args.selftest:
         child += ["-m", "not selftest"]
-    log = run_dir / "pytest.log"
-    print(f"workers: {args.workers}; pytest output: {log}", flush=True)
     if args.paths:
         child += [a for p in expected for a in ("--path", p)]
-    mark = {"run_id": run_id, "complete": False, "started": time.time()}
+    log = run_dir / "pytest.log"
+    print(f"workers: {args.workers}; pytest output: {log}", flush=True)
+    mark = {"run_id": run_id, "complete": False, "started": time.time(), "inputs": inputs}
     write_json_atomic(run_dir / "run.json", mark)  # an interrupted run stays marked incomplete
     with Progress(run_dir, total_paths=len(expected)):
         code = run_in_env(env, child, run_id, cwd=repo_root(), log=log)
@@ -222,17 +252,16 @@ def cmd_accept(args) -> int:
     if code not in (0, 1):
         tail = log.read_text(errors="replace").splitlines()[-25:]
         print("\n".join(["", f"pytest exited {code}; last lines of {log}:", *tail]), file=sys.stderr)
-    return print_summary(run_dir, pytest_code=code, expected=expected)
+    return run_dir, print_summary(run_dir, pytest_code=code, expected=expected)
 
 
-def cmd_compare(args) -> int:
+def _compare_and_report(baseline: Path, candidate: Path, out_dir: Path, full: bool) -> int:
     from gymgate.compare.runs import compare_runs
     from gymgate.report.markdown import render_markdown
     from gymgate.report.outputs import write_html, write_junit, write_results, write_retry
 
-    comparison = compare_runs(args.baseline, args.candidate)
+    comparison = compare_runs(baseline, candidate)
     text = render_markdown(comparison)
-    out_dir = args.out or args.candidate
     out_dir.mkdir(parents=True, exist_ok=True)
     written = [out_dir / "report.md"]
     tmp = out_dir / f".report.md.{os.getpid()}"
@@ -244,9 +273,21 @@ def cmd_compare(args) -> int:
         write_retry(comparison, out_dir),
         write_html(comparison, text, out_dir),
     ]
-    print(text)
+    # The terminal gets the verdict and the summary table; the files have everything.
+    print("\n" + (text if full else text.split("\n### ", 3)[0] + "\n" + _section(text, "### Summary")))
     print("written: " + ", ".join(str(p) for p in written))
     return comparison.exit_code
+
+
+def _section(text: str, heading: str) -> str:
+    if heading not in text:
+        return ""
+    body = text.split(heading, 1)[1]
+    return heading + body.split("\n### ", 1)[0]
+
+
+def cmd_compare(args) -> int:
+    return _compare_and_report(args.baseline, args.candidate, args.out or args.candidate, full=True)
 
 
 COMMANDS = {

@@ -61,7 +61,7 @@ def test_results_do_not_depend_on_parallelism(tmp_path):
 
 
 def test_two_pins_side_by_side_are_isolated(tmp_path):
-    runs = {ref: accept(ref, tmp_path / ref, "-n", "1", "--env", "mcqa") for ref in ("0.4.0", "0.3.0")}
+    runs = {ref: accept(ref, tmp_path / ref, "-n", "1", "--env", "mcqa", "--no-baseline") for ref in ("0.4.0", "0.3.0")}
     done = {ref: finish(proc, tmp_path / ref) for ref, proc in runs.items()}
     gcs = set()
     for ref, (code, out, run_dir) in done.items():

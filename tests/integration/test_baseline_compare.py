@@ -1,0 +1,54 @@
+"""accept with a baseline, through the real CLI: the baseline runs (or is reused when none of its inputs
+changed), the candidate runs, and the comparison decides the exit code and writes every report file."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+
+def _accept(runs, *extra):
+    args = [
+        sys.executable,
+        "-m",
+        "gymgate",
+        "accept",
+        "--gym-ref",
+        "0.3.0",
+        "--baseline",
+        "0.4.0",
+        "--env",
+        "mcqa",
+        "-n",
+        "1",
+        "--runs-dir",
+        str(runs),
+        *extra,
+    ]
+    return subprocess.run(args, capture_output=True, text=True, timeout=900)
+
+
+def test_baseline_then_candidate_then_report_and_reuse(tmp_path):
+    first = _accept(tmp_path)
+    out = first.stdout + first.stderr
+    assert first.returncode == 0, out
+    assert "== baseline 0.4.0" in out and "== candidate 0.3.0" in out
+    assert "**Verdict: no regression (2 paths pass on both, 2 changed).**" in out
+    runs = sorted(tmp_path.iterdir())
+    assert len(runs) == 2
+    (candidate,) = [r for r in runs if "-0.3.0-" in r.name]
+    for name in ("report.md", "report.html", "results.json", "junit.xml", "retry.txt"):
+        assert (candidate / name).is_file(), name
+    report = (candidate / "report.md").read_text()
+    assert "- **nemo-gym**: 0.4.0 → 0.3.0" in report
+    assert "request_contract.top_logprobs" in report  # 0.4.0 sends top_logprobs: 0, 0.3.0 does not
+    results = json.loads((candidate / "results.json").read_text())
+    assert results["provenance"]["baseline"]["version"] == "0.4.0"
+    assert (candidate / "retry.txt").read_text() == ""
+
+    second = _accept(tmp_path)
+    out = second.stdout + second.stderr
+    assert second.returncode == 0, out
+    assert "reusing " in out and "none of its inputs changed" in out
+    assert len(list(tmp_path.iterdir())) == 3  # only a new candidate run
