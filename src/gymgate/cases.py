@@ -3,7 +3,6 @@ transforms, the scripted model behaviour per mode and the expected verifier outc
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import tomllib
@@ -88,7 +87,7 @@ def transform_row(case: Case, raw: str) -> dict[str, Any]:
             row["responses_create_params"] = _drop_nulls(row["responses_create_params"])
         else:
             raise ValueError(f"{case.env.case_file}: unknown transform {name!r}")
-    return copy.deepcopy(row)
+    return row
 
 
 def lookup(data: Any, dotted: str) -> Any:

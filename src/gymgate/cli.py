@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import sys
 import time
@@ -208,11 +207,12 @@ def cmd_accept(args) -> int:
 
 
 def _accept_one(args, ref: str, expected: list[str], reuse: bool = False):
+    from gymgate.atomic import write_json_atomic
     from gymgate.compare.baseline import find_reusable, inputs_digest
     from gymgate.parallel.progress import Progress
     from gymgate.paths import repo_root
     from gymgate.report.summary import print_summary
-    from gymgate.runner import run_in_env, runs_dir, write_json_atomic
+    from gymgate.runner import run_in_env, runs_dir
 
     source, env, run_id, run_dir, common = _new_run(args, ref)
     inputs = inputs_digest(source.digest, run_dir / "uv.lock", env.interpreter.version, expected)
@@ -256,17 +256,14 @@ def _accept_one(args, ref: str, expected: list[str], reuse: bool = False):
 
 
 def _compare_and_report(baseline: Path, candidate: Path, out_dir: Path, full: bool) -> int:
+    from gymgate.atomic import write_text_atomic
     from gymgate.compare.runs import compare_runs
     from gymgate.report.markdown import render_markdown
     from gymgate.report.outputs import write_html, write_junit, write_results, write_retry
 
     comparison = compare_runs(baseline, candidate)
     text = render_markdown(comparison)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = [out_dir / "report.md"]
-    tmp = out_dir / f".report.md.{os.getpid()}"
-    tmp.write_text(text)
-    os.replace(tmp, written[0])
+    written = [write_text_atomic(out_dir / "report.md", text)]
     written += [
         write_results(comparison, out_dir),
         write_junit(comparison, out_dir),

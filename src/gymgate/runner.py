@@ -7,7 +7,6 @@ it ends, for whatever reason, the harness sweeps any process still carrying that
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import re
 import secrets
@@ -36,13 +35,6 @@ def new_run_dir(label: str, run_id: str, base: Path | None = None) -> Path:
     path = (base or runs_dir()) / f"{stamp}-{safe}-{run_id}"
     path.mkdir(parents=True, exist_ok=False)
     return path
-
-
-def write_json_atomic(path: Path, data: dict) -> None:
-    """Write to a temporary name and rename: a reader never sees half a file."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=str))
-    os.replace(tmp, path)
 
 
 def child_environment(env: SyncedEnv, run_id: str) -> dict[str, str]:

@@ -28,6 +28,7 @@ import pytest  # noqa: E402
 
 from gymgate.acceptance.path import GENERATION, RunContext  # noqa: E402
 from gymgate.acceptance.setup import shared_setup  # noqa: E402
+from gymgate.atomic import write_json_atomic  # noqa: E402
 from gymgate.catalog import load_environments  # noqa: E402
 from gymgate.model.endpoint import ModelEndpoint, Sampling  # noqa: E402
 from gymgate.parallel.plan import owned_by  # noqa: E402
@@ -105,7 +106,7 @@ def pytest_runtest_logreport(report):
     cause = next((ln for ln in lines if "crashed" in ln), None) or next(
         (ln for ln in reversed(lines) if ln.startswith("E ")), lines[-1] if lines else "unknown"
     )
-    _write_json(
+    write_json_atomic(
         target,
         {
             "path": path_id,
@@ -139,13 +140,6 @@ def pytest_collection_modifyitems(config, items):
         items[:] = keep
 
 
-def _write_json(path: Path, data: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps(data, indent=2, default=str))
-    tmp.replace(path)
-
-
 @pytest.fixture(scope="session")
 def run_context(request, worker_id):
     import ray
@@ -173,7 +167,7 @@ def run_context(request, worker_id):
     record: dict = {"worker": worker_id, "namespace": namespace, "gcs": os.environ[RAY_ADDRESS_VAR], "planned": mine}
 
     def on_status(status) -> None:
-        _write_json(
+        write_json_atomic(
             run_dir / "services" / f"{status.env}.json", {**status.to_json(), "worker": worker_id, "at": time.time()}
         )
 
@@ -188,7 +182,7 @@ def run_context(request, worker_id):
         try:
             statuses = fleet.start(os.environ[RAY_ADDRESS_VAR], on_status=on_status, names=mine)
             record["ready_seconds"] = round(time.monotonic() - began, 2)
-            _write_json(run_dir / "workers" / f"{worker_id}.json", record)
+            write_json_atomic(run_dir / "workers" / f"{worker_id}.json", record)
 
             def ensure(env_name: str) -> None:
                 """An environment this worker was not planned for (a crashed owner): start it here, once."""
@@ -214,5 +208,5 @@ def run_context(request, worker_id):
             fleet.stop()
             record["stop_seconds"] = round(time.monotonic() - stop_began, 2)
             record["endpoint_requests"] = len(endpoint.exchanges)
-            _write_json(run_dir / "workers" / f"{worker_id}.json", record)
+            write_json_atomic(run_dir / "workers" / f"{worker_id}.json", record)
             ray.shutdown()

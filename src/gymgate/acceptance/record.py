@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from gymgate.atomic import write_json_atomic
 
 PASS, FAIL, ERROR, SKIP = "PASS", "FAIL", "ERROR", "SKIP"
 
@@ -59,13 +59,7 @@ class PathResult:
         return asdict(self)
 
     def write(self, directory: Path) -> Path:
-        directory.mkdir(parents=True, exist_ok=True)
-        target = directory / f"{self.env}-{self.mode}.json"
-        fd, tmp = tempfile.mkstemp(prefix=target.name, dir=directory)
-        with os.fdopen(fd, "w") as handle:
-            json.dump(self.to_json(), handle, indent=2, sort_keys=True, default=str)
-        os.replace(tmp, target)
-        return target
+        return write_json_atomic(directory / f"{self.env}-{self.mode}.json", self.to_json())
 
 
 def _short(value: Any, limit: int = 160) -> str:

@@ -9,6 +9,7 @@ from typing import Any
 
 from filelock import FileLock
 
+from gymgate.atomic import write_json_atomic
 from gymgate.cases import InputDrift, load_case, read_row
 from gymgate.catalog import Environment
 
@@ -37,8 +38,6 @@ def shared_setup(run_dir: Path, environments: list[Environment], gym_root: Path)
         done = setup / "inputs.json"
         if not done.is_file():
             build_tokenizer().save_pretrained(setup / "tokenizer")
-            tmp = done.with_suffix(".tmp")
-            tmp.write_text(json.dumps(_inputs(environments, gym_root), indent=2))
-            tmp.replace(done)
+            write_json_atomic(done, _inputs(environments, gym_root))
     tokenizer = PreTrainedTokenizerFast.from_pretrained(str(setup / "tokenizer"))
     return tokenizer, json.loads(done.read_text())

@@ -51,12 +51,6 @@ def build_tokenizer():
     )
 
 
-def template_digest() -> str:
-    import hashlib
-
-    return hashlib.sha256(TEMPLATE_PATH.read_bytes()).hexdigest()
-
-
 def render(tokenizer, messages: list[dict], tools: list[dict] | None = None, generation_prompt: bool = True) -> str:
     return tokenizer.apply_chat_template(
         messages, tools=tools or None, tokenize=False, add_generation_prompt=generation_prompt

@@ -99,6 +99,3 @@ def _resolve_git(sha: str, repo: str) -> GymSource:
         path=tree,
         commit=commit,
     )
-
-
-__all__ = ["resolve_ref", "accepted_forms", "KIND_TREE"]

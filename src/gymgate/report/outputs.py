@@ -17,17 +17,12 @@ from typing import Any
 from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite
 
 from gymgate import __version__
+from gymgate.atomic import write_json_atomic, write_text_atomic
 from gymgate.compare.categories import BROKEN_CATEGORY, FLAKY, REGRESSED, SPURIOUS_REGRESSED
 from gymgate.compare.lockdiff import packages
 from gymgate.compare.runs import Comparison
 
 RETRY_CATEGORIES = (REGRESSED, SPURIOUS_REGRESSED, FLAKY, BROKEN_CATEGORY)
-
-
-def _atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 def _run_provenance(info: dict[str, Any]) -> dict[str, Any]:
@@ -53,7 +48,8 @@ def _run_provenance(info: dict[str, Any]) -> dict[str, Any]:
 
 
 def _records(run_dir: str) -> dict[str, dict]:
-    return {json.loads(p.read_text())["path"]: json.loads(p.read_text()) for p in Path(run_dir, "paths").glob("*.json")}
+    records = [json.loads(p.read_text()) for p in Path(run_dir, "paths").glob("*.json")]
+    return {record["path"]: record for record in records}
 
 
 def write_results(comparison: Comparison, directory: Path) -> Path:
@@ -80,9 +76,7 @@ def write_results(comparison: Comparison, directory: Path) -> Path:
             for p in comparison.paths
         ],
     }
-    target = directory / "results.json"
-    _atomic(target, json.dumps(data, indent=2, default=str))
-    return target
+    return write_json_atomic(directory / "results.json", data)
 
 
 def write_junit(comparison: Comparison, directory: Path) -> Path:
@@ -109,9 +103,7 @@ def write_junit(comparison: Comparison, directory: Path) -> Path:
 
 def write_retry(comparison: Comparison, directory: Path) -> Path:
     lines = [p.path for p in comparison.paths if p.category in RETRY_CATEGORIES]
-    target = directory / "retry.txt"
-    _atomic(target, "".join(f"{line}\n" for line in lines))
-    return target
+    return write_text_atomic(directory / "retry.txt", "".join(f"{line}\n" for line in lines))
 
 
 def write_html(comparison: Comparison, markdown_text: str, directory: Path) -> Path:
@@ -129,6 +121,4 @@ padding:.3em .6em}}.regressed td,.broken td{{background:#fdd}}.fixed td,.new-pat
 </head><body><h1>{html.escape(comparison.verdict)}</h1>
 <table><tr><th>path</th><th>baseline</th><th>candidate</th><th>category</th><th>changed fields</th></tr>{rows}</table>
 <h2>Full report</h2><pre>{html.escape(markdown_text)}</pre></body></html>"""
-    target = directory / "report.html"
-    _atomic(target, page)
-    return target
+    return write_text_atomic(directory / "report.html", page)

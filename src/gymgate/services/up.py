@@ -9,7 +9,6 @@ environment and writes services.json into the run folder. Exit: 0 all present en
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import sys
@@ -21,6 +20,7 @@ from gymgate.services.ray_cluster import RUN_ENVIRONMENT
 # Ray reads some of these at import time (loopback node IP), so they are set before anything imports it.
 os.environ.update(RUN_ENVIRONMENT)
 
+from gymgate.atomic import write_json_atomic  # noqa: E402
 from gymgate.catalog import load_environments  # noqa: E402
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
 from gymgate.services.fleet import FAILED, READY, EnvStatus, Fleet
@@ -81,10 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         code = EXIT_ERROR
     finally:
         record["finished"] = time.time()
-        out = args.run_dir / "services.json"
-        tmp = out.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(record, indent=2, default=str))
-        tmp.replace(out)
+        write_json_atomic(args.run_dir / "services.json", record)
     ready = sum(1 for s in fleet.statuses.values() if s.status == READY)
     print(
         f"{ready}/{len(environments)} environments ready in {record.get('ready_seconds', 0)} s; "
