@@ -138,7 +138,10 @@ def render_services(pin: str, data: dict, command: str) -> str:
 
 
 def bench_paths(pin: str, repeats: int, workers: list[str]) -> dict:
-    """Alternate the worker settings run by run (so drift on a noisy machine hits both alike)."""
+    """Alternate the worker settings run by run (so drift on a noisy machine hits both alike). The environment
+    is built first, outside the measurement: these figures are for a warm environment."""
+    seconds, text, code = timed(gymgate("env", "--gym-ref", pin), dict(os.environ))
+    assert code == 0, text
     out: dict = {}
     for _ in range(repeats):
         for n in workers:
