@@ -52,6 +52,13 @@ def accept(session: nox.Session) -> None:
 
 
 @nox.session(default=False)
+def compare(session: nox.Session) -> None:
+    """Compare two stored runs without running anything: nox -s compare -- runs/<A> runs/<B>"""
+    _harness(session)
+    _gymgate(session, "compare", *session.posargs)
+
+
+@nox.session(default=False)
 def up(session: nox.Session) -> None:
     """Start every environment's Gym services of a ref, check them and stop them."""
     _harness(session)

@@ -1,10 +1,16 @@
-"""Builders for Gym-shaped test inputs: wheels, source trees and git repositories."""
+"""Builders for Gym-shaped test inputs: wheels, source trees, git repositories and stored runs."""
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
+import tarfile
 import zipfile
 from pathlib import Path
+
+from gymgate.paths import cache_dir, envs_dir
+from gymgate.refs import index
 
 
 def write_tree(root: Path, version: str, requires_python: str = ">=3.12", extra_files: dict | None = None) -> Path:
@@ -50,3 +56,55 @@ def commit_all(repo: Path, message: str) -> str:
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", message)
     return git(repo, "rev-parse", "HEAD")
+
+
+def record(path, outcome, **fields):
+    """A path record as the acceptance tests write it."""
+    env, mode = path.split(":")
+    return {
+        "path": path,
+        "env": env,
+        "mode": mode,
+        "outcome": outcome,
+        "reason": fields.pop("reason", ""),
+        "reward": 1.0 if mode == "accepted" else 0.0,
+        "verifier": {},
+        "tokens": {},
+        "request_contract": {},
+        "tools": {},
+        "result_fields": [],
+        **fields,
+    }
+
+
+def stored_run(root, name, pin, records, complete=True, **mark):
+    """A finished run folder as `gymgate accept` leaves it, with the lock of `pin`."""
+    run = root / name
+    (run / "paths").mkdir(parents=True)
+    (run / "source.json").write_text(json.dumps({"name": pin, "version": pin}))
+    (run / "run.json").write_text(json.dumps({"complete": complete, **mark}))
+    shutil.copyfile(envs_dir() / pin / "uv.lock", run / "uv.lock")
+    for record in records:
+        (run / "paths" / f"{record['env']}-{record['mode']}.json").write_text(json.dumps(record))
+    return run
+
+
+def sdist(version: str) -> Path:
+    """The index's sdist of nemo-gym `version` (downloaded once into gymgate's cache)."""
+    name = f"nemo_gym-{version}.tar.gz"
+    target = cache_dir() / "artifacts" / name
+    if not target.is_file():
+        (found,) = [f for f in index.list_files() if f.filename == name]
+        index.download(found, target)
+    return target
+
+
+def unpack(sdist: Path, repo: Path) -> None:
+    """Extract an sdist's contents (without its top folder) into `repo`."""
+    with tarfile.open(sdist) as archive:
+        for member in archive.getmembers():
+            parts = Path(member.name).parts[1:]
+            if not parts:
+                continue
+            member.name = str(Path(*parts))
+            archive.extract(member, repo, filter="data")

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
-import time
 from pathlib import Path
 
 from gymgate.errors import EXIT_ERROR, EXIT_OK, GymgateError, UsageError
+from gymgate.matrix.run import RunOptions, accept_ref, open_run_dir, prepare, record_environment, service_args
 from gymgate.refs import resolve_ref
 from gymgate.refs.pins import known_pins
 
@@ -26,6 +25,12 @@ def _workers(value: str) -> str:
     if value == "auto" or (value.isdigit() and int(value) <= 64):
         return value
     raise argparse.ArgumentTypeError(f"expected 'auto' or a number of workers (0-64), got {value!r}")
+
+
+def _attempts(value: str) -> int:
+    if value.isdigit() and int(value) <= 10:
+        return int(value)
+    raise argparse.ArgumentTypeError(f"expected a number of reruns (0-10), got {value!r}")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,6 +59,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--selftest", action="store_true", help="also run gymgate's own negative tests on the real paths")
     p.add_argument("--baseline", metavar="REF", help="compare against this ref (default: the baseline pin)")
     p.add_argument("--no-baseline", action="store_true", help="run the ref alone, without a comparison")
+    p.add_argument(
+        "--reruns",
+        type=_attempts,
+        default=2,
+        metavar="N",
+        help="attempts added, in fresh Gym instances, for each path that does not pass on the candidate, on both "
+        "refs; mixed outcomes are flaky (default: 2; 0 disables)",
+    )
     p.add_argument(
         "--paths",
         action="append",
@@ -95,23 +108,18 @@ def cmd_resolve(args) -> int:
     return EXIT_OK
 
 
-def _prepare(args, ref: str | None = None):
-    from gymgate.envs.prepare import prepare_env
-
-    ref = ref or args.gym_ref
-    source = resolve_ref(ref, args.gym_repo)
-    print(f"gym ref {ref!r}: {source.describe()}" + ("" if source.pinned else "  [unpinned]"), flush=True)
-    env = prepare_env(source)
-    verb = "built" if env.built else "reused"
-    print(
-        f"environment {env.key}: {verb} in {env.seconds:.1f}s (Python {env.interpreter.version}, {env.path})",
-        flush=True,
+def _options(args) -> RunOptions:
+    return RunOptions(
+        envs=args.envs,
+        runs_dir=args.runs_dir,
+        spinup_timeout=args.spinup_timeout,
+        workers=getattr(args, "workers", "auto"),
+        selftest=getattr(args, "selftest", False),
     )
-    return source, env
 
 
 def cmd_env(args) -> int:
-    _prepare(args)
+    prepare(resolve_ref(args.gym_ref, args.gym_repo))
     return EXIT_OK
 
 
@@ -129,34 +137,19 @@ def cmd_lock(args) -> int:
     return EXIT_OK
 
 
-def _new_run(args, ref: str | None = None):
-    """Resolve, prepare the environment and open a run folder: what `up` and `accept` share."""
-    from gymgate.catalog import load_environments
-    from gymgate.runner import new_run_dir, new_run_id
-
-    load_environments(args.envs)  # unknown names are a usage error before anything is built
-    source, env = _prepare(args, ref)
-    run_id = new_run_id()
-    run_dir = new_run_dir(source.name, run_id, args.runs_dir)
-    (run_dir / "source.json").write_text(json.dumps(source.to_json(), indent=2))
-    # The lock travels with the run, so two stored runs can be compared without their checkouts.
-    shutil.copyfile(env.project / "uv.lock", run_dir / "uv.lock")
-    (run_dir / "environment.json").write_text(
-        json.dumps({"key": env.key, "python": env.interpreter.version, "project": str(env.project)}, indent=2)
-    )
-    print(f"run {run_id}: {run_dir}", flush=True)
-    common = ["--run-dir", str(run_dir), "--spinup-timeout", str(args.spinup_timeout)]
-    for name in args.envs or []:
-        common += ["--env", name]
-    return source, env, run_id, run_dir, common
-
-
 def cmd_up(args) -> int:
-    from gymgate.runner import run_in_env
+    from gymgate.catalog import load_environments
+    from gymgate.runner import new_run_id, run_in_env
     from gymgate.services.ports import free_port
 
-    _, env, run_id, _, common = _new_run(args)
-    child = ["-m", "gymgate.services.up", "--policy-base-url", f"http://127.0.0.1:{free_port()}/v1", *common]
+    load_environments(args.envs)  # unknown names are a usage error before anything is built
+    source = resolve_ref(args.gym_ref, args.gym_repo)
+    env = prepare(source)
+    opts, run_id = _options(args), new_run_id()
+    run_dir = open_run_dir(source, opts, run_id)
+    record_environment(run_dir, env)
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    child = ["-m", "gymgate.services.up", "--policy-base-url", url, *service_args(run_dir, opts)]
     code = run_in_env(env, child, run_id)
     if code not in (0, 1, 2):
         print(f"gymgate: services run ended with status {code}", file=sys.stderr)
@@ -184,107 +177,28 @@ def _read_paths(values: list[str], known: list[str]) -> set[str]:
 
 def cmd_accept(args) -> int:
     """One ref through the matrix; unless it is the baseline itself, also the baseline (reused when none of its
-    inputs changed) and a comparison of the two, whose verdict decides the exit code."""
+    inputs changed), reruns of what did not pass, and a comparison whose verdict decides the exit code."""
     from gymgate.catalog import load_environments
+    from gymgate.matrix.bump import judge_bump
     from gymgate.refs.pins import baseline_pin
 
     expected = [f"{e.name}:{mode}" for e in load_environments(args.envs) for mode in ("accepted", "rejected")]
     if args.paths:  # validated before anything is built
         wanted = _read_paths(args.paths, expected)
         expected = [p for p in expected if p in wanted]
-    base_ref = None if args.no_baseline else (args.baseline or baseline_pin())
     candidate = resolve_ref(args.gym_ref, args.gym_repo)
-    if base_ref is None or resolve_ref(base_ref, args.gym_repo).digest == candidate.digest:
-        return _accept_one(args, args.gym_ref, expected)[1]
-    print(f"== baseline {base_ref}", flush=True)
-    base_dir, base_code = _accept_one(args, base_ref, expected, reuse=True)
-    print(f"== candidate {args.gym_ref}", flush=True)
-    cand_dir, _ = _accept_one(args, args.gym_ref, expected)
-    if base_code not in (EXIT_OK, 1):
-        print(f"gymgate: error: the baseline {base_ref} could not be judged (see {base_dir})", file=sys.stderr)
-        return EXIT_ERROR
-    return _compare_and_report(base_dir, cand_dir, cand_dir, full=False)
-
-
-def _accept_one(args, ref: str, expected: list[str], reuse: bool = False):
-    from gymgate.atomic import write_json_atomic
-    from gymgate.compare.baseline import find_reusable, inputs_digest
-    from gymgate.parallel.progress import Progress
-    from gymgate.paths import repo_root
-    from gymgate.report.summary import print_summary
-    from gymgate.runner import run_in_env, runs_dir
-
-    source, env, run_id, run_dir, common = _new_run(args, ref)
-    inputs = inputs_digest(source.digest, run_dir / "uv.lock", env.interpreter.version, expected)
-    if reuse:
-        stored = find_reusable(args.runs_dir or runs_dir(), inputs)
-        if stored is not None:
-            shutil.rmtree(run_dir)
-            print(f"reusing {stored}: none of its inputs changed (inputs sha256:{inputs[:12]})", flush=True)
-            return stored, print_summary(stored, pytest_code=0, expected=expected)
-    child = [
-        "-m",
-        "pytest",
-        str(repo_root() / "tests" / "acceptance"),
-        "-p",
-        "no:cacheprovider",
-        "--rootdir",
-        str(repo_root()),
-        "--gym-source",
-        str(run_dir / "source.json"),
-        "-q",
-        "-rfEs",
-        *common,
-    ]
-    if args.workers != "0":
-        child += ["-n", args.workers]
-    if not args.selftest:
-        child += ["-m", "not selftest"]
-    if args.paths:
-        child += [a for p in expected for a in ("--path", p)]
-    log = run_dir / "pytest.log"
-    print(f"workers: {args.workers}; pytest output: {log}", flush=True)
-    mark = {"run_id": run_id, "complete": False, "started": time.time(), "inputs": inputs}
-    write_json_atomic(run_dir / "run.json", mark)  # an interrupted run stays marked incomplete
-    with Progress(run_dir, total_paths=len(expected)):
-        code = run_in_env(env, child, run_id, cwd=repo_root(), log=log)
-    write_json_atomic(run_dir / "run.json", {**mark, "complete": True, "pytest_exit": code, "finished": time.time()})
-    if code not in (0, 1):
-        tail = log.read_text(errors="replace").splitlines()[-25:]
-        print("\n".join(["", f"pytest exited {code}; last lines of {log}:", *tail]), file=sys.stderr)
-    return run_dir, print_summary(run_dir, pytest_code=code, expected=expected)
-
-
-def _compare_and_report(baseline: Path, candidate: Path, out_dir: Path, full: bool) -> int:
-    from gymgate.atomic import write_text_atomic
-    from gymgate.compare.runs import compare_runs
-    from gymgate.report.markdown import render_markdown
-    from gymgate.report.outputs import write_html, write_junit, write_results, write_retry
-
-    comparison = compare_runs(baseline, candidate)
-    text = render_markdown(comparison)
-    written = [write_text_atomic(out_dir / "report.md", text)]
-    written += [
-        write_results(comparison, out_dir),
-        write_junit(comparison, out_dir),
-        write_retry(comparison, out_dir),
-        write_html(comparison, text, out_dir),
-    ]
-    # The terminal gets the verdict and the summary table; the files have everything.
-    print("\n" + (text if full else text.split("\n### ", 3)[0] + "\n" + _section(text, "### Summary")))
-    print("written: " + ", ".join(str(p) for p in written))
-    return comparison.exit_code
-
-
-def _section(text: str, heading: str) -> str:
-    if heading not in text:
-        return ""
-    body = text.split(heading, 1)[1]
-    return heading + body.split("\n### ", 1)[0]
+    base_ref = None if args.no_baseline else (args.baseline or baseline_pin())
+    baseline = resolve_ref(base_ref, args.gym_repo) if base_ref else None
+    opts = _options(args)
+    if baseline is None or baseline.digest == candidate.digest:
+        return accept_ref(candidate, expected, opts, narrowed=bool(args.paths)).code
+    return judge_bump(baseline, candidate, expected, opts, reruns=args.reruns, narrowed=bool(args.paths))
 
 
 def cmd_compare(args) -> int:
-    return _compare_and_report(args.baseline, args.candidate, args.out or args.candidate, full=True)
+    from gymgate.matrix.bump import compare_and_report
+
+    return compare_and_report(args.baseline, args.candidate, args.out or args.candidate, full=True)
 
 
 COMMANDS = {

@@ -27,3 +27,8 @@ class InfraError(GymgateError):
 
 class StaleLockError(InfraError):
     """A committed lock no longer matches its project file."""
+
+
+class BuildError(InfraError):
+    """This Gym ref cannot be locked, built or started on this machine: its runs are BROKEN, not unjudged.
+    (A stale or mismatched committed lock is gymgate's own mistake and stays a plain InfraError.)"""

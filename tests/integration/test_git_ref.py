@@ -6,36 +6,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import tarfile
-from pathlib import Path
 
 import pytest
 
-from gymgate.paths import cache_dir
-from gymgate.refs import index, resolve_ref
+from gymgate.refs import resolve_ref
 from gymgate.services.processes import marked_pids
-from tests.helpers import commit_all, git
+from tests.helpers import commit_all, git, sdist, unpack
 
 SDISTS = ("0.3.0", "0.4.0")
-
-
-def _sdist(version: str) -> Path:
-    name = f"nemo_gym-{version}.tar.gz"
-    target = cache_dir() / "artifacts" / name
-    if not target.is_file():
-        (found,) = [f for f in index.list_files() if f.filename == name]
-        index.download(found, target)
-    return target
-
-
-def _unpack(sdist: Path, repo: Path) -> None:
-    with tarfile.open(sdist) as archive:
-        for member in archive.getmembers():
-            parts = Path(member.name).parts[1:]
-            if not parts:
-                continue
-            member.name = str(Path(*parts))
-            archive.extract(member, repo, filter="data")
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +26,7 @@ def sdist_repo(tmp_path_factory):
         for child in repo.iterdir():
             if child.name != ".git":
                 subprocess.run(["rm", "-rf", str(child)], check=True)
-        _unpack(_sdist(version), repo)
+        unpack(sdist(version), repo)
         shas[version] = commit_all(repo, f"nemo-gym {version} sdist")
     return repo, shas
 

@@ -49,6 +49,8 @@ def test_mixed_attempts_are_flaky_never_a_pass_or_a_regression():
     assert c.categorize("PASS", "FAIL", attempts=["FAIL", "PASS", "FAIL"]) == c.FLAKY
     assert c.categorize("PASS", "PASS", attempts=["PASS", "ERROR"]) == c.FLAKY
     assert c.categorize("PASS", "FAIL", attempts=["FAIL", "FAIL", "FAIL"]) == c.REGRESSED
+    assert c.categorize("PASS", "FAIL", ["FAIL"] * 3, baseline_attempts=["PASS", "FAIL", "PASS"]) == c.FLAKY
+    assert c.categorize("PASS", "FAIL", ["FAIL"] * 3, baseline_attempts=["PASS"] * 3) == c.REGRESSED
 
 
 def test_unknown_outcomes_are_rejected():

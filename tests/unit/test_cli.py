@@ -24,6 +24,14 @@ def test_unknown_flag_is_a_usage_error():
     assert info.value.code == 2
 
 
+@pytest.mark.parametrize("value", ["-1", "many", "11"])
+def test_bad_rerun_counts_are_usage_errors(capsys, value):
+    with pytest.raises(SystemExit) as info:
+        main(["accept", "--gym-ref", "0.4.0", "--reruns", value])
+    assert info.value.code == 2
+    assert "number of reruns" in capsys.readouterr().err
+
+
 def test_unknown_environment_name_exits_2_before_building(capsys, cache):
     assert main(["up", "--gym-ref", "0.4.0", "--env", "chess"]) == 2
     err = capsys.readouterr().err

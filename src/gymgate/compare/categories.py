@@ -77,9 +77,15 @@ TABLE: dict[str | None, dict[str | None, str]] = {
 }
 
 
-def categorize(baseline: str | None, candidate: str | None, attempts: list[str] | None = None) -> str:
-    """The category of one path. `attempts` are the candidate's reruns (first run included): mixed -> flaky."""
-    if attempts and len(set(attempts)) > 1:
+def categorize(
+    baseline: str | None,
+    candidate: str | None,
+    attempts: list[str] | None = None,
+    baseline_attempts: list[str] | None = None,
+) -> str:
+    """The category of one path. `attempts` / `baseline_attempts` are each ref's outcomes over its reruns (the
+    first run included): mixed outcomes on either side -> flaky, never a regression or a pass."""
+    if any(history and len(set(history)) > 1 for history in (attempts, baseline_attempts)):
         return FLAKY
     try:
         return TABLE[baseline][candidate]

@@ -15,7 +15,7 @@ import tomli_w
 from gymgate.catalog import load_environments
 from gymgate.envs.distribution import Distribution
 from gymgate.envs.python import Interpreter
-from gymgate.errors import InfraError, StaleLockError
+from gymgate.errors import BuildError, InfraError, StaleLockError
 from gymgate.paths import cache_dir, envs_dir, repo_root
 from gymgate.refs.model import KIND_GIT, KIND_TREE, KIND_WHEEL, GymSource
 from gymgate.refs.pins import defaults
@@ -130,7 +130,7 @@ def lock(where: Path, interp: Interpreter, upgrade: bool = False) -> None:
         args.append("--upgrade")
     result = subprocess.run(args, env=uv_env(), capture_output=True, text=True, check=False)
     if result.returncode != 0:
-        raise InfraError(f"cannot lock {where}: {result.stderr.strip()[-2000:]}")
+        raise BuildError(f"cannot lock {where}: {result.stderr.strip()[-2000:]}")
 
 
 def check_artifact(where: Path, source: GymSource) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
-from gymgate.errors import InfraError
+from gymgate.errors import BuildError, InfraError
 from gymgate.paths import cache_dir
 
 PROBE_CACHE = "interpreters.json"
@@ -145,7 +145,7 @@ def select(requires_python: str, what: str, found: list[Interpreter] | None = No
                 return interp
         found = candidates
     have = ", ".join(i.describe() for i in found) or "none"
-    raise InfraError(
+    raise BuildError(
         f"{what} requires Python {requires_python}, and no interpreter on this machine satisfies it "
         f"(found: {have}). Install a matching CPython (pyenv install, or put it on PATH); "
         "gymgate never lets uv download one."

@@ -19,7 +19,7 @@ from filelock import FileLock
 
 from gymgate.envs.project import check_artifact, uv_env
 from gymgate.envs.python import Interpreter
-from gymgate.errors import InfraError, StaleLockError
+from gymgate.errors import BuildError, StaleLockError
 from gymgate.paths import cache_dir, repo_root
 from gymgate.refs.model import GymSource
 
@@ -138,4 +138,4 @@ def _sync(project: Path, path: Path, interp: Interpreter, source: GymSource) -> 
     if "needs to be updated" in err or "--locked" in err:
         fix = f"nox -s lock -- {source.name}" if source.pinned else "delete it and run again"
         raise StaleLockError(f"{project / 'uv.lock'} is stale for its pyproject.toml; fix with `{fix}`.\n{err[-1500:]}")
-    raise InfraError(f"uv sync failed for {project}:\n{err[-2500:]}")
+    raise BuildError(f"uv sync failed for {project}:\n{err[-2500:]}")

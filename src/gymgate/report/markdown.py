@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
-from gymgate.compare.categories import ACTIONABLE
-from gymgate.compare.runs import Comparison
+from gymgate.compare.categories import ACTIONABLE, SAME_FAIL
+from gymgate.compare.runs import Comparison, PathComparison
 
 
 def _ref(info: dict[str, Any]) -> str:
@@ -27,6 +28,9 @@ def render_markdown(comparison: Comparison) -> str:
         f"**Verdict: {comparison.verdict}.**",
         "",
     ]
+    for role, why in (("baseline", comparison.baseline_broken), ("candidate", comparison.candidate_broken)):
+        if why:
+            lines += [f"### The {role} is BROKEN", "", "```", *why.splitlines()[:30], "```", ""]
     if comparison.locks is not None:
         locks = comparison.locks
         lines += ["### Lock diff", ""]
@@ -46,19 +50,15 @@ def render_markdown(comparison: Comparison) -> str:
         lines.append(f"| {category} | {len(groups[category])} |")
     lines.append(f"| changed (pass on both, different fields) | {len(comparison.changed)} |")
     lines.append("")
+    lines += _root_causes(comparison.paths)
     for category in [c for c in ACTIONABLE if c in groups]:
         lines += [f"### {category}", ""]
         for item in groups[category]:
             reason = f" — {item.reason.splitlines()[0][:160]}" if item.reason else ""
-            lines.append(f"- `{item.path}`: {item.baseline or '—'} → {item.candidate or '—'}{reason}")
+            lines.append(f"- `{item.path}`: {item.baseline or '—'} → {item.candidate or '—'}{_attempts(item)}{reason}")
         lines.append("")
     if comparison.changed:
-        lines += ["### changed", ""]
-        for item in comparison.changed:
-            lines.append(f"- `{item.path}`")
-            for name, (a, b) in item.changed.items():
-                lines.append(f"  - {name}: {_short(a)} → {_short(b)}")
-        lines.append("")
+        lines += _changed(comparison.changed)
     same = [c for c in groups if c not in ACTIONABLE]
     if same:
         lines += ["<details><summary>unchanged paths</summary>", ""]
@@ -66,3 +66,49 @@ def render_markdown(comparison: Comparison) -> str:
             lines.append(f"- {category}: " + ", ".join(f"`{p.path}`" for p in groups[category]))
         lines += ["", "</details>", ""]
     return "\n".join(lines)
+
+
+def _attempts(item: PathComparison) -> str:
+    """The attempts behind a verdict, shown only when there were reruns."""
+    if all(len(history) < 2 for history in item.attempts.values()):
+        return ""
+    return " (" + "; ".join(f"{role}: {', '.join(h)}" for role, h in item.attempts.items()) + ")"
+
+
+def _root_causes(paths: list[PathComparison]) -> list[str]:
+    """Failing candidate paths grouped by what they broke (crater's root causes): one line per cause."""
+    causes: dict[str, list[PathComparison]] = {}
+    for item in paths:
+        if item.category in ACTIONABLE or item.category == SAME_FAIL:
+            for cause in item.causes:
+                causes.setdefault(cause, []).append(item)
+    if not causes:
+        return []
+    lines = ["### Root causes", ""]
+    for cause, items in sorted(causes.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        listed = ", ".join(f"`{i.path}` ({i.category})" for i in items)
+        lines.append(f"- {cause} — {len(items)} path{'s' if len(items) > 1 else ''}: {listed}")
+    return [*lines, ""]
+
+
+def _changed(changed: list[PathComparison]) -> list[str]:
+    """PASS→PASS differences, grouped by field across paths (turn indices folded), then each path in full."""
+    by_field: dict[str, dict[str, tuple[Any, Any]]] = {}
+    for item in changed:
+        for name, pair in item.changed.items():
+            by_field.setdefault(re.sub(r"\.\d+(?=\.|$)", ".*", name), {})[item.path] = pair
+    lines = ["### changed", ""]
+    for name, per_path in sorted(by_field.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        pairs = {json.dumps(pair, default=str, sort_keys=True) for pair in per_path.values()}
+        count = f"{len(per_path)} path{'s' if len(per_path) > 1 else ''}"
+        if len(pairs) == 1:
+            a, b = next(iter(per_path.values()))
+            lines.append(f"- {name}: {_short(a)} → {_short(b)} — {count}")
+        else:
+            lines.append(f"- {name}: differs per path — {count}")
+    lines += ["", "<details><summary>every changed field, path by path</summary>", ""]
+    for item in changed:
+        lines.append(f"- `{item.path}`")
+        for name, (a, b) in item.changed.items():
+            lines.append(f"  - {name}: {_short(a)} → {_short(b)}")
+    return [*lines, "", "</details>", ""]

@@ -57,6 +57,7 @@ def write_results(comparison: Comparison, directory: Path) -> Path:
     data = {
         "verdict": comparison.verdict,
         "exit_code": comparison.exit_code,
+        "broken": {"baseline": comparison.baseline_broken, "candidate": comparison.candidate_broken},
         "provenance": {
             "baseline": _run_provenance(comparison.baseline),
             "candidate": _run_provenance(comparison.candidate),
@@ -72,6 +73,8 @@ def write_results(comparison: Comparison, directory: Path) -> Path:
                 "baseline": base.get(p.path),
                 "candidate": cand.get(p.path),
                 "changed": {k: list(v) for k, v in p.changed.items()},
+                "attempts": p.attempts,
+                "root_causes": p.causes,
             }
             for p in comparison.paths
         ],
@@ -86,8 +89,8 @@ def write_junit(comparison: Comparison, directory: Path) -> Path:
         for name, record in sorted(_records(info["dir"]).items()):
             case = TestCase(name, classname=f"gymgate.{side}.{info.get('name')}")
             reason = (record.get("reason") or "").splitlines()[0][:500] if record.get("reason") else ""
-            if record["outcome"] == "FAIL":
-                case.result = [Failure(reason)]
+            if record["outcome"] in ("FAIL", "BROKEN"):
+                case.result = [Failure(f"{record['outcome']}: {reason}")]
             elif record["outcome"] == "ERROR":
                 case.result = [Error(reason)]
             elif record["outcome"] == "SKIP":

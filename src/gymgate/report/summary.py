@@ -9,7 +9,7 @@ from pathlib import Path
 
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
 
-ORDER = {"FAIL": 0, "ERROR": 1, "PASS": 2, "SKIP": 3}
+ORDER = {"BROKEN": 0, "FAIL": 1, "ERROR": 2, "PASS": 3, "SKIP": 4}
 
 
 def load_records(run_dir: Path, expected: list[str] | None = None) -> list[dict]:
@@ -36,7 +36,7 @@ def verdict(records: list[dict], pytest_code: int) -> int:
     """0 every path passed or was skipped; 1 a path failed or errored; 2 the run could not judge anything."""
     if not records:
         return EXIT_ERROR
-    if any(r["outcome"] in ("FAIL", "ERROR") for r in records) or pytest_code == 1:
+    if any(r["outcome"] in ("FAIL", "ERROR", "BROKEN") for r in records) or pytest_code == 1:
         return EXIT_FAILED
     return EXIT_OK if pytest_code == 0 else EXIT_ERROR
 
@@ -53,7 +53,9 @@ def print_summary(run_dir: Path, pytest_code: int, expected: list[str] | None = 
     code = verdict(records, pytest_code)
     label = {EXIT_OK: "clean", EXIT_FAILED: "failures found", EXIT_ERROR: "could not judge"}[code]
     print(
-        f"\n{counts['PASS']} passed, {counts['FAIL']} failed, {counts['ERROR']} errors, {counts['SKIP']} skipped "
+        f"\n{counts['PASS']} passed, {counts['FAIL']} failed, {counts['ERROR']} errors, {counts['SKIP']} skipped"
+        + (f", {counts['BROKEN']} broken" if counts["BROKEN"] else "")
+        + " "
         f"— {label}; records in {run_dir / 'paths'}",
         file=out,
     )

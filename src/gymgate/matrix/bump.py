@@ -1,0 +1,64 @@
+"""A Gym bump judged end to end: baseline (reused when none of its inputs changed), candidate, reruns of what
+did not pass on both refs, then the comparison whose verdict is the exit code."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
+from gymgate.matrix.reruns import real_attempt, run_reruns
+from gymgate.matrix.run import RunOptions, accept_ref
+from gymgate.refs.model import GymSource
+
+
+def judge_bump(
+    baseline: GymSource,
+    candidate: GymSource,
+    expected: list[str],
+    opts: RunOptions,
+    reruns: int,
+    narrowed: bool,
+) -> int:
+    print(f"== baseline {baseline.name}", flush=True)
+    base = accept_ref(baseline, expected, opts, reuse=True, narrowed=narrowed)
+    if base.broken or base.code not in (EXIT_OK, EXIT_FAILED):
+        why = f"it is BROKEN ({base.broken.splitlines()[0]})" if base.broken else "it could not be judged"
+        print(f"gymgate: error: the baseline {baseline.name}: {why}; see {base.dir}", file=sys.stderr)
+        return EXIT_ERROR
+    print(f"== candidate {candidate.name}", flush=True)
+    cand = accept_ref(candidate, expected, opts, narrowed=narrowed)
+    if cand.code == EXIT_ERROR and not cand.broken:
+        print(f"gymgate: error: the candidate {candidate.name} could not be judged; see {cand.dir}", file=sys.stderr)
+        return EXIT_ERROR
+    run_reruns((baseline, base.dir), (candidate, cand.dir), reruns, real_attempt(opts))
+    return compare_and_report(base.dir, cand.dir, cand.dir, full=False)
+
+
+def compare_and_report(baseline: Path, candidate: Path, out_dir: Path, full: bool) -> int:
+    """Compare two stored runs, write every report file into `out_dir`, print the verdict and summary."""
+    from gymgate.atomic import write_text_atomic
+    from gymgate.compare.runs import compare_runs
+    from gymgate.report.markdown import render_markdown
+    from gymgate.report.outputs import write_html, write_junit, write_results, write_retry
+
+    comparison = compare_runs(baseline, candidate)
+    text = render_markdown(comparison)
+    written = [write_text_atomic(out_dir / "report.md", text)]
+    written += [
+        write_results(comparison, out_dir),
+        write_junit(comparison, out_dir),
+        write_retry(comparison, out_dir),
+        write_html(comparison, text, out_dir),
+    ]
+    # The terminal gets the verdict and the summary table; the files have everything.
+    print("\n" + (text if full else text.split("\n### ", 1)[0] + "\n" + _section(text, "### Summary")))
+    print("written: " + ", ".join(str(p) for p in written))
+    return comparison.exit_code
+
+
+def _section(text: str, heading: str) -> str:
+    if heading not in text:
+        return ""
+    body = text.split(heading, 1)[1]
+    return heading + body.split("\n### ", 1)[0]

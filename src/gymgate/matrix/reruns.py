@@ -1,0 +1,74 @@
+"""Flaky or real: every non-PASS candidate path, and the same path on the baseline, runs again in fresh Gym
+instances (a new pytest session, so a new Ray cluster and new Gym servers) until its outcomes are mixed or
+the attempts are used up. The attempts are stored in the candidate's run folder (layout in
+compare/attempts.py, which reads them back); a stored baseline run is never modified.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from gymgate.atomic import write_json_atomic
+from gymgate.compare.attempts import MANIFEST, RERUNS_DIR, outcomes
+from gymgate.compare.categories import BROKEN
+from gymgate.matrix.run import RunOptions, RunResult, accept_ref
+from gymgate.refs.model import GymSource
+
+NOT_RERUN = ("PASS", "SKIP", BROKEN)  # a pass needs no second opinion; skip and broken are deterministic
+
+# (source, paths, run folder) -> the attempt's run; tests inject a fake, the CLI runs the real matrix.
+RunAttempt = Callable[[GymSource, list[str], Path], RunResult]
+
+
+def targets(candidate: dict[str, str], baseline: dict[str, str]) -> list[str]:
+    """Candidate paths worth a second look: not passing, and not skipped or broken."""
+    return sorted(p for p, o in candidate.items() if o not in NOT_RERUN and baseline.get(p) != BROKEN)
+
+
+def _mixed(history: list[str]) -> bool:
+    return len(set(history)) > 1
+
+
+def run_reruns(
+    baseline: tuple[GymSource, Path],
+    candidate: tuple[GymSource, Path],
+    attempts: int,
+    run_attempt: RunAttempt,
+) -> dict[str, dict[str, list[str]]]:
+    """Rerun each target up to `attempts` more times on both refs; a path stops once either side is mixed
+    (flaky is decided). Returns {"candidate": {path: [outcomes...]}, "baseline": {...}}, attempt 1 first."""
+    (base_source, base_dir), (cand_source, cand_dir) = baseline, candidate
+    first = {"candidate": outcomes(cand_dir), "baseline": outcomes(base_dir)}
+    chosen = targets(first["candidate"], first["baseline"])
+    history = {role: {p: [first[role][p]] for p in chosen if p in first[role]} for role in first}
+    folder = cand_dir / RERUNS_DIR
+    manifest = {"baseline_run": base_dir.name, "attempts": attempts, "paths": chosen, "done": 1}
+    if not chosen or attempts <= 0:
+        return history
+    folder.mkdir(exist_ok=True)
+    write_json_atomic(folder / MANIFEST, manifest)
+    for n in range(2, attempts + 2):
+        active = [p for p in chosen if not any(_mixed(history[role].get(p, [])) for role in history)]
+        if not active:
+            break
+        print(f"== rerun {n - 1}/{attempts} of {len(active)} path(s) in fresh Gym instances: {', '.join(active)}")
+        for role, source in (("candidate", cand_source), ("baseline", base_source)):
+            paths = [p for p in active if p in history[role] and history[role][p][0] != "SKIP"]
+            if not paths:
+                continue
+            got = outcomes(run_attempt(source, paths, folder / f"{role}-{n}").dir)
+            for path in paths:
+                history[role][path].append(got.get(path, "ERROR"))
+        write_json_atomic(folder / MANIFEST, {**manifest, "done": n})
+    return history
+
+
+def real_attempt(opts: RunOptions) -> RunAttempt:
+    """Attempts through the real matrix; never self-tests, never reused."""
+    quiet = RunOptions(opts.envs, opts.runs_dir, opts.spinup_timeout, opts.workers, selftest=False)
+
+    def attempt(source: GymSource, paths: list[str], run_dir: Path) -> RunResult:
+        return accept_ref(source, paths, quiet, run_dir=run_dir, narrowed=True)
+
+    return attempt

@@ -1,0 +1,160 @@
+"""One Gym ref through the acceptance matrix, into one run folder.
+
+A ref that resolves but cannot be locked or built here yields a BROKEN run (every selected path BROKEN,
+with the cause) instead of an error: for a candidate that is the finding. A ref that does not resolve is
+a usage error before anything starts.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from gymgate.atomic import write_json_atomic
+from gymgate.compare.categories import BROKEN
+from gymgate.errors import BuildError
+from gymgate.refs.model import GymSource
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What every run of one `accept` shares, whichever ref it is for."""
+
+    envs: list[str] | None = None
+    runs_dir: Path | None = None
+    spinup_timeout: float = 600.0
+    workers: str = "auto"
+    selftest: bool = False
+
+
+@dataclass(frozen=True)
+class RunResult:
+    dir: Path
+    code: int  # the run's own verdict: 0 clean, 1 failures (or broken), 2 not judged
+    broken: str = ""  # why this ref could not be locked or built, if it could not
+    reused: bool = False
+
+
+def prepare(source: GymSource):
+    """The ref's environment, announced the way every command announces it."""
+    from gymgate.envs.prepare import prepare_env
+
+    print(f"gym ref {source.name!r}: {source.describe()}" + ("" if source.pinned else "  [unpinned]"), flush=True)
+    env = prepare_env(source)
+    verb = "built" if env.built else "reused"
+    print(
+        f"environment {env.key}: {verb} in {env.seconds:.1f}s (Python {env.interpreter.version}, {env.path})",
+        flush=True,
+    )
+    return env
+
+
+def open_run_dir(source: GymSource, opts: RunOptions, run_id: str, run_dir: Path | None = None) -> Path:
+    from gymgate.runner import new_run_dir
+
+    if run_dir is None:
+        run_dir = new_run_dir(source.name, run_id, opts.runs_dir)
+    else:
+        run_dir.mkdir(parents=True, exist_ok=False)
+    (run_dir / "source.json").write_text(json.dumps(source.to_json(), indent=2))
+    print(f"run {run_id}: {run_dir}", flush=True)
+    return run_dir
+
+
+def record_environment(run_dir: Path, env) -> None:
+    # The lock travels with the run, so two stored runs can be compared without their checkouts.
+    shutil.copyfile(env.project / "uv.lock", run_dir / "uv.lock")
+    (run_dir / "environment.json").write_text(
+        json.dumps({"key": env.key, "python": env.interpreter.version, "project": str(env.project)}, indent=2)
+    )
+
+
+def service_args(run_dir: Path, opts: RunOptions) -> list[str]:
+    args = ["--run-dir", str(run_dir), "--spinup-timeout", str(opts.spinup_timeout)]
+    for name in opts.envs or []:
+        args += ["--env", name]
+    return args
+
+
+def accept_ref(
+    source: GymSource,
+    expected: list[str],
+    opts: RunOptions,
+    *,
+    reuse: bool = False,
+    run_dir: Path | None = None,
+    narrowed: bool = False,
+) -> RunResult:
+    """Run `expected` paths of `source` (or reuse a stored run with the same inputs when `reuse`).
+    `narrowed`: only `expected` runs (passed to pytest path by path), not the whole selection."""
+    from gymgate.compare.baseline import find_reusable, inputs_digest
+    from gymgate.parallel.progress import Progress
+    from gymgate.paths import repo_root
+    from gymgate.report.summary import print_summary
+    from gymgate.runner import new_run_id, run_in_env, runs_dir
+
+    run_id = new_run_id()
+    try:
+        env = prepare(source)
+    except BuildError as exc:
+        run_dir = open_run_dir(source, opts, run_id, run_dir)
+        write_broken_run(run_dir, source, expected, f"build: {exc}")
+        print(f"gymgate: {source.name} is BROKEN: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return RunResult(run_dir, print_summary(run_dir, pytest_code=1, expected=expected), broken=str(exc))
+    inputs = inputs_digest(source.digest, env.project / "uv.lock", env.interpreter.version, expected)
+    if reuse:
+        stored = find_reusable(opts.runs_dir or runs_dir(), inputs)
+        if stored is not None:
+            print(f"reusing {stored}: none of its inputs changed (inputs sha256:{inputs[:12]})", flush=True)
+            return RunResult(stored, print_summary(stored, pytest_code=0, expected=expected), reused=True)
+    run_dir = open_run_dir(source, opts, run_id, run_dir)
+    record_environment(run_dir, env)
+    child = [
+        "-m",
+        "pytest",
+        str(repo_root() / "tests" / "acceptance"),
+        "-p",
+        "no:cacheprovider",
+        "--rootdir",
+        str(repo_root()),
+        "--gym-source",
+        str(run_dir / "source.json"),
+        "-q",
+        "-rfEs",
+        *service_args(run_dir, opts),
+    ]
+    if opts.workers != "0":
+        child += ["-n", opts.workers]
+    if not opts.selftest:
+        child += ["-m", "not selftest"]
+    if narrowed:
+        child += [a for p in expected for a in ("--path", p)]
+    log = run_dir / "pytest.log"
+    print(f"workers: {opts.workers}; pytest output: {log}", flush=True)
+    mark = {"run_id": run_id, "complete": False, "started": time.time(), "inputs": inputs}
+    write_json_atomic(run_dir / "run.json", mark)  # an interrupted run stays marked incomplete
+    with Progress(run_dir, total_paths=len(expected)):
+        code = run_in_env(env, child, run_id, cwd=repo_root(), log=log)
+    write_json_atomic(run_dir / "run.json", {**mark, "complete": True, "pytest_exit": code, "finished": time.time()})
+    if code not in (0, 1):
+        tail = log.read_text(errors="replace").splitlines()[-25:]
+        print("\n".join(["", f"pytest exited {code}; last lines of {log}:", *tail]), file=sys.stderr)
+    return RunResult(run_dir, print_summary(run_dir, pytest_code=code, expected=expected))
+
+
+def write_broken_run(run_dir: Path, source: GymSource, expected: list[str], reason: str) -> None:
+    """A complete run whose every path is BROKEN with `reason`; comparable like any other run, never reused."""
+    (run_dir / "paths").mkdir(exist_ok=True)
+    for path in expected:
+        env, mode = path.split(":")
+        record = {"path": path, "env": env, "mode": mode, "gym": source.to_json(), "outcome": BROKEN}
+        write_json_atomic(run_dir / "paths" / f"{env}-{mode}.json", {**record, "reward": None, "reason": reason})
+    now = time.time()
+    write_json_atomic(
+        run_dir / "run.json",
+        {"complete": True, "broken": reason, "pytest_exit": None, "started": now, "finished": now},
+    )

@@ -1,0 +1,121 @@
+"""Verdicts of real bumps through `gymgate accept`: a candidate Gym checkout whose mcqa verifier was changed
+(a real regression, confirmed by reruns in fresh Gym instances), one whose verifier fails only once (flaky,
+never a regression), one that cannot be locked (BROKEN), and a full seven-environment bump from 0.2.1 to
+0.4.0. The baseline is the real 0.4.0 pin; its mcqa run is made once and reused by the later tests."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.helpers import sdist, unpack, write_tree
+
+MCQA = "resources_servers/mcqa/app.py"
+VERDICT_LINE = "        is_correct = (pred == gold) if (pred is not None and gold) else False\n"
+
+
+def _accept(runs, *args, timeout=1500):
+    command = [sys.executable, "-m", "gymgate", "accept", "--runs-dir", str(runs), *args]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    return result.returncode, result.stdout + result.stderr
+
+
+def _candidate_run(runs, marker):
+    """The newest run with `marker` in its name that carries a report (the candidate of the last bump)."""
+    return max(r for r in runs.iterdir() if marker in r.name and (r / "report.md").is_file())
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    return tmp_path_factory.mktemp("runs")
+
+
+def _patched_gym(root, replacement: str):
+    """The index's 0.4.0 sdist as a local checkout, with mcqa's verdict line replaced."""
+    unpack(sdist("0.4.0"), root)
+    app = root / MCQA
+    text = app.read_text()
+    assert text.count(VERDICT_LINE) == 1, "mcqa's verifier changed upstream; update this test's patch"
+    app.write_text(text.replace(VERDICT_LINE, replacement))
+    return root
+
+
+def test_a_changed_verifier_is_a_regression_confirmed_by_reruns(runs, tmp_path):
+    # The bump compares against a lower-cased gold letter: the correct answer "B" no longer earns reward 1.
+    gym = _patched_gym(
+        tmp_path / "gym", VERDICT_LINE.replace("(pred == gold)", "(pred == gold.lower())").replace("\n", "  # bump\n")
+    )
+    code, out = _accept(runs, "--gym-ref", str(gym), "--baseline", "0.4.0", "--env", "mcqa", "-n", "1", "--reruns", "1")
+    assert code == 1, out
+    assert "**Verdict: 1 regressed, 0 broken.**" in out
+    run = _candidate_run(runs, "-tree-0.4.")
+    report = (run / "report.md").read_text()
+    assert "- `mcqa:accepted`: PASS → FAIL (baseline: PASS, PASS; candidate: FAIL, FAIL)" in report
+    assert "- [reward] reward — 1 path: `mcqa:accepted` (regressed)" in report
+    assert (run / "retry.txt").read_text() == "mcqa:accepted\n"
+    # Attempt 2 ran in its own fresh sessions, on both refs, for the failing path only.
+    for role in ("candidate", "baseline"):
+        (record,) = (run / "reruns" / f"{role}-2" / "paths").glob("*.json")
+        assert json.loads(record.read_text())["path"] == "mcqa:accepted"
+    results = json.loads((run / "results.json").read_text())
+    by_path = {p["path"]: p for p in results["paths"]}
+    assert by_path["mcqa:rejected"]["category"] == "same-pass"
+    assert by_path["mcqa:accepted"]["root_causes"] == ["[reward] reward", "[verifier] reward"]
+
+
+def test_a_verifier_that_fails_once_is_flaky_not_a_regression(runs, tmp_path):
+    marker = tmp_path / "failed-once"
+    flaky = (
+        VERDICT_LINE
+        + f"        if is_correct and not __import__('os').path.exists({str(marker)!r}):\n"
+        + f"            open({str(marker)!r}, 'w').close()\n"
+        + "            is_correct = False\n"
+    )
+    gym = _patched_gym(tmp_path / "gym", flaky)
+    code, out = _accept(runs, "--gym-ref", str(gym), "--baseline", "0.4.0", "--env", "mcqa", "-n", "1")
+    assert code == 0, out
+    assert "reusing " in out  # the baseline's mcqa run from the test above
+    assert marker.is_file()
+    run = _candidate_run(runs, "-tree-0.4.")
+    report = (run / "report.md").read_text()
+    assert "### flaky" in report and "### regressed" not in report
+    assert "(baseline: PASS, PASS; candidate: FAIL, PASS)" in report
+    assert not (run / "reruns" / "candidate-3").exists()  # decided after one rerun
+
+
+def test_a_candidate_that_cannot_be_locked_is_broken(runs, tmp_path):
+    gym = write_tree(tmp_path / "gym", "0.4.1")
+    pyproject = gym / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + 'dependencies = ["nemo-gym-no-such-dependency==9.9.9"]\n')
+    code, out = _accept(runs, "--gym-ref", str(gym), "--baseline", "0.4.0", "--env", "mcqa", "-n", "1")
+    assert code == 1, out
+    assert "**Verdict: candidate BROKEN: build: cannot lock" in out
+    run = _candidate_run(runs, "-tree-0.4.")
+    records = [json.loads(p.read_text()) for p in (run / "paths").glob("*.json")]
+    assert sorted((r["path"], r["outcome"]) for r in records) == [
+        ("mcqa:accepted", "BROKEN"),
+        ("mcqa:rejected", "BROKEN"),
+    ]
+    assert "nemo-gym-no-such-dependency" in (run / "report.md").read_text()
+    assert not (run / "reruns").exists()  # a broken build is not rerun
+
+
+def test_a_full_bump_from_0_2_1_to_0_4_0(runs):
+    code, out = _accept(runs, "--gym-ref", "0.4.0", "--baseline", "0.2.1", timeout=2400)
+    assert code == 0, out
+    run = _candidate_run(runs, "-0.4.0-")
+    results = json.loads((run / "results.json").read_text())
+    categories = {p["path"]: p["category"] for p in results["paths"]}
+    assert len(categories) == 14
+    assert categories.pop("structured_outputs_v4:accepted") == "new path"
+    assert categories.pop("structured_outputs_v4:rejected") == "new path"
+    assert set(categories.values()) == {"same-pass"}, categories
+    report = (run / "report.md").read_text()
+    assert "- **nemo-gym**: 0.2.1 → 0.4.0" in report
+    assert "- **openai**: 2.6.1 → 2.7.2" in report
+    # Behaviour changes that pass on both refs are reported, grouped across paths.
+    assert "- request_contract.top_logprobs:" in report
+    assert "- tools.strict_sent:" in report
