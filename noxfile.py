@@ -81,8 +81,9 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Lint; harness unit + git-SHA tests; inside 0.4.0: in-env unit tests, the fourteen real paths (with
-    gymgate's negative self-tests) and the real-services tests; inside 0.2.1: the real-services tests."""
+    """Lint; harness unit and integration tests (git SHA, parallel runs, baseline reuse, real bump verdicts);
+    inside 0.4.0: in-env unit tests, the fourteen real paths (with gymgate's negative self-tests) and the
+    real-services tests; inside 0.2.1: the real-services tests."""
     _harness(session)
     session.run("ruff", "check", "src", "tests", "tools", "noxfile.py")
     session.run("pytest", "tests/unit", "tests/integration", "-q", *session.posargs)

@@ -26,3 +26,18 @@ def test_packages_skip_the_project_itself_and_editables():
     found = packages(envs_dir() / "0.4.0" / "uv.lock")
     assert found["nemo-gym"] == "0.4.0" and found["python"] == ">=3.12"
     assert "gymgate" not in found and not any(name.startswith("gymgate-env") for name in found)
+
+
+def test_a_gym_checkout_is_shown_by_its_path_and_counted_as_replaced(tmp_path):
+    pinned = envs_dir() / "0.4.0" / "uv.lock"
+    text = pinned.read_text()
+    start = text.index('[[package]]\nname = "nemo-gym"')
+    end = text.index("[[package]]", start + 1)
+    checkout = tmp_path / "uv.lock"
+    checkout.write_text(
+        text[:start] + '[[package]]\nname = "nemo-gym"\nsource = { editable = "/src/gym" }\n\n' + text[end:]
+    )
+    d = diff(pinned, checkout)
+    assert d.replaced == {"nemo-gym": ("0.4.0", "checkout /src/gym")}
+    assert d.highlighted["nemo-gym"] == ("0.4.0", "checkout /src/gym")
+    assert not d.removed and not d.empty

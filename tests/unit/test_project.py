@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from gymgate.envs.distribution import Distribution
-from gymgate.envs.project import check_artifact, declared_extras, render_project
+from gymgate.envs.project import check_artifact, declared_extras, project_dir, render_project
 from gymgate.errors import InfraError, StaleLockError
 from gymgate.paths import envs_dir
 from gymgate.refs import resolve_ref
@@ -40,6 +40,17 @@ def test_rendered_project_names_gym_by_path_for_local_refs(tmp_path):
     assert deps[0] == "nemo-gym" and "tiktoken" in deps and "gymgate" in deps and "pytest-xdist>=3.6" in deps
     assert data["tool"]["uv"]["sources"]["nemo-gym"] == {"path": str(tree.resolve()), "editable": True}
     assert data["tool"]["gymgate"]["gym-digest"] == source.digest
+
+
+def test_the_same_checkout_in_two_places_gets_two_projects(tmp_path):
+    # The generated lock names the checkout by its path; sharing one project across paths would point a run at a
+    # tree that may no longer exist (found by the bump tests, whose checkouts live in per-test folders).
+    first, second = write_tree(tmp_path / "a" / "gym", "0.4.0"), write_tree(tmp_path / "b" / "gym", "0.4.0")
+    a, b = resolve_ref(str(first)), resolve_ref(str(second))
+    assert a.digest == b.digest
+    assert project_dir(a) != project_dir(b)
+    assert project_dir(a) == project_dir(resolve_ref(str(first)))
+    assert project_dir(resolve_ref("0.4.0")) == envs_dir() / "0.4.0"
 
 
 def test_committed_pin_projects_carry_the_pinned_artifact():

@@ -18,31 +18,36 @@ class LockDiff:
     removed: dict[str, str] = field(default_factory=dict)
     upgraded: dict[str, tuple[str, str]] = field(default_factory=dict)
     downgraded: dict[str, tuple[str, str]] = field(default_factory=dict)
+    replaced: dict[str, tuple[str, str]] = field(default_factory=dict)  # not comparable as versions (a checkout)
     highlighted: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
-        return not (self.added or self.removed or self.upgraded or self.downgraded)
+        return not (self.added or self.removed or self.upgraded or self.downgraded or self.replaced)
 
 
 def packages(lock: Path) -> dict[str, str]:
-    """name -> version of every locked package (the project itself and editable/virtual entries excluded),
-    plus `python` for the lock's requires-python."""
+    """name -> version of every locked package (the project itself and editable/virtual entries excluded, except
+    an editable nemo-gym: a checkout under test, shown by its path), plus `python` for the lock's requires-python."""
     data = tomllib.loads(lock.read_text())
     found = {"python": data.get("requires-python", "")}
     for package in data.get("package", []):
         source = package.get("source", {})
+        if package["name"] == "nemo-gym" and "editable" in source:
+            found["nemo-gym"] = f"checkout {source['editable']}"
+            continue
         if "virtual" in source or "editable" in source:
             continue
         found[package["name"]] = package.get("version", "")
     return found
 
 
-def _newer(a: str, b: str) -> bool:
+def _newer(a: str, b: str) -> bool | None:
+    """Whether b is newer than a; None when either is not a version (a checkout)."""
     try:
         return Version(b) > Version(a)
     except InvalidVersion:
-        return b > a
+        return None
 
 
 def diff(baseline: Path, candidate: Path) -> LockDiff:
@@ -56,7 +61,9 @@ def diff(baseline: Path, candidate: Path) -> LockDiff:
             result.added[name] = b
         elif b is None:
             result.removed[name] = a
-        elif _newer(a, b):
+        elif (newer := _newer(a, b)) is None:
+            result.replaced[name] = (a, b)
+        elif newer:
             result.upgraded[name] = (a, b)
         else:
             result.downgraded[name] = (a, b)

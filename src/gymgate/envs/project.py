@@ -4,6 +4,7 @@ generated in the cache."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import subprocess
@@ -49,9 +50,14 @@ PROJECT_FORMAT = "2"  # bump when render_project changes shape, so cached projec
 
 
 def project_dir(source: GymSource) -> Path:
+    """A pin's committed project, or a generated one per content digest -- and per path for a local checkout or
+    wheel, which the lock names by where it lies: the same bytes elsewhere are another project."""
     if source.pinned:
         return envs_dir() / source.name
-    return cache_dir() / "projects" / f"{source.name}-p{PROJECT_FORMAT}"
+    where = ""
+    if source.kind in (KIND_TREE, KIND_WHEEL) and source.path is not None:
+        where = "-" + hashlib.sha256(str(source.path.resolve()).encode()).hexdigest()[:8]
+    return cache_dir() / "projects" / f"{source.name}{where}-p{PROJECT_FORMAT}"
 
 
 def _is_gym(requirement: str) -> bool:

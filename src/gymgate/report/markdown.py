@@ -40,7 +40,8 @@ def render_markdown(comparison: Comparison) -> str:
             for name, (a, b) in sorted(locks.highlighted.items()):
                 lines.append(f"- **{name}**: {a or '—'} → {b or '—'}")
             lines.append(
-                f"- {len(locks.upgraded)} upgraded, {len(locks.downgraded)} downgraded, {len(locks.added)} added "
+                f"- {len(locks.upgraded)} upgraded, {len(locks.downgraded)} downgraded, {len(locks.replaced)} replaced, "
+                f"{len(locks.added)} added "
                 f"({', '.join(sorted(locks.added)) or 'none'}), {len(locks.removed)} removed "
                 f"({', '.join(sorted(locks.removed)) or 'none'})"
             )
