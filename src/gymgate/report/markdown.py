@@ -69,6 +69,13 @@ def render_markdown(comparison: Comparison) -> str:
     return "\n".join(lines)
 
 
+def _change(a: Any, b: Any) -> str:
+    """One field's change: list members as -removed / +added, anything else as old → new."""
+    if isinstance(a, dict) and isinstance(b, dict) and set(a) == {"removed"} and set(b) == {"added"}:
+        return " ".join([*(f"−{_short(v, 40)}" for v in a["removed"]), *(f"+{_short(v, 40)}" for v in b["added"])])
+    return f"{_short(a)} → {_short(b)}"
+
+
 def _attempts(item: PathComparison) -> str:
     """The attempts behind a verdict, shown only when there were reruns."""
     if all(len(history) < 2 for history in item.attempts.values()):
@@ -104,12 +111,12 @@ def _changed(changed: list[PathComparison]) -> list[str]:
         count = f"{len(per_path)} path{'s' if len(per_path) > 1 else ''}"
         if len(pairs) == 1:
             a, b = next(iter(per_path.values()))
-            lines.append(f"- {name}: {_short(a)} → {_short(b)} — {count}")
+            lines.append(f"- {name}: {_change(a, b)} — {count}")
         else:
             lines.append(f"- {name}: differs per path — {count}")
     lines += ["", "<details><summary>every changed field, path by path</summary>", ""]
     for item in changed:
         lines.append(f"- `{item.path}`")
         for name, (a, b) in item.changed.items():
-            lines.append(f"  - {name}: {_short(a)} → {_short(b)}")
+            lines.append(f"  - {name}: {_change(a, b)}")
     return [*lines, "", "</details>", ""]
