@@ -1,7 +1,8 @@
-"""Benchmarks (never timed tests): `nox -s bench -- services|paths [--pin 0.4.0] [--repeats 3]`.
+"""Benchmarks (never timed tests): `nox -s bench -- services|paths|compare [--pin 0.4.0] [--repeats 3]`.
 
 services: environment build (cold, warm reuse), all Gym services ready, stop, peak memory.
 paths:    one pin's fourteen paths through `gymgate accept`, wall time and each stage.
+compare:  a bump judged (`accept --gym-ref PIN --baseline B`), from scratch and with the baseline reused.
 
 Writes docs/benchmarks/<what>-<pin>.json and rewrites that section of docs/benchmarks.md. Figures are
 medians over --repeats runs; the machine is noisy, so compare ratios rather than single numbers.
@@ -194,12 +195,40 @@ def render_paths(pin: str, data: dict, command: str) -> str:
     return table(f"paths:{pin}", f"The fourteen paths, nemo-gym {pin}", data, command, rows, notes)
 
 
+def bench_compare(pin: str, baseline: str, repeats: int) -> dict:
+    """A bump judged from scratch (baseline run + candidate run + comparison) and again with the stored baseline
+    reused, in a fresh runs folder each repeat."""
+    out: dict = {"fresh_s": [], "reused_s": []}
+    for _ in range(repeats):
+        runs = tempfile.mkdtemp(prefix="gg-bench-runs-")
+        env = dict(os.environ, GYMGATE_RUNS=runs)
+        for key in ("fresh_s", "reused_s"):
+            seconds, text, code = timed(gymgate("accept", "--gym-ref", pin, "--baseline", baseline), env)
+            assert code in (0, 1), text
+            assert (key == "reused_s") == ("reusing " in text), text
+            out[key].append(round(seconds, 3))
+        subprocess.run(["rm", "-rf", runs], check=False)
+    return out
+
+
+def render_compare(pin: str, baseline: str, data: dict, command: str) -> str:
+    runs = data["compare"]
+    rows = [
+        (f"`gymgate accept --gym-ref {pin} --baseline {baseline}`, both run", runs["fresh_s"], "s"),
+        ("the same again, the stored baseline reused", runs["reused_s"], "s"),
+    ]
+    ratio = median(runs["fresh_s"]) / max(median(runs["reused_s"]), 1e-3)
+    notes = [f"Reusing the baseline: {ratio:.2f}× faster (median wall times)."]
+    return table(f"compare:{pin}", f"A bump judged, {baseline} → {pin}", data, command, rows, notes)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("what", choices=("services", "paths"))
+    parser.add_argument("what", choices=("services", "paths", "compare"))
     parser.add_argument("--pin", default="0.4.0")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--workers", default="1,auto", help="paths: comma-separated -n settings to compare")
+    parser.add_argument("--baseline", default="0.4.0", help="compare: the baseline ref")
     args = parser.parse_args()
     data = {
         "pin": args.pin,
@@ -211,6 +240,10 @@ def main() -> int:
     if args.what == "services":
         data["env"], data["up"] = bench_env(args.pin, args.repeats), bench_up(args.pin, args.repeats)
         section = render_services(args.pin, data, command)
+    elif args.what == "compare":
+        command += f" --baseline {args.baseline}"
+        data["compare"] = bench_compare(args.pin, args.baseline, args.repeats)
+        section = render_compare(args.pin, args.baseline, data, command)
     else:
         data["paths"] = bench_paths(args.pin, args.repeats, args.workers.split(","))
         section = render_paths(args.pin, data, command)
