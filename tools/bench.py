@@ -197,7 +197,10 @@ def render_paths(pin: str, data: dict, command: str) -> str:
 
 def bench_compare(pin: str, baseline: str, repeats: int) -> dict:
     """A bump judged from scratch (baseline run + candidate run + comparison) and again with the stored baseline
-    reused, in a fresh runs folder each repeat."""
+    reused, in a fresh runs folder each repeat. Both environments are built first, outside the measurement."""
+    for ref in (pin, baseline):
+        seconds, text, code = timed(gymgate("env", "--gym-ref", ref), dict(os.environ))
+        assert code == 0, text
     out: dict = {"fresh_s": [], "reused_s": []}
     for _ in range(repeats):
         runs = tempfile.mkdtemp(prefix="gg-bench-runs-")
