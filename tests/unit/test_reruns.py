@@ -111,12 +111,16 @@ def test_baseline_attempts_belong_to_their_baseline_and_unfinished_attempts_do_n
     assert load_attempts(cand, base)["candidate"] == {"mcqa:accepted": ["FAIL"]}
 
 
+def _broken(tmp_path, reason):
+    run = tmp_path / "broken"
+    run.mkdir()
+    write_broken_run(run, _source("0.5.0"), ["mcqa:accepted", "mcqa:rejected"], reason)
+    return run
+
+
 def test_a_candidate_that_cannot_be_built_is_broken_and_fails_the_bump(tmp_path):
     base, _ = _pair(tmp_path)
-    cand = tmp_path / "broken"
-    cand.mkdir()
-    write_broken_run(cand, _source("0.5.0"), ["mcqa:accepted", "mcqa:rejected"], "build: requires Python >=3.13.14")
-    comparison = compare_runs(base, cand)
+    comparison = compare_runs(base, _broken(tmp_path, "build: requires Python >=3.13.14"))
     assert {p.category for p in comparison.paths} == {"broken"}
     assert comparison.exit_code == EXIT_FAILED
     assert comparison.verdict == "candidate BROKEN: build: requires Python >=3.13.14"
@@ -126,10 +130,7 @@ def test_a_candidate_that_cannot_be_built_is_broken_and_fails_the_bump(tmp_path)
 
 def test_a_broken_baseline_cannot_judge_anything(tmp_path):
     _, cand = _pair(tmp_path)
-    base = tmp_path / "broken"
-    base.mkdir()
-    write_broken_run(base, _source("0.5.0"), ["mcqa:accepted", "mcqa:rejected"], "build: cannot lock")
-    comparison = compare_runs(base, cand)
+    comparison = compare_runs(_broken(tmp_path, "build: cannot lock"), cand)
     assert comparison.exit_code == EXIT_ERROR
     assert comparison.verdict.startswith("cannot judge: the baseline is BROKEN")
 
