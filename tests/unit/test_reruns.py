@@ -78,7 +78,8 @@ def test_mixed_outcomes_are_flaky_and_stop_the_reruns(tmp_path):
     comparison = compare_runs(base, cand)
     item = {p.path: p for p in comparison.paths}["mcqa:accepted"]
     assert item.category == "flaky"
-    assert comparison.exit_code == EXIT_OK  # never a regression
+    assert comparison.exit_code == EXIT_OK  # never a regression, never silent
+    assert comparison.verdict == "no regression (1 paths pass on both, 0 changed, 1 flaky)"
     assert "mcqa:accepted" in (cand / "reruns" / "reruns.json").read_text()
 
 

@@ -10,7 +10,18 @@ from pathlib import Path
 from typing import Any
 
 from gymgate.compare.attempts import load_attempts
-from gymgate.compare.categories import BROKEN, BROKEN_CATEGORY, ERROR, REGRESSED, SAME_PASS, SKIP, categorize
+from gymgate.compare.categories import (
+    BROKEN,
+    BROKEN_CATEGORY,
+    ERROR,
+    FLAKY,
+    REGRESSED,
+    REMOVED_PATH,
+    SAME_PASS,
+    SKIP,
+    SPURIOUS_REGRESSED,
+    categorize,
+)
 from gymgate.compare.lockdiff import LockDiff, diff
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK, UsageError
 
@@ -64,9 +75,12 @@ class Comparison:
             return f"cannot judge: the baseline is BROKEN ({self.baseline_broken.splitlines()[0][:200]})"
         if self.candidate_broken:
             return f"candidate BROKEN: {self.candidate_broken.splitlines()[0][:200]}"
+        # Not regressions, but never silent: the verdict line names them so nobody merges past them unread.
+        noted = "".join(f", {len(groups[c])} {c}" for c in (SPURIOUS_REGRESSED, FLAKY, REMOVED_PATH) if groups.get(c))
         if self.exit_code == EXIT_OK:
-            return f"no regression ({len(groups.get(SAME_PASS, []))} paths pass on both, {len(self.changed)} changed)"
-        return f"{len(groups.get(REGRESSED, []))} regressed, {len(groups.get(BROKEN_CATEGORY, []))} broken"
+            same = len(groups.get(SAME_PASS, []))
+            return f"no regression ({same} paths pass on both, {len(self.changed)} changed{noted})"
+        return f"{len(groups.get(REGRESSED, []))} regressed, {len(groups.get(BROKEN_CATEGORY, []))} broken{noted}"
 
 
 def _load_run(run_dir: Path) -> tuple[dict[str, Any], dict[str, dict], str]:
