@@ -180,14 +180,19 @@ def run_context(request, worker_id):
             spinup_timeout_s=config.getoption("--spinup-timeout"),
         )
         try:
-            statuses = fleet.start(os.environ[RAY_ADDRESS_VAR], on_status=on_status, names=mine)
-            record["ready_seconds"] = round(time.monotonic() - began, 2)
+            # Every planned Gym starts now, all at once; a path waits only for its own environment, so the first
+            # environment ready is being rolled out while the others still start.
+            starting = fleet.launch(os.environ[RAY_ADDRESS_VAR], on_status=on_status, names=mine)
             write_json_atomic(run_dir / "workers" / f"{worker_id}.json", record)
 
             def ensure(env_name: str) -> None:
-                """An environment this worker was not planned for (a crashed owner): start it here, once."""
-                if env_name not in statuses:
-                    statuses.update(fleet.start(os.environ[RAY_ADDRESS_VAR], on_status=on_status, names=[env_name]))
+                """Wait until this environment's Gym is ready, failed or skipped; one this worker was not planned
+                for (its owner crashed) is started here, once."""
+                if env_name not in starting:
+                    starting.update(fleet.launch(os.environ[RAY_ADDRESS_VAR], on_status=on_status, names=[env_name]))
+                starting[env_name].result()
+                if all(f.done() for f in starting.values()) and "ready_seconds" not in record:
+                    record["ready_seconds"] = round(time.monotonic() - began, 2)
 
             yield RunContext(
                 endpoint=endpoint,
@@ -196,7 +201,7 @@ def run_context(request, worker_id):
                 run_dir=run_dir,
                 gym=gym,
                 handles=fleet.handles,
-                statuses=statuses,
+                statuses=fleet.statuses,
                 inputs=inputs,
                 ensure=ensure,
             )

@@ -159,6 +159,22 @@ def test_interrupt_during_spinup_cleans_up_and_propagates():
     assert _group_gone(cls)
 
 
+def test_a_start_refused_after_the_actor_exists_still_kills_it():
+    # Fleet.stop() may run while another thread's actor was just created: its registration is refused, and the
+    # actor must not outlive the refusal.
+    calls: list[str] = []
+    ray, cls = FakeRay({}, calls), ActorClass({}, calls)
+    refusal = RuntimeError("the run is stopping; this Gym will not be started")
+
+    def refuse(handle):
+        raise refusal
+
+    with pytest.raises(RuntimeError) as info:
+        lifecycle.start_gym(ray, cls, "mcqa", (), {}, tokenizer=object(), spinup_timeout_s=5, on_created=refuse)
+    assert info.value is refusal
+    assert "ray.kill" in calls and "get:_spinup" not in calls
+
+
 def test_successful_start_then_teardown():
     handle, exc, calls, ray, cls = _start({})
     assert exc is None and handle.servers[0]["name"] == "mcqa"

@@ -11,7 +11,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -106,9 +106,25 @@ class Fleet:
         self.statuses: dict[str, EnvStatus] = {}
         self._lock = threading.Lock()
         self._stopped = False
+        self._pools: list[ThreadPoolExecutor] = []
 
     def start(self, gcs: str, on_status=None, names: list[str] | None = None) -> dict[str, EnvStatus]:
-        """Start the named environments (default: all) in parallel; returns every status known so far."""
+        """Start the named environments (default: all) in parallel and wait for all of them; returns every
+        status known so far."""
+        futures = self.launch(gcs, on_status, names)
+        try:
+            for future in futures.values():
+                future.result()
+        except BaseException:
+            # Ctrl-C or SIGTERM mid-start: kill what exists now, so the start threads' waits end at once.
+            self.stop(timeout_s=INTERRUPT_SHUTDOWN_TIMEOUT_S)
+            raise
+        return dict(self.statuses)
+
+    def launch(self, gcs: str, on_status=None, names: list[str] | None = None) -> dict[str, Future]:
+        """Begin starting the named environments (default: all) in parallel and return at once: one future per
+        environment, done when its status (ready, failed or skipped) is in `statuses`. A caller waits only for the
+        environment it needs next, so its paths run while the others are still starting. `stop()` ends all."""
         import ray
 
         venvs = self.run_dir / "venvs"
@@ -117,12 +133,15 @@ class Fleet:
         remote_cls = ray.remote(GymActor)
         present = []
         wanted = [e for e in self.environments if names is None or e.name in names]
+        futures: dict[str, Future] = {}
         for env in wanted:
             if gym_compat.has_config(env.config):
                 present.append(env)
             else:
                 status = EnvStatus(env.name, SKIPPED, f"{env.config} is not in nemo-gym {gym_compat.gym_version()}")
                 self._record(status, on_status)
+                futures[env.name] = Future()
+                futures[env.name].set_result(None)
 
         def start_one(env: Environment) -> None:
             began = time.monotonic()
@@ -163,17 +182,12 @@ class Fleet:
                 )
             self._record(status, on_status)
 
-        pool = ThreadPoolExecutor(max_workers=max(1, len(present)))
-        try:
-            for future in [pool.submit(start_one, env) for env in present]:
-                future.result()
-        except BaseException:
-            # Ctrl-C or SIGTERM mid-start: kill what exists now, so the start threads' waits end at once.
-            self.stop(timeout_s=INTERRUPT_SHUTDOWN_TIMEOUT_S)
-            raise
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
-        return dict(self.statuses)
+        if present:
+            pool = ThreadPoolExecutor(max_workers=len(present), thread_name_prefix="gym-start")
+            self._pools.append(pool)
+            futures.update({env.name: pool.submit(start_one, env) for env in present})
+            pool.shutdown(wait=False)  # no more work; the threads end when their start does
+        return futures
 
     def _base_url(self, env_name: str) -> str:
         url = self.policy_base_url
@@ -192,7 +206,9 @@ class Fleet:
             on_status(status)
 
     def stop(self, timeout_s: float = lifecycle.SHUTDOWN_TIMEOUT_S) -> dict[str, list[str]]:
-        """Tear every actor down in parallel; returns cleanup errors per environment."""
+        """Tear every actor down in parallel, then wait for start threads still running (their actors are gone,
+        so their waits end at once; a start that had not created its actor yet is refused); returns cleanup errors
+        per environment."""
         import ray
 
         with self._lock:
@@ -200,11 +216,14 @@ class Fleet:
                 return {}
             self._stopped = True
             handles = list(self.handles.values())
-        if not handles:
-            return {}
-        with ThreadPoolExecutor(max_workers=len(handles)) as pool:
-            results = pool.map(lambda h: (h.env_name, lifecycle.teardown(ray, h, timeout_s)), handles)
-            return {name: errors for name, errors in results if errors}
+        errors: dict[str, list[str]] = {}
+        if handles:
+            with ThreadPoolExecutor(max_workers=len(handles)) as pool:
+                results = pool.map(lambda h: (h.env_name, lifecycle.teardown(ray, h, timeout_s)), handles)
+                errors = {name: errs for name, errs in results if errs}
+        for pool in self._pools:
+            pool.shutdown(wait=True, cancel_futures=True)
+        return errors
 
     def __enter__(self) -> Fleet:
         return self

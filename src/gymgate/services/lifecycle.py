@@ -72,9 +72,9 @@ def start_gym(
     """A spun-up Gym actor with its tokenizer installed, or the original exception after full cleanup."""
     actor = actor_cls.options(**(actor_options or {})).remote(*actor_args)
     handle = GymHandle(env_name=env_name, actor=actor)
-    if on_created is not None:
-        on_created(handle)
     try:
+        if on_created is not None:
+            on_created(handle)  # may refuse (the run is stopping): the actor exists, so it is torn down below
         identity = ray_api.get(actor.identity.remote(), timeout=IDENTITY_TIMEOUT_S)
         handle.pid, handle.pgid = identity["pid"], identity["pgid"]
         handle.servers = ray_api.get(actor._spinup.remote(config), timeout=spinup_timeout_s)
