@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from gymgate.cli import main
-from gymgate.services.ports import free_port_in, is_free, port_band
+from gymgate.services.ports import free_port_in, is_free, lease_band
 
 
 def test_missing_ref_is_a_usage_error(capsys):
@@ -52,13 +52,26 @@ def test_lock_of_unknown_pin_is_a_usage_error(capsys):
     assert "no pin named '9.9.9'" in capsys.readouterr().err
 
 
-def test_port_band_stays_clear_of_ray_and_ephemeral_ranges():
+def test_leased_bands_are_exclusive_stay_clear_of_ray_and_ephemeral_ranges_and_come_back(tmp_path):
     import random
 
     rng = random.Random(7)
-    for _ in range(200):
-        low, high = port_band(rng)
-        assert 20000 <= low < high <= 32000 and high - low == 200
+    leases = [lease_band(rng, tmp_path) for _ in range(60)]  # every band of 20000-32000, each once
+    assert sorted(lease.low for lease in leases) == list(range(20000, 32000, 200))
+    assert all(lease.high - lease.low == 200 for lease in leases)
+    with pytest.raises(OSError, match="every port band"):
+        lease_band(rng, tmp_path)
+    leases[13].release()
+    again = lease_band(rng, tmp_path)
+    assert again.low == leases[13].low
+    # A lease is a kernel lock: another process sees the band taken until the holder lets go.
+    probe = "import fcntl,os,sys; fd=os.open(sys.argv[1],os.O_RDWR); fcntl.flock(fd,fcntl.LOCK_EX|fcntl.LOCK_NB)"
+    held = subprocess.run([sys.executable, "-c", probe, str(tmp_path / f"{again.low}.lock")], capture_output=True)
+    assert held.returncode != 0 and b"BlockingIOError" in held.stderr
+    for lease in [*leases, again]:
+        lease.release()
+    free = subprocess.run([sys.executable, "-c", probe, str(tmp_path / f"{again.low}.lock")], capture_output=True)
+    assert free.returncode == 0, free.stderr
 
 
 def test_free_port_in_skips_a_port_in_use():

@@ -19,7 +19,7 @@ from typing import Any
 from gymgate.catalog import MODEL_CONFIG, Environment
 from gymgate.services import gym_compat, lifecycle
 from gymgate.services.gym_actor import GymActor
-from gymgate.services.ports import free_port_in, port_band
+from gymgate.services.ports import BandLease, free_port_in, lease_band
 
 STARTING, READY, SKIPPED, FAILED = "starting", "ready", "skipped", "failed"
 SPINUP_TIMEOUT_S = 600.0
@@ -62,8 +62,10 @@ def link_venvs(venvs_dir: Path, env_prefix: Path, environments: list[Environment
                 link.symlink_to(env_prefix)
 
 
-def gym_config(env: Environment, policy_base_url: str, venvs_dir: Path, gcs: str) -> dict[str, Any]:
-    low, high = port_band()
+def gym_config(
+    env: Environment, policy_base_url: str, venvs_dir: Path, gcs: str, band: tuple[int, int]
+) -> dict[str, Any]:
+    low, high = band
     config: dict[str, Any] = {
         "config_paths": [env.config, MODEL_CONFIG],
         "policy_base_url": policy_base_url,
@@ -107,6 +109,7 @@ class Fleet:
         self._lock = threading.Lock()
         self._stopped = False
         self._pools: list[ThreadPoolExecutor] = []
+        self._leases: list[BandLease] = []  # held until stop(): the Gyms' servers listen inside them
 
     def start(self, gcs: str, on_status=None, names: list[str] | None = None) -> dict[str, EnvStatus]:
         """Start the named environments (default: all) in parallel and wait for all of them; returns every
@@ -149,12 +152,15 @@ class Fleet:
                 on_status(EnvStatus(env.name, STARTING))
             log = self.run_dir / "logs" / f"{env.name}.log"
             try:
+                lease = lease_band()
+                with self._lock:
+                    self._leases.append(lease)
                 handle = lifecycle.start_gym(
                     ray,
                     remote_cls,
                     env.name,
                     (env.name, str(self.run_dir / "gym" / env.name), str(log)),
-                    gym_config(env, self._base_url(env.name), venvs, gcs),
+                    gym_config(env, self._base_url(env.name), venvs, gcs, (lease.low, lease.high)),
                     self.tokenizer,
                     spinup_timeout_s=self.spinup_timeout_s,
                     actor_options={"name": f"gym-{env.name}", "num_cpus": 0, "max_concurrency": 4, "max_restarts": 0},
@@ -223,6 +229,8 @@ class Fleet:
                 errors = {name: errs for name, errs in results if errs}
         for pool in self._pools:
             pool.shutdown(wait=True, cancel_futures=True)
+        for lease in self._leases:
+            lease.release()  # after teardown: nothing of these Gyms listens any more
         return errors
 
     def __enter__(self) -> Fleet:
