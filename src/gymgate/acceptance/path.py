@@ -37,7 +37,7 @@ class RunContext:
     statuses: dict[str, Any] = field(default_factory=dict)
     config: GenerationConfig = GENERATION
     inputs: dict[str, Any] | None = None  # example rows checked once per run (acceptance.setup)
-    ensure: Callable[[str], None] | None = None  # starts an environment this worker was not planned for
+    ensure: Callable[[str], None] | None = None  # waits for (or starts) this environment's Gym
 
 
 def run_path(
@@ -48,6 +48,10 @@ def run_path(
     result = PathResult(path=f"{env.name}:{mode}", env=env.name, mode=mode, gym=ctx.gym)
     began = time.monotonic()
     try:
+        if ctx.ensure is not None:
+            ctx.ensure(env.name)  # the Gym's start-up is not the path's time
+        result.timings["gym_wait_s"] = round(time.monotonic() - began, 3)
+        began = time.monotonic()
         _run(ctx, env, mode, result, script)
     finally:
         result.timings["path_s"] = round(time.monotonic() - began, 3)
@@ -58,8 +62,6 @@ def run_path(
 
 
 def _run(ctx: RunContext, env: Environment, mode: str, result: PathResult, script: Script | None) -> None:
-    if ctx.ensure is not None:
-        ctx.ensure(env.name)
     status = ctx.statuses.get(env.name)
     if status is None or status.status == "skipped":
         result.outcome, result.reason = SKIP, status.reason if status else "environment not started"
