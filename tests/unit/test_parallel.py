@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
+
+import pytest
 
 from gymgate.catalog import load_environments
 from gymgate.parallel.plan import owned_by, plan
@@ -66,3 +69,28 @@ def test_progress_reports_each_event_once_plain_and_live(tmp_path):
     with Progress(tmp_path, total_paths=2, stream=tty, tty=True, interval=0.05):
         pass
     assert "mcqa" in tty.getvalue() and "FAIL" in tty.getvalue()
+
+
+def test_workers_linking_the_shared_venvs_at_once_do_not_collide(tmp_path):
+    # Found in CI: two workers of one run reached link_venvs together and one died of FileExistsError.
+    import threading
+
+    from gymgate.services.fleet import link_venvs
+
+    envs, errors = load_environments(None), []
+
+    def link():
+        try:
+            link_venvs(tmp_path, Path("/usr"), envs)
+        except Exception as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=link) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert (tmp_path / "resources_servers" / "mcqa" / ".venv").readlink() == Path("/usr")
+    with pytest.raises(FileExistsError):  # a link to another environment is never silently kept
+        link_venvs(tmp_path, Path("/opt"), envs)

@@ -6,6 +6,7 @@ to start fails only itself), its own port band and scratch directory; all share 
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -53,13 +54,17 @@ def probe(server: dict[str, Any], timeout: float = PROBE_TIMEOUT_S) -> int | Non
 
 
 def link_venvs(venvs_dir: Path, env_prefix: Path, environments: list[Environment]) -> None:
-    """Point every server dir's `.venv` at the pin's single env, so Gym never runs uv (skip_venv_if_present)."""
+    """Point every server dir's `.venv` at the pin's single env, so Gym never runs uv (skip_venv_if_present).
+    The workers of a run share the folder and link at the same moment: an existing link to the same env is fine."""
     for env in environments:
         for server_dir in env.all_server_dirs:
             link = venvs_dir / server_dir / ".venv"
             link.parent.mkdir(parents=True, exist_ok=True)
-            if not link.is_symlink():
+            try:
                 link.symlink_to(env_prefix)
+            except FileExistsError:
+                if not (link.is_symlink() and Path(os.readlink(link)) == env_prefix):
+                    raise
 
 
 def gym_config(
