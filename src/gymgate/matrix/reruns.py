@@ -7,6 +7,7 @@ compare/attempts.py, which reads them back); a stored baseline run is never modi
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from gymgate.atomic import write_json_atomic
@@ -66,7 +67,7 @@ def run_reruns(
 
 def real_attempt(opts: RunOptions) -> RunAttempt:
     """Attempts through the real matrix; never self-tests, never reused."""
-    quiet = RunOptions(opts.envs, opts.runs_dir, opts.spinup_timeout, opts.workers, selftest=False)
+    quiet = replace(opts, selftest=False)
 
     def attempt(source: GymSource, paths: list[str], run_dir: Path) -> RunResult:
         return accept_ref(source, paths, quiet, run_dir=run_dir, narrowed=True)
