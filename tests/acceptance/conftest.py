@@ -27,6 +27,7 @@ from pathlib import Path  # noqa: E402
 import pytest  # noqa: E402
 
 from gymgate.acceptance.path import GENERATION, RunContext  # noqa: E402
+from gymgate.acceptance.record import stub_record  # noqa: E402
 from gymgate.acceptance.setup import shared_setup  # noqa: E402
 from gymgate.atomic import write_json_atomic  # noqa: E402
 from gymgate.catalog import load_environments  # noqa: E402
@@ -106,18 +107,7 @@ def pytest_runtest_logreport(report):
     cause = next((ln for ln in lines if "crashed" in ln), None) or next(
         (ln for ln in reversed(lines) if ln.startswith("E ")), lines[-1] if lines else "unknown"
     )
-    write_json_atomic(
-        target,
-        {
-            "path": path_id,
-            "env": env,
-            "mode": mode,
-            "gym": {},
-            "outcome": "ERROR",
-            "reason": f"infrastructure{stage}: {cause}",
-            "failures": [],
-        },
-    )
+    write_json_atomic(target, stub_record(path_id, "ERROR", f"infrastructure{stage}: {cause}"))
 
 
 def pytest_xdist_make_scheduler(config, log):
@@ -182,6 +172,7 @@ def run_context(request, worker_id):
         try:
             # Every planned Gym starts now, all at once; a path waits only for its own environment, so the first
             # environment ready is being rolled out while the others still start.
+            launched_after = time.monotonic() - began
             starting = fleet.launch(os.environ[RAY_ADDRESS_VAR], on_status=on_status, names=mine)
             write_json_atomic(run_dir / "workers" / f"{worker_id}.json", record)
 
@@ -191,8 +182,6 @@ def run_context(request, worker_id):
                 if env_name not in starting:
                     starting.update(fleet.launch(os.environ[RAY_ADDRESS_VAR], on_status=on_status, names=[env_name]))
                 starting[env_name].result()
-                if all(f.done() for f in starting.values()) and "ready_seconds" not in record:
-                    record["ready_seconds"] = round(time.monotonic() - began, 2)
 
             yield RunContext(
                 endpoint=endpoint,
@@ -209,6 +198,8 @@ def run_context(request, worker_id):
             record["named_actors"] = sorted(
                 f"{a['namespace']}/{a['name']}" for a in ray.util.list_named_actors(all_namespaces=True)
             )
+            planned = [fleet.statuses[name].seconds for name in mine if name in fleet.statuses]
+            record["ready_seconds"] = round(launched_after + max(planned, default=0.0), 2)
             stop_began = time.monotonic()
             fleet.stop()
             record["stop_seconds"] = round(time.monotonic() - stop_began, 2)

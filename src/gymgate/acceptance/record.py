@@ -62,6 +62,13 @@ class PathResult:
         return write_json_atomic(directory / f"{self.env}-{self.mode}.json", self.to_json())
 
 
+def stub_record(path: str, outcome: str, reason: str, gym: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The record of a path that never ran (a crashed worker, a missing result, a BROKEN ref): a PathResult's
+    shape with nothing measured, so every reader handles one shape."""
+    env, mode = path.split(":")
+    return PathResult(path=path, env=env, mode=mode, gym=gym or {}, outcome=outcome, reason=reason).to_json()
+
+
 def _short(value: Any, limit: int = 160) -> str:
     text = json.dumps(value, default=str) if not isinstance(value, str) else repr(value)
     return text if len(text) <= limit else text[:limit] + "…"

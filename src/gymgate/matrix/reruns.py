@@ -36,9 +36,9 @@ def run_reruns(
     candidate: tuple[GymSource, Path],
     attempts: int,
     run_attempt: RunAttempt,
-) -> dict[str, dict[str, list[str]]]:
+) -> None:
     """Rerun each target up to `attempts` more times on both refs; a path stops once either side is mixed
-    (flaky is decided). Returns {"candidate": {path: [outcomes...]}, "baseline": {...}}, attempt 1 first."""
+    (flaky is decided). The outcomes are read back from disk by compare/attempts.py."""
     (base_source, base_dir), (cand_source, cand_dir) = baseline, candidate
     first = {"candidate": outcomes(cand_dir), "baseline": outcomes(base_dir)}
     chosen = targets(first["candidate"], first["baseline"])
@@ -46,7 +46,7 @@ def run_reruns(
     folder = cand_dir / RERUNS_DIR
     manifest = {"baseline_run": base_dir.name, "attempts": attempts, "paths": chosen, "done": 1}
     if not chosen or attempts <= 0:
-        return history
+        return
     folder.mkdir(exist_ok=True)
     write_json_atomic(folder / MANIFEST, manifest)
     for n in range(2, attempts + 2):
@@ -62,7 +62,6 @@ def run_reruns(
             for path in paths:
                 history[role][path].append(got.get(path, "ERROR"))
         write_json_atomic(folder / MANIFEST, {**manifest, "done": n})
-    return history
 
 
 def real_attempt(opts: RunOptions) -> RunAttempt:

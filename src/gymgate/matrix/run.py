@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from gymgate.acceptance.record import stub_record
 from gymgate.atomic import write_json_atomic
 from gymgate.compare.categories import BROKEN
 from gymgate.errors import BuildError
@@ -150,9 +151,8 @@ def write_broken_run(run_dir: Path, source: GymSource, expected: list[str], reas
     """A complete run whose every path is BROKEN with `reason`; comparable like any other run, never reused."""
     (run_dir / "paths").mkdir(exist_ok=True)
     for path in expected:
-        env, mode = path.split(":")
-        record = {"path": path, "env": env, "mode": mode, "gym": source.to_json(), "outcome": BROKEN}
-        write_json_atomic(run_dir / "paths" / f"{env}-{mode}.json", {**record, "reward": None, "reason": reason})
+        record = stub_record(path, BROKEN, reason, gym=source.to_json())
+        write_json_atomic(run_dir / "paths" / f"{record['env']}-{record['mode']}.json", record)
     now = time.time()
     write_json_atomic(
         run_dir / "run.json",

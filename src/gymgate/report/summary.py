@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from gymgate.acceptance.record import stub_record
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
 
 ORDER = {"BROKEN": 0, "FAIL": 1, "ERROR": 2, "PASS": 3, "SKIP": 4}
@@ -16,19 +17,8 @@ def load_records(run_dir: Path, expected: list[str] | None = None) -> list[dict]
     """Every path record; a path that was expected but left no record is an ERROR, never silently absent."""
     records = [json.loads(p.read_text()) for p in sorted((run_dir / "paths").glob("*.json"))]
     seen = {r["path"] for r in records}
-    for path in expected or []:
-        if path not in seen:
-            env, mode = path.split(":")
-            records.append(
-                {
-                    "path": path,
-                    "env": env,
-                    "mode": mode,
-                    "outcome": "ERROR",
-                    "reward": None,
-                    "reason": "infrastructure: no result record (the run was interrupted or its worker died)",
-                }
-            )
+    missing = "infrastructure: no result record (the run was interrupted or its worker died)"
+    records += [stub_record(path, "ERROR", missing) for path in expected or [] if path not in seen]
     return records
 
 
