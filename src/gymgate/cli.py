@@ -27,6 +27,16 @@ def _workers(value: str) -> str:
     raise argparse.ArgumentTypeError(f"expected 'auto' or a number of workers (0-64), got {value!r}")
 
 
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if 0 < seconds <= 86400:
+        return seconds
+    raise argparse.ArgumentTypeError(f"expected a number of seconds (0-86400], got {value!r}")
+
+
 def _attempts(value: str) -> int:
     if value.isdigit() and int(value) <= 10:
         return int(value)
@@ -55,7 +65,21 @@ def build_parser() -> argparse.ArgumentParser:
         _add_ref_args(p)
         p.add_argument("--env", action="append", dest="envs", metavar="NAME", help="limit to this environment")
         p.add_argument("--runs-dir", type=Path, help="where run folders go (default: ./runs or $GYMGATE_RUNS)")
-        p.add_argument("--spinup-timeout", type=float, default=600.0, help="seconds one Gym may take to start")
+        p.add_argument("--spinup-timeout", type=_seconds, default=600.0, help="seconds one Gym may take to start")
+        p.add_argument(
+            "--stop-timeout",
+            type=_seconds,
+            default=60.0,
+            help="seconds one Gym may take to stop gracefully; past it the Gym is killed and the lifecycle check "
+            "fails (default: 60)",
+        )
+    p.add_argument(
+        "--path-timeout",
+        type=_seconds,
+        default=180.0,
+        help="seconds one rollout may take; past it the path is an ERROR (gym, timeout) and its Gym is torn down "
+        "(default: 180)",
+    )
     p.add_argument("--selftest", action="store_true", help="also run gymgate's own negative tests on the real paths")
     p.add_argument("--baseline", metavar="REF", help="compare against this ref (default: the baseline pin)")
     p.add_argument("--no-baseline", action="store_true", help="run the ref alone, without a comparison")
@@ -115,6 +139,8 @@ def _options(args) -> RunOptions:
         spinup_timeout=args.spinup_timeout,
         workers=getattr(args, "workers", "auto"),
         selftest=getattr(args, "selftest", False),
+        path_timeout=getattr(args, "path_timeout", 180.0),
+        stop_timeout=args.stop_timeout,
     )
 
 
@@ -150,7 +176,7 @@ def cmd_up(args) -> int:
     record_environment(run_dir, env)
     url = f"http://127.0.0.1:{free_port()}/v1"
     child = ["-m", "gymgate.services.up", "--policy-base-url", url, *service_args(run_dir, opts)]
-    code = run_in_env(env, child, run_id)
+    code = run_in_env(env, child, run_id).code
     if code not in (0, 1, 2):
         print(f"gymgate: services run ended with status {code}", file=sys.stderr)
         return EXIT_ERROR

@@ -13,6 +13,7 @@ import secrets
 import signal
 import subprocess
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gymgate.envs.sync import SyncedEnv
@@ -47,7 +48,15 @@ def child_environment(env: SyncedEnv, run_id: str) -> dict[str, str]:
     return child
 
 
-def run_in_env(env: SyncedEnv, args: list[str], run_id: str, cwd: Path | None = None, log: Path | None = None) -> int:
+@dataclass
+class ChildExit:
+    code: int
+    leftovers: list[int] = field(default_factory=list)  # run processes alive after the child ended, now killed
+
+
+def run_in_env(
+    env: SyncedEnv, args: list[str], run_id: str, cwd: Path | None = None, log: Path | None = None
+) -> ChildExit:
     """Run `<env python> args...` (output to `log` if given); survive Ctrl-C while the child cleans up;
     sweep whatever remains. After an interrupt it re-raises KeyboardInterrupt once everything is stopped."""
     out = log.open("ab") if log else None
@@ -59,13 +68,15 @@ def run_in_env(env: SyncedEnv, args: list[str], run_id: str, cwd: Path | None = 
         stderr=subprocess.STDOUT if out else None,
     )
     interrupts = 0
+    result = ChildExit(-1)
     try:
         while True:
             try:
                 code = proc.wait()
                 if interrupts:
                     raise KeyboardInterrupt  # the run was cut short: never report it as judged
-                return code
+                result.code = code
+                return result
             except KeyboardInterrupt:
                 if proc.poll() is not None:
                     raise
@@ -83,7 +94,7 @@ def run_in_env(env: SyncedEnv, args: list[str], run_id: str, cwd: Path | None = 
             proc.wait()
         if out:
             out.close()
-        leftovers = sweep(run_id)
+        leftovers = result.leftovers[:] = sweep(run_id)
         if leftovers:
             print(
                 f"gymgate: stopped {len(leftovers)} leftover process(es) of run {run_id}: {leftovers}", file=sys.stderr

@@ -26,7 +26,7 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
-from gymgate.acceptance.path import GENERATION, RunContext  # noqa: E402
+from gymgate.acceptance.path import GENERATION, PATH_TIMEOUT_S, RunContext  # noqa: E402
 from gymgate.acceptance.record import stub_record  # noqa: E402
 from gymgate.acceptance.setup import shared_setup  # noqa: E402
 from gymgate.atomic import write_json_atomic  # noqa: E402
@@ -34,7 +34,9 @@ from gymgate.catalog import load_environments  # noqa: E402
 from gymgate.model.endpoint import ModelEndpoint, Sampling  # noqa: E402
 from gymgate.parallel.plan import owned_by  # noqa: E402
 from gymgate.services import gym_compat  # noqa: E402
+from gymgate.outcomes import ERROR, HARNESS  # noqa: E402
 from gymgate.services.fleet import Fleet  # noqa: E402
+from gymgate.services.lifecycle import SHUTDOWN_TIMEOUT_S  # noqa: E402
 from gymgate.services.processes import RUN_MARKER, sweep  # noqa: E402
 from gymgate.services.ray_cluster import private_ray  # noqa: E402
 
@@ -48,6 +50,10 @@ def pytest_addoption(parser):
     parser.addoption("--env", action="append", dest="envs", help="only this environment's paths (repeatable)")
     parser.addoption("--spinup-timeout", type=float, default=600.0, help="seconds one Gym may take to start")
     parser.addoption("--path", action="append", dest="paths", help="only this path id, e.g. mcqa:accepted")
+    parser.addoption("--path-timeout", type=float, default=PATH_TIMEOUT_S, help="seconds one rollout may take")
+    parser.addoption(
+        "--stop-timeout", type=float, default=SHUTDOWN_TIMEOUT_S, help="seconds one Gym may take to stop gracefully"
+    )
 
 
 def _is_worker(config) -> bool:
@@ -107,7 +113,7 @@ def pytest_runtest_logreport(report):
     cause = next((ln for ln in lines if "crashed" in ln), None) or next(
         (ln for ln in reversed(lines) if ln.startswith("E ")), lines[-1] if lines else "unknown"
     )
-    write_json_atomic(target, stub_record(path_id, "ERROR", f"infrastructure{stage}: {cause}"))
+    write_json_atomic(target, stub_record(path_id, ERROR, f"infrastructure{stage}: {cause}", blame=HARNESS))
 
 
 def pytest_xdist_make_scheduler(config, log):
@@ -178,7 +184,10 @@ def run_context(request, worker_id):
 
             def ensure(env_name: str) -> None:
                 """Wait until this environment's Gym is ready, failed or skipped; one this worker was not planned
-                for (its owner crashed) is started here, once."""
+                for (its owner crashed) is started here, once; so is one torn down by an earlier path."""
+                if env_name in fleet.discarded:  # torn down after a hang or a dead server: start a fresh one
+                    fleet.discarded.discard(env_name)
+                    starting.pop(env_name, None)
                 if env_name not in starting:
                     starting.update(fleet.launch(os.environ[RAY_ADDRESS_VAR], on_status=on_status, names=[env_name]))
                 starting[env_name].result()
@@ -193,6 +202,9 @@ def run_context(request, worker_id):
                 statuses=fleet.statuses,
                 inputs=inputs,
                 ensure=ensure,
+                path_timeout_s=config.getoption("--path-timeout"),
+                watch=fleet.watch,
+                discard=lambda name, why: fleet.discard(name, why, config.getoption("--stop-timeout")),
             )
         finally:
             record["named_actors"] = sorted(
@@ -201,7 +213,8 @@ def run_context(request, worker_id):
             planned = [fleet.statuses[name].seconds for name in mine if name in fleet.statuses]
             record["ready_seconds"] = round(launched_after + max(planned, default=0.0), 2)
             stop_began = time.monotonic()
-            fleet.stop()
+            # What did not stop within its bounds was killed; the harness fails the run's lifecycle check on it.
+            record["stop_errors"] = fleet.stop(config.getoption("--stop-timeout"))
             record["stop_seconds"] = round(time.monotonic() - stop_began, 2)
             record["endpoint_requests"] = len(endpoint.exchanges)
             write_json_atomic(run_dir / "workers" / f"{worker_id}.json", record)

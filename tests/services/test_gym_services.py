@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from gymgate.catalog import cases_dir, load_environments
-from gymgate.services.processes import _alive
+from gymgate.services.processes import alive
 
 STRUCTURED_FIRST_PIN = (0, 3, 0)
 
@@ -50,7 +50,7 @@ def test_all_seven_environments_start_answer_and_stop(gym_pin, up_run):
     assert code == 0, output
     pids = [s["pid"] for e in envs.values() for s in e["servers"]]
     assert len(pids) == 4 * (7 - len(expected_skips))
-    assert not [p for p in pids if _alive(p)], "Gym processes outlived the run"
+    assert not [p for p in pids if alive(p)], "Gym processes outlived the run"
     assert run.leftovers() == []
 
 

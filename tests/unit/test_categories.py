@@ -1,4 +1,4 @@
-"""The comparison table: every outcome pair has exactly one category, and the ones that matter are right."""
+"""The comparison table: every label pair has exactly one category, and the table fails closed."""
 
 from __future__ import annotations
 
@@ -7,21 +7,12 @@ import itertools
 import pytest
 
 from gymgate.compare import categories as c
+from tests.helpers import record
 
 
 def test_every_pair_is_covered_by_the_table():
-    for baseline, candidate in itertools.product(c.OUTCOMES, repeat=2):
-        assert c.categorize(baseline, candidate) in {
-            c.REGRESSED,
-            c.FIXED,
-            c.SAME_PASS,
-            c.SAME_FAIL,
-            c.SPURIOUS_REGRESSED,
-            c.BROKEN_CATEGORY,
-            c.SKIPPED,
-            c.NEW_PATH,
-            c.REMOVED_PATH,
-        }
+    for baseline, candidate in itertools.product(c.LABELS, repeat=2):
+        assert c.categorize(baseline, candidate) in c.CATEGORIES
 
 
 @pytest.mark.parametrize(
@@ -29,20 +20,33 @@ def test_every_pair_is_covered_by_the_table():
     [
         ("PASS", "PASS", "same-pass"),
         ("PASS", "FAIL", "regressed"),
-        ("PASS", "ERROR", "spurious-regressed"),  # infrastructure is never counted as a Gym regression
+        ("PASS", "ERROR", "regressed"),  # a Gym-blamed error that repeats is a regression, never exit 0
+        ("PASS", "NO_RECORD", "regressed"),  # an expected path that left no record
+        ("PASS", "SKIP", "regressed"),  # the environment's config or data is gone from the candidate
+        ("PASS", "ERROR(harness)", "unjudged"),  # gymgate's own fault says nothing about Gym
+        ("ERROR(harness)", "PASS", "unjudged"),
+        ("PASS", None, "unjudged"),  # the candidate run was not asked for this path
         ("FAIL", "PASS", "fixed"),
         ("FAIL", "FAIL", "same-fail"),
-        ("ERROR", "FAIL", "regressed"),
+        ("ERROR", "FAIL", "same-fail"),
+        ("FAIL", "SKIP", "removed path"),
         ("SKIP", "PASS", "new path"),  # e.g. structured_outputs_v4 appearing in 0.3.0
+        ("SKIP", "FAIL", "regressed"),
         ("SKIP", "SKIP", "skipped"),
         (None, "PASS", "new path"),
-        ("PASS", None, "removed path"),
         ("PASS", "BROKEN", "broken"),
         ("BROKEN", "PASS", "fixed"),
     ],
 )
 def test_the_pairs_that_decide_a_bump(baseline, candidate, category):
     assert c.categorize(baseline, candidate) == category
+
+
+def test_no_pair_that_passed_on_the_baseline_and_not_on_the_candidate_is_clean():
+    clean = {c.SAME_PASS, c.FIXED, c.NEW_PATH, c.SKIPPED, c.SAME_FAIL, c.REMOVED_PATH}
+    for candidate in c.LABELS:
+        if candidate != "PASS":
+            assert c.categorize("PASS", candidate) not in clean, candidate
 
 
 def test_mixed_attempts_are_flaky_never_a_pass_or_a_regression():
@@ -53,6 +57,29 @@ def test_mixed_attempts_are_flaky_never_a_pass_or_a_regression():
     assert c.categorize("PASS", "FAIL", ["FAIL"] * 3, baseline_attempts=["PASS"] * 3) == c.REGRESSED
 
 
-def test_unknown_outcomes_are_rejected():
-    with pytest.raises(ValueError, match="not an outcome pair"):
+def test_harness_errors_are_no_evidence_either_way():
+    # A harness error then a real outcome: judged on the real one.
+    assert c.categorize("PASS", "ERROR(harness)", attempts=["ERROR(harness)", "FAIL"]) == c.REGRESSED
+    assert c.categorize("PASS", "ERROR(harness)", attempts=["ERROR(harness)", "PASS"]) == c.SAME_PASS
+    # Nothing but harness errors on one side: unjudged.
+    assert c.categorize("PASS", "ERROR(harness)", attempts=["ERROR(harness)"] * 3) == c.UNJUDGED
+
+
+def test_flaky_side():
+    assert c.flaky_side(["PASS", "PASS"], ["FAIL", "PASS"]) == "candidate"
+    assert c.flaky_side(["PASS", "FAIL"], ["FAIL", "FAIL"]) == "baseline"
+    assert c.flaky_side(["PASS", "FAIL"], ["FAIL", "PASS"]) == "both"
+
+
+def test_labels_of_records():
+    assert c.label(record("mcqa:accepted", "ERROR", blame="gym")) == "ERROR"
+    assert c.label(record("mcqa:accepted", "ERROR", blame="harness")) == "ERROR(harness)"
+    assert c.label({**record("mcqa:accepted", "ERROR", blame="harness"), "missing": True}) == "NO_RECORD"
+    assert c.label(record("mcqa:accepted", "FAIL", blame="contract")) == "FAIL"
+    assert c.label(record("mcqa:accepted", "MAYBE")) == "ERROR"  # unknown outcomes are never a pass
+    assert c.label(None) is None
+
+
+def test_unknown_labels_are_rejected():
+    with pytest.raises(ValueError, match="not a label pair"):
         c.categorize("MAYBE", "PASS")

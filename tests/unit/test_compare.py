@@ -68,7 +68,7 @@ def test_clean_bump_exits_0_and_cli_writes_the_report(tmp_path, capsys):
 def test_interrupted_or_foreign_folders_are_refused(tmp_path):
     base = stored_run(tmp_path, "a", "0.4.0", [record("mcqa:accepted", "PASS")])
     cut = stored_run(tmp_path, "b", "0.4.0", [], complete=False)
-    with pytest.raises(UsageError, match="interrupted run"):
+    with pytest.raises(UsageError, match="did not finish"):
         compare_runs(base, cut)
     (tmp_path / "c").mkdir()
     with pytest.raises(UsageError, match="not a gymgate run folder"):
@@ -88,7 +88,7 @@ def test_outputs_results_junit_retry_and_html(tmp_path):
         "0.4.0",
         [
             record("mcqa:accepted", "FAIL", reason="[reward] r"),
-            record("mcqa:rejected", "ERROR", reason="infrastructure: x"),
+            record("mcqa:rejected", "ERROR", reason="infrastructure: x", blame="harness"),
         ],
     )
     comparison = compare_runs(base, cand)
@@ -98,15 +98,16 @@ def test_outputs_results_junit_retry_and_html(tmp_path):
     assert results["exit_code"] == 1
     assert results["provenance"]["baseline"]["version"] == "0.3.0"
     assert len(results["provenance"]["candidate"]["lock_sha256"]) == 64
-    assert [p["category"] for p in results["paths"]] == ["regressed", "spurious-regressed"]
+    assert [p["category"] for p in results["paths"]] == ["regressed", "unjudged"]
     suites = list(JUnitXml.fromfile(str(write_junit(comparison, out))))
     assert [(s.name, s.tests, s.failures, s.errors) for s in suites] == [
+        ("comparison 0.3.0 -> 0.4.0", 2, 1, 1),
         ("baseline 0.3.0", 2, 0, 0),
         ("candidate 0.4.0", 2, 1, 1),
     ]
     assert write_retry(comparison, out).read_text() == "mcqa:accepted\nmcqa:rejected\n"
     page = write_html(comparison, render_markdown(comparison), out).read_text()
-    assert "<h1>1 regressed, 0 broken, 1 spurious-regressed</h1>" in page and "<tr class='regressed'>" in page
+    assert "<h1>1 regressed, 0 broken, 1 unjudged</h1>" in page and "<tr class='regressed'>" in page
 
 
 def test_paths_option_validates_ids(tmp_path, capsys, cache):

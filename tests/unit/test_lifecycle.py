@@ -13,7 +13,7 @@ import pytest
 
 from gymgate.services import lifecycle
 from gymgate.services.gym_actor import GymActor
-from gymgate.services.processes import _alive, kill_group, wait_gone
+from gymgate.services.processes import alive, kill_group, wait_gone
 
 
 class FakeGym:
@@ -178,7 +178,7 @@ def test_a_start_refused_after_the_actor_exists_still_kills_it():
 def test_successful_start_then_teardown():
     handle, exc, calls, ray, cls = _start({})
     assert exc is None and handle.servers[0]["name"] == "mcqa"
-    assert _alive(handle.pid)
+    assert alive(handle.pid)
     assert lifecycle.teardown(ray, handle) == []
     assert ray.timeouts["shutdown"] == lifecycle.SHUTDOWN_TIMEOUT_S == 60
     assert _group_gone(cls)

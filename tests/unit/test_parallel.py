@@ -12,7 +12,8 @@ from gymgate.catalog import load_environments
 from gymgate.parallel.plan import owned_by, plan
 from gymgate.parallel.progress import Progress
 from gymgate.parallel.schedule import env_of
-from gymgate.report.summary import load_records, verdict
+from gymgate.report.summary import verdict
+from gymgate.runfolder import load_records
 
 ENVS = [e.name for e in load_environments()]
 
@@ -46,13 +47,20 @@ def _write(run_dir, sub, name, data):
 
 def test_missing_records_are_errors_and_verdicts_follow_outcomes(tmp_path):
     _write(tmp_path, "paths", "mcqa-accepted", {"path": "mcqa:accepted", "outcome": "PASS", "reward": 1.0})
+    (tmp_path / "paths" / "code_gen-accepted.json").write_text("{not json")
     records = load_records(tmp_path, expected=["mcqa:accepted", "mcqa:rejected"])
-    missing = [r for r in records if r["path"] == "mcqa:rejected"]
-    assert missing[0]["outcome"] == "ERROR" and "no result record" in missing[0]["reason"]
-    assert verdict(records, pytest_code=1) == 1
-    assert verdict(records[:1], pytest_code=0) == 0
+    missing = records["mcqa:rejected"]
+    assert missing["outcome"] == "ERROR" and missing["reason"].startswith("no record:") and missing["missing"]
+    unreadable = records["code_gen:accepted"]  # a damaged record is an ERROR, never skipped over
+    assert unreadable["outcome"] == "ERROR" and "unreadable" in unreadable["reason"]
+    assert verdict(list(records.values()), pytest_code=1) == 1
+    assert verdict([records["mcqa:accepted"]], pytest_code=0) == 0
+    assert verdict([records["mcqa:accepted"]], pytest_code=0, lifecycle=["mcqa: shutdown timed out"]) == 1
     assert verdict([], pytest_code=0) == 2  # nothing judged
     assert verdict([{"outcome": "SKIP"}], pytest_code=2) == 2  # pytest itself failed to run
+    # The run's own mark names what it expected: a path it never wrote is found without being told.
+    (tmp_path / "run.json").write_text(json.dumps({"complete": True, "expected": ["mcqa:rejected"]}))
+    assert load_records(tmp_path)["mcqa:rejected"]["missing"]
 
 
 def test_progress_reports_each_event_once_plain_and_live(tmp_path):

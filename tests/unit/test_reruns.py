@@ -79,7 +79,7 @@ def test_mixed_outcomes_are_flaky_and_stop_the_reruns(tmp_path):
     item = {p.path: p for p in comparison.paths}["mcqa:accepted"]
     assert item.category == "flaky"
     assert comparison.exit_code == EXIT_OK  # never a regression, never silent
-    assert comparison.verdict == "no regression (1 paths pass on both, 0 changed, 1 flaky)"
+    assert comparison.verdict == "no regression (1 paths pass on both, 0 changed, 1 newly flaky on the candidate)"
     assert "mcqa:accepted" in (cand / "reruns" / "reruns.json").read_text()
 
 
@@ -151,7 +151,7 @@ def test_a_ref_none_of_whose_environments_starts_is_broken(tmp_path):
     # One environment starting is enough for the ref not to be broken: then it is a per-path error.
     (cand / "paths" / "code_gen-accepted.json").write_text(json.dumps(record("code_gen:accepted", "PASS")))
     comparison = compare_runs(base, cand)
-    assert {p.path: p.category for p in comparison.paths}["mcqa:accepted"] == "spurious-regressed"
+    assert {p.path: p.category for p in comparison.paths}["mcqa:accepted"] == "regressed"
     assert comparison.candidate_broken == ""
 
 

@@ -12,18 +12,29 @@ from pathlib import Path
 from typing import Any
 
 from gymgate.acceptance import checks
-from gymgate.acceptance.record import ERROR, FAIL, SKIP, PathResult
+from gymgate.acceptance.record import PathResult
 from gymgate.cases import InputDrift, load_case, read_row, transform_row
 from gymgate.catalog import Environment
 from gymgate.consumer.dataset import load_rows
-from gymgate.consumer.errors import NonContiguousError, RolloutError, RowIndexError
+from gymgate.consumer.errors import (
+    GymDied,
+    NonContiguousError,
+    RolloutDataFailure,
+    RolloutError,
+    RolloutTimeout,
+    RowIndexError,
+)
 from gymgate.consumer.processor import collate, process_datum
 from gymgate.consumer.rollout import GenerationConfig, run_rollout_sync
 from gymgate.model.endpoint import ModelEndpoint
 from gymgate.model.script import Script
+from gymgate.outcomes import CONTRACT, GYM, HARNESS
+from gymgate.services.gymlog import with_log_cause
 
 # The RL generation overrides: distinctive values, so a parameter that fails to reach the model shows.
 GENERATION = GenerationConfig(max_new_tokens=4096, temperature=0.7, top_p=0.95)
+# A rollout's deadline: the slowest path today (code_gen) takes ~3 s; a Gym that hangs is cut off here.
+PATH_TIMEOUT_S = 180.0
 
 
 @dataclass
@@ -38,36 +49,66 @@ class RunContext:
     config: GenerationConfig = GENERATION
     inputs: dict[str, Any] | None = None  # example rows checked once per run (acceptance.setup)
     ensure: Callable[[str], None] | None = None  # waits for (or starts) this environment's Gym
+    path_timeout_s: float = PATH_TIMEOUT_S
+    watch: Callable[[str], str] | None = None  # names a dead process of this environment's Gym, or ""
+    discard: Callable[[str, str], None] | None = None  # tears this environment's Gym down (the next path restarts it)
 
 
 def run_path(
     ctx: RunContext, env: Environment, mode: str, script: Script | None = None, records: Path | None = None
 ) -> PathResult:
     """`script` replaces the case's own behaviour for `mode` (negative tests swap answers with it);
-    `records` is where the result record goes (default: the run's paths/)."""
+    `records` is where the result record goes (default: the run's paths/). The record fails closed: whatever
+    raises, wherever, the path is an ERROR with the exception and its trace, never a PASS."""
     result = PathResult(path=f"{env.name}:{mode}", env=env.name, mode=mode, gym=ctx.gym)
     began = time.monotonic()
+    stage = "waiting for the Gym"
     try:
         if ctx.ensure is not None:
             ctx.ensure(env.name)  # the Gym's start-up is not the path's time
         result.timings["gym_wait_s"] = round(time.monotonic() - began, 3)
         began = time.monotonic()
+        stage = "running"
         _run(ctx, env, mode, result, script)
+    except BaseException as exc:
+        # Anything not classified where it happened: Gym's data made the consumer or a check raise (gym), or
+        # gymgate itself failed before the path touched Gym (harness). Never a pass.
+        blame = GYM if stage == "running" and not _is_harness(exc) else HARNESS
+        result.error(blame, f"{stage}: {type(exc).__name__}: {exc}\n{_trace(exc)}")
+        if not isinstance(exc, Exception):
+            raise  # Ctrl-C, exit: the record is still written below
     finally:
         result.timings["path_s"] = round(time.monotonic() - began, 3)
         result.timings["finished_at"] = round(time.time(), 3)
-        result.finish()
         result.write(records or ctx.run_dir / "paths")
     return result
 
 
+def _is_harness(exc: BaseException) -> bool:
+    """Failures of gymgate's own machinery (its Ray connection, its endpoint), as opposed to Gym's behaviour."""
+    try:
+        import ray.exceptions
+
+        system = (ray.exceptions.RaySystemError, ray.exceptions.RayletError)
+    except ImportError:  # pragma: no cover - the session always runs with Ray
+        system = ()
+    return isinstance(exc, system)
+
+
+def _trace(exc: BaseException) -> str:
+    return "".join(traceback.format_exception(exc))[-2000:]
+
+
 def _run(ctx: RunContext, env: Environment, mode: str, result: PathResult, script: Script | None) -> None:
     status = ctx.statuses.get(env.name)
-    if status is None or status.status == "skipped":
-        result.outcome, result.reason = SKIP, status.reason if status else "environment not started"
+    if status is None:
+        result.error(HARNESS, "startup: the environment was never started in this session")
+        return
+    if status.status == "skipped":
+        result.skip(status.reason)
         return
     if status.status != "ready":
-        result.outcome, result.reason = ERROR, f"startup: {status.reason}"
+        result.error(status.blame or GYM, f"startup: {status.reason}")
         return
     case = load_case(env)
     result.row = {"file": case.file, "line": case.line, "sha256": case.sha256, "transforms": list(case.transforms)}
@@ -80,8 +121,9 @@ def _run(ctx: RunContext, env: Environment, mode: str, result: PathResult, scrip
         else:
             raw = checked["raw"]
     except InputDrift as drift:
-        result.outcome, result.reason = FAIL, f"input drift: {drift}"
         result.fail("input_drift", case.file, drift.expected, drift.actual)
+        result.complete()
+        result.reason = f"input drift: {drift}"
         return
     data_file = ctx.run_dir / "data" / env.name / f"{mode}.jsonl"
     data_file.parent.mkdir(parents=True, exist_ok=True)
@@ -91,20 +133,27 @@ def _run(ctx: RunContext, env: Environment, mode: str, result: PathResult, scrip
     script = script or case.script(mode)
     mark = len(ctx.endpoint.exchanges)
     ctx.endpoint.set_script(env.name, script)
+    handle = ctx.handles[env.name]
     try:
-        rollout = run_rollout_sync(ctx.handles[env.name].actor, batch, ctx.tokenizer, ctx.config)
-    except NonContiguousError as exc:
-        result.fail("continuity", f"turn {exc.turn}, position {exc.position}", "contiguous", str(exc)[:600])
+        rollout = run_rollout_sync(
+            handle.actor,
+            batch,
+            ctx.tokenizer,
+            ctx.config,
+            timeout_s=ctx.path_timeout_s,
+            watch=(lambda: ctx.watch(env.name)) if ctx.watch else None,
+        )
+    except (NonContiguousError, RowIndexError) as exc:
+        kind, where = (
+            ("continuity", f"turn {exc.turn}, position {exc.position}")
+            if isinstance(exc, NonContiguousError)
+            else ("row_count", "rollouts returned")
+        )
+        result.fail(kind, where, "contiguous" if kind == "continuity" else 1, str(exc)[:600])
+        result.complete()
         return
-    except RowIndexError as exc:
-        result.fail("row_count", "rollouts returned", 1, str(exc))
-        return
-    except RolloutError as exc:
-        result.outcome, result.reason = ERROR, f"{exc.category}: {_endpoint_hint(ctx, mark)}{exc}"[:3000]
-        return
-    except Exception as exc:  # noqa: BLE001 - anything else is infrastructure, with its trace kept
-        result.outcome = ERROR
-        result.reason = f"infrastructure: {type(exc).__name__}: {exc}\n{traceback.format_exc()[-1500:]}"
+    except (RolloutError, Exception) as exc:
+        _rollout_failed(ctx, env, mode, result, exc, ctx.endpoint.exchanges[mark:])
         return
     finally:
         ctx.endpoint.set_script(env.name, None)
@@ -114,14 +163,52 @@ def _run(ctx: RunContext, env: Environment, mode: str, result: PathResult, scrip
     full = processed["full_result"]
     sent_row = batch["extra_env_info"][0]
     result.metrics = {k: v for k, v in rollout.rollout_metrics.items() if not k.startswith("timing/")}
-    checks.check_verifier(result, case, full)
-    checks.check_tokens(result, script, exchanges, processed)
-    checks.check_requests(result, case, script, exchanges, sent_row, full, ctx.config)
-    checks.check_routing(result, case, script, exchanges, sent_row)
-    checks.check_tools(result, sent_row, exchanges, full)
-    checks.check_history_echo(result, exchanges)
+    for name, check in (
+        ("verifier", lambda: checks.check_verifier(result, case, full)),
+        ("tokens", lambda: checks.check_tokens(result, script, exchanges, processed)),
+        ("requests", lambda: checks.check_requests(result, case, script, exchanges, sent_row, full, ctx.config)),
+        ("routing", lambda: checks.check_routing(result, case, script, exchanges, sent_row)),
+        ("tools", lambda: checks.check_tools(result, sent_row, exchanges, full)),
+        ("history", lambda: checks.check_history_echo(result, exchanges)),
+    ):
+        try:
+            check()
+        except Exception as exc:  # noqa: BLE001 - Gym's result has a shape the check cannot read
+            result.error(GYM, f"check {name} could not read Gym's result: {type(exc).__name__}: {exc}\n{_trace(exc)}")
+            return
+    result.complete()
 
 
-def _endpoint_hint(ctx: RunContext, mark: int) -> str:
-    rejected = [e.violation for e in ctx.endpoint.exchanges[mark:] if e.status != 200]
-    return f"endpoint rejected a request ({rejected[0]}); " if rejected else ""
+def _rollout_failed(
+    ctx: RunContext, env: Environment, mode: str, result: PathResult, exc: BaseException, exchanges: list
+) -> None:
+    """A rollout that produced no data: a contract FAIL when the endpoint refused a request (an RL override or
+    sampling parameter did not reach the model), else an ERROR naming who is to blame."""
+    refused = [e for e in exchanges if e.status != 200]
+    contract = [e for e in refused if e.fault == CONTRACT]
+    if contract and not isinstance(exc, (RolloutTimeout, GymDied)):
+        for exchange in contract:
+            result.fail(
+                "request_contract", f"{exchange.kind or exchange.route} request", "accepted", exchange.violation
+            )
+        result.complete(blame=CONTRACT)
+        result.reason += f" (the rollout then failed: {type(exc).__name__})"
+        return
+    if any(e.fault == HARNESS for e in refused):
+        first = next(e for e in refused if e.fault == HARNESS)
+        result.error(HARNESS, f"endpoint: {first.violation}; the rollout then failed: {type(exc).__name__}: {exc}")
+        return
+    if refused:
+        exc = RolloutDataFailure(f"the endpoint refused Gym's request ({refused[0].violation}); then: {exc}")
+    log = ctx.run_dir / "logs" / f"{env.name}.log"
+    if isinstance(exc, (RolloutTimeout, GymDied)):
+        if ctx.discard is not None:
+            ctx.discard(env.name, f"{env.name}:{mode}: {exc.category}")  # a hung or half-dead Gym serves no one
+        result.error(GYM, with_log_cause(f"{exc.category}: {exc}", log if isinstance(exc, GymDied) else None))
+    elif isinstance(exc, RolloutError):
+        result.error(GYM, with_log_cause(f"{exc.category}: {exc}"[:3000], log))
+    elif _is_harness(exc):
+        result.error(HARNESS, f"rollout: {type(exc).__name__}: {exc}\n{_trace(exc)}")
+    else:
+        # The Gym actor died, or consuming Gym's result raised: Gym's doing (the same harness passed the baseline).
+        result.error(GYM, with_log_cause(f"rollout: {type(exc).__name__}: {exc}"[:3000], log) + "\n" + _trace(exc))

@@ -10,21 +10,22 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from gymgate.compare.categories import label
+from gymgate.runfolder import load_records, read_mark
+
 RERUNS_DIR = "reruns"
 MANIFEST = "reruns.json"
 
 
-def outcomes(run_dir: Path) -> dict[str, str]:
-    return {
-        record["path"]: record["outcome"]
-        for record in (json.loads(p.read_text()) for p in sorted((run_dir / "paths").glob("*.json")))
-    }
+def labels(run_dir: Path) -> dict[str, str | None]:
+    """Each path's label (compare.categories.label), expected paths without a record included."""
+    return {path: label(record) for path, record in load_records(run_dir).items()}
 
 
-def load_attempts(candidate_dir: Path, baseline_dir: Path | None) -> dict[str, dict[str, list[str]]]:
+def load_attempts(candidate_dir: Path, baseline_dir: Path | None) -> dict[str, dict[str, list[str | None]]]:
     """The stored reruns of a candidate run: {"candidate": {path: [n>=2 outcomes]}, "baseline": {...}}. Baseline
     attempts count only against the baseline run they were made for; unfinished attempt folders are ignored."""
-    found: dict[str, dict[str, list[str]]] = {"candidate": {}, "baseline": {}}
+    found: dict[str, dict[str, list[str | None]]] = {"candidate": {}, "baseline": {}}
     folder = candidate_dir / RERUNS_DIR
     if not (folder / MANIFEST).is_file():
         return found
@@ -33,9 +34,8 @@ def load_attempts(candidate_dir: Path, baseline_dir: Path | None) -> dict[str, d
         role = attempt.name.rsplit("-", 1)[0]
         if role == "baseline" and (baseline_dir is None or manifest.get("baseline_run") != baseline_dir.name):
             continue
-        mark = attempt / "run.json"
-        if role not in found or not mark.is_file() or not json.loads(mark.read_text()).get("complete"):
+        if role not in found or not read_mark(attempt).get("complete"):
             continue
-        for path, outcome in outcomes(attempt).items():
-            found[role].setdefault(path, []).append(outcome)
+        for path, got in labels(attempt).items():
+            found[role].setdefault(path, []).append(got)
     return found

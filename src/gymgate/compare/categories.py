@@ -1,93 +1,137 @@
-"""The one table from a pair of path outcomes (baseline, candidate) to a comparison category.
+"""The one table from a path's outcomes on the baseline and the candidate to a comparison category.
 
-Outcomes: PASS, FAIL, ERROR (infrastructure: it says nothing about Gym's behaviour), SKIP (not in that Gym),
-BROKEN (the ref could not be locked, built or started at all), or None (the path does not exist in that run).
-Flakiness is decided by reruns, not by this table: mixed outcomes over attempts are FLAKY whatever the pair.
+A record is first reduced to a *label*: PASS, FAIL, ERROR (blamed on Gym), ERROR(harness) (gymgate's own fault:
+it says nothing about Gym), NO_RECORD (an expected path that left no record), SKIP (not in that Gym), BROKEN (the
+ref could not be locked, built or started at all), or None (the run was not asked for that path).
+
+The table fails closed: a path that passes on the baseline and fails, errors, left no record or is absent (its
+environment's config or data gone) on the candidate is regressed. Harness errors are not evidence either way: a
+side whose every attempt is a harness error makes the path unjudged (exit 2, rerun). Mixed outcomes over attempts
+are flaky, never a regression or a pass.
 """
 
 from __future__ import annotations
 
-PASS, FAIL, ERROR, SKIP, BROKEN = "PASS", "FAIL", "ERROR", "SKIP", "BROKEN"
-OUTCOMES = (PASS, FAIL, ERROR, SKIP, BROKEN, None)
+from typing import Any
+
+from gymgate.outcomes import BROKEN, ERROR, FAIL, HARNESS, PASS, SKIP
+
+HARNESS_ERROR = "ERROR(harness)"
+NO_RECORD = "NO_RECORD"
+LABELS = (PASS, FAIL, ERROR, HARNESS_ERROR, NO_RECORD, SKIP, BROKEN, None)
 
 REGRESSED = "regressed"
 FIXED = "fixed"
 SAME_PASS = "same-pass"
 SAME_FAIL = "same-fail"
-SPURIOUS_REGRESSED = "spurious-regressed"  # the new failure is infrastructure, not Gym
+UNJUDGED = "unjudged"  # a harness error, or a path only one run was asked for: rerun
 FLAKY = "flaky"
 BROKEN_CATEGORY = "broken"
 SKIPPED = "skipped"
 NEW_PATH = "new path"
-REMOVED_PATH = "removed path"
+REMOVED_PATH = "removed path"  # failing on the baseline, absent from the candidate
 
+CATEGORIES = (
+    REGRESSED,
+    BROKEN_CATEGORY,
+    UNJUDGED,
+    FLAKY,
+    FIXED,
+    NEW_PATH,
+    REMOVED_PATH,
+    SAME_FAIL,
+    SAME_PASS,
+    SKIPPED,
+)
 # Categories a reviewer must look at; the "same" buckets are collapsed in reports.
-ACTIONABLE = (REGRESSED, BROKEN_CATEGORY, SPURIOUS_REGRESSED, FLAKY, FIXED, NEW_PATH, REMOVED_PATH)
+ACTIONABLE = (REGRESSED, BROKEN_CATEGORY, UNJUDGED, FLAKY, FIXED, NEW_PATH, REMOVED_PATH)
+FAILING = (REGRESSED, BROKEN_CATEGORY)  # exit 1
+CANNOT_JUDGE = (UNJUDGED,)  # exit 2 unless something failed
 
-#            candidate:  PASS                FAIL        ERROR               SKIP          BROKEN           None
-TABLE: dict[str | None, dict[str | None, str]] = {
-    PASS: {
-        PASS: SAME_PASS,
-        FAIL: REGRESSED,
-        ERROR: SPURIOUS_REGRESSED,
-        SKIP: REMOVED_PATH,
-        BROKEN: BROKEN_CATEGORY,
-        None: REMOVED_PATH,
-    },
-    FAIL: {
-        PASS: FIXED,
-        FAIL: SAME_FAIL,
-        ERROR: SAME_FAIL,
-        SKIP: REMOVED_PATH,
-        BROKEN: BROKEN_CATEGORY,
-        None: REMOVED_PATH,
-    },
-    ERROR: {
-        PASS: FIXED,
-        FAIL: REGRESSED,
-        ERROR: SAME_FAIL,
-        SKIP: REMOVED_PATH,
-        BROKEN: BROKEN_CATEGORY,
-        None: REMOVED_PATH,
-    },
-    SKIP: {
-        PASS: NEW_PATH,
-        FAIL: REGRESSED,
-        ERROR: SPURIOUS_REGRESSED,
-        SKIP: SKIPPED,
-        BROKEN: BROKEN_CATEGORY,
-        None: REMOVED_PATH,
-    },
-    BROKEN: {
-        PASS: FIXED,
-        FAIL: BROKEN_CATEGORY,
-        ERROR: BROKEN_CATEGORY,
-        SKIP: BROKEN_CATEGORY,
-        BROKEN: BROKEN_CATEGORY,
-        None: BROKEN_CATEGORY,
-    },
-    None: {
-        PASS: NEW_PATH,
-        FAIL: REGRESSED,
-        ERROR: SPURIOUS_REGRESSED,
-        SKIP: SKIPPED,
-        BROKEN: BROKEN_CATEGORY,
-        None: SKIPPED,
-    },
+_ROW_PASS = {
+    PASS: SAME_PASS,
+    FAIL: REGRESSED,
+    ERROR: REGRESSED,
+    HARNESS_ERROR: UNJUDGED,
+    NO_RECORD: REGRESSED,
+    SKIP: REGRESSED,  # the environment's config or data is gone: an RL framework training on it breaks
+    BROKEN: BROKEN_CATEGORY,
+    None: UNJUDGED,
 }
+_ROW_FAILING = {
+    PASS: FIXED,
+    FAIL: SAME_FAIL,
+    ERROR: SAME_FAIL,
+    HARNESS_ERROR: UNJUDGED,
+    NO_RECORD: SAME_FAIL,
+    SKIP: REMOVED_PATH,
+    BROKEN: BROKEN_CATEGORY,
+    None: UNJUDGED,
+}
+_ROW_ABSENT = {
+    PASS: NEW_PATH,
+    FAIL: REGRESSED,
+    ERROR: REGRESSED,
+    HARNESS_ERROR: UNJUDGED,
+    NO_RECORD: REGRESSED,
+    SKIP: SKIPPED,
+    BROKEN: BROKEN_CATEGORY,
+    None: SKIPPED,
+}
+#  baseline label -> candidate label -> category
+TABLE: dict[str | None, dict[str | None, str]] = {
+    PASS: _ROW_PASS,
+    FAIL: _ROW_FAILING,
+    ERROR: _ROW_FAILING,
+    HARNESS_ERROR: {c: (BROKEN_CATEGORY if c == BROKEN else UNJUDGED) for c in LABELS},
+    NO_RECORD: {c: (BROKEN_CATEGORY if c == BROKEN else UNJUDGED) for c in LABELS},
+    SKIP: _ROW_ABSENT,
+    BROKEN: {c: (FIXED if c == PASS else BROKEN_CATEGORY) for c in LABELS},
+    None: _ROW_ABSENT,
+}
+
+
+def label(record: dict[str, Any] | None) -> str | None:
+    """What one record says about Gym, as the table reads it."""
+    if record is None:
+        return None
+    outcome = record.get("outcome")
+    if record.get("missing"):
+        return NO_RECORD
+    if outcome == ERROR and record.get("blame") == HARNESS:
+        return HARNESS_ERROR
+    if outcome in (PASS, FAIL, ERROR, SKIP, BROKEN):
+        return outcome
+    return ERROR  # an outcome this version does not know is never a pass
+
+
+def informative(history: list[str | None]) -> list[str | None]:
+    """The attempts that say something about Gym: harness errors are dropped (unless nothing else is left)."""
+    kept = [h for h in history if h != HARNESS_ERROR]
+    return kept or history
 
 
 def categorize(
     baseline: str | None,
     candidate: str | None,
-    attempts: list[str] | None = None,
-    baseline_attempts: list[str] | None = None,
+    attempts: list[str | None] | None = None,
+    baseline_attempts: list[str | None] | None = None,
 ) -> str:
-    """The category of one path. `attempts` / `baseline_attempts` are each ref's outcomes over its reruns (the
-    first run included): mixed outcomes on either side -> flaky, never a regression or a pass."""
-    if any(history and len(set(history)) > 1 for history in (attempts, baseline_attempts)):
-        return FLAKY
+    """The category of one path from its labels. `attempts` / `baseline_attempts` are each side's labels over its
+    reruns (the first run included): mixed informative outcomes on either side -> flaky."""
+    sides = []
+    for first, history in ((baseline, baseline_attempts), (candidate, attempts)):
+        kept = informative(history or [first])
+        if len(set(kept)) > 1:
+            return FLAKY
+        sides.append(kept[0])
     try:
-        return TABLE[baseline][candidate]
+        return TABLE[sides[0]][sides[1]]
     except KeyError:
-        raise ValueError(f"not an outcome pair: {baseline!r} -> {candidate!r}") from None
+        raise ValueError(f"not a label pair: {sides[0]!r} -> {sides[1]!r}") from None
+
+
+def flaky_side(baseline_attempts: list[str | None], attempts: list[str | None]) -> str:
+    """Which ref's outcomes were mixed: "candidate", "baseline" or "both"."""
+    mixed = [len(set(informative(h))) > 1 for h in (baseline_attempts, attempts)]
+    return {(True, True): "both", (False, True): "candidate"}.get((mixed[0], mixed[1]), "baseline")

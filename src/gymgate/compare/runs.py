@@ -11,19 +11,22 @@ from typing import Any
 
 from gymgate.compare.attempts import load_attempts
 from gymgate.compare.categories import (
-    BROKEN,
     BROKEN_CATEGORY,
-    ERROR,
+    CANNOT_JUDGE,
+    FAILING,
     FLAKY,
     REGRESSED,
     REMOVED_PATH,
     SAME_PASS,
-    SKIP,
-    SPURIOUS_REGRESSED,
+    UNJUDGED,
     categorize,
+    flaky_side,
+    label,
 )
 from gymgate.compare.lockdiff import LockDiff, diff
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK, UsageError
+from gymgate.outcomes import BROKEN, ERROR, PASS, SKIP
+from gymgate.runfolder import PATHS, lifecycle_failures, load_records, read_mark
 
 # Record fields whose change on a PASS->PASS path is reported (not hidden) as "changed".
 COMPARED_FIELDS = ("verifier", "tokens", "request_contract", "tools", "result_fields", "reward")
@@ -32,24 +35,32 @@ COMPARED_FIELDS = ("verifier", "tokens", "request_contract", "tools", "result_fi
 @dataclass
 class PathComparison:
     path: str
-    baseline: str | None
+    baseline: str | None  # outcome of the first run on each side
     candidate: str | None
     category: str
     reason: str = ""
+    blame: str = ""  # who is to blame for the candidate's ERROR (or contract FAIL)
     changed: dict[str, tuple[Any, Any]] = field(default_factory=dict)
-    # Every attempt's outcome, the first run included: {"baseline": [...], "candidate": [...]}.
-    attempts: dict[str, list[str]] = field(default_factory=dict)
+    # Every attempt's label, the first run included: {"baseline": [...], "candidate": [...]}.
+    attempts: dict[str, list[str | None]] = field(default_factory=dict)
     causes: list[str] = field(default_factory=list)  # root-cause keys of the candidate's failure
+    flaky_on: str = ""  # for flaky paths: candidate, baseline or both
 
 
 @dataclass
 class Comparison:
+    """Everything every rendering (terminal, report.md, report.html, results.json, junit.xml, retry.txt) shows."""
+
     baseline: dict[str, Any]
     candidate: dict[str, Any]
     paths: list[PathComparison]
     locks: LockDiff | None
     baseline_broken: str = ""
     candidate_broken: str = ""
+    baseline_records: dict[str, dict] = field(default_factory=dict)
+    candidate_records: dict[str, dict] = field(default_factory=dict)
+    # What did not stop within its bounds (and was killed), per side.
+    lifecycle: dict[str, list[str]] = field(default_factory=dict)
 
     def by_category(self) -> dict[str, list[PathComparison]]:
         groups: dict[str, list[PathComparison]] = {}
@@ -65,8 +76,11 @@ class Comparison:
     def exit_code(self) -> int:
         if self.baseline_broken:
             return EXIT_ERROR  # nothing can be judged against a baseline that does not work
-        bad = {REGRESSED, BROKEN_CATEGORY}
-        return EXIT_FAILED if any(p.category in bad for p in self.paths) else EXIT_OK
+        if any(p.category in FAILING for p in self.paths) or self.lifecycle.get("candidate"):
+            return EXIT_FAILED
+        if any(p.category in CANNOT_JUDGE for p in self.paths):
+            return EXIT_ERROR  # gymgate's own fault on one side: rerun
+        return EXIT_OK
 
     @property
     def verdict(self) -> str:
@@ -75,29 +89,37 @@ class Comparison:
             return f"cannot judge: the baseline is BROKEN ({self.baseline_broken.splitlines()[0][:200]})"
         if self.candidate_broken:
             return f"candidate BROKEN: {self.candidate_broken.splitlines()[0][:200]}"
-        # Not regressions, but never silent: the verdict line names them so nobody merges past them unread.
-        noted = "".join(f", {len(groups[c])} {c}" for c in (SPURIOUS_REGRESSED, FLAKY, REMOVED_PATH) if groups.get(c))
-        if self.exit_code == EXIT_OK:
+        flaky = groups.get(FLAKY, [])
+        new_flaky = [p for p in flaky if p.flaky_on == "candidate"]
+        # Never silent: the line names what needs a reader, the candidate's new flakiness first.
+        noted = f", {len(new_flaky)} newly flaky on the candidate" if new_flaky else ""
+        noted += f", {len(flaky) - len(new_flaky)} flaky" if len(flaky) > len(new_flaky) else ""
+        noted += f", {len(groups[REMOVED_PATH])} removed" if groups.get(REMOVED_PATH) else ""
+        if self.lifecycle.get("candidate"):
+            noted += f", lifecycle check failed ({len(self.lifecycle['candidate'])} Gym stop problem(s))"
+        code = self.exit_code
+        if code == EXIT_OK:
             same = len(groups.get(SAME_PASS, []))
             return f"no regression ({same} paths pass on both, {len(self.changed)} changed{noted})"
-        return f"{len(groups.get(REGRESSED, []))} regressed, {len(groups.get(BROKEN_CATEGORY, []))} broken{noted}"
+        unjudged = len(groups.get(UNJUDGED, []))
+        if code == EXIT_ERROR:
+            return f"cannot judge: {unjudged} path(s) unjudged (gymgate's own error; rerun){noted}"
+        judged = f"{len(groups.get(REGRESSED, []))} regressed, {len(groups.get(BROKEN_CATEGORY, []))} broken"
+        return judged + (f", {unjudged} unjudged" if unjudged else "") + noted
 
 
-def _load_run(run_dir: Path) -> tuple[dict[str, Any], dict[str, dict], str]:
-    if not (run_dir / "paths").is_dir():
+def _load_run(run_dir: Path) -> tuple[dict[str, Any], dict[str, dict], dict[str, Any]]:
+    if not (run_dir / PATHS).is_dir():
         raise UsageError(f"{run_dir} is not a gymgate run folder (no paths/)")
-    mark = json.loads((run_dir / "run.json").read_text()) if (run_dir / "run.json").is_file() else {}
-    if mark and not mark.get("complete"):
-        raise UsageError(f"{run_dir} is an interrupted run (run.json says incomplete); it cannot be compared")
+    mark = read_mark(run_dir)
+    if not mark.get("complete"):
+        why = mark.get("incomplete") or "run.json says incomplete" if mark else "it has no run.json"
+        raise UsageError(f"{run_dir} did not finish ({why}); it cannot be compared — rerun it")
     source = json.loads((run_dir / "source.json").read_text()) if (run_dir / "source.json").is_file() else {}
-    records = {}
-    for path in sorted((run_dir / "paths").glob("*.json")):
-        record = json.loads(path.read_text())
-        records[record["path"]] = record
-    return {"dir": str(run_dir), **source}, records, mark.get("broken", "")
+    return {"dir": str(run_dir), **source}, load_records(run_dir), mark
 
 
-def _never_started(records: dict[str, dict], attempts: dict[str, list[str]]) -> str:
+def _never_started(records: dict[str, dict], attempts: dict[str, list[str | None]]) -> str:
     """A ref none of whose environments ever started (every attempt of every judged path a startup ERROR) is
     BROKEN: it says nothing about paths, only that this Gym cannot run here."""
     judged = [r for r in records.values() if r.get("outcome") != SKIP]
@@ -109,10 +131,8 @@ def _never_started(records: dict[str, dict], attempts: dict[str, list[str]]) -> 
     return f"no environment could start: {startup[0]['reason']}"
 
 
-def _break(records: dict[str, dict]) -> None:
-    for record in records.values():
-        if record.get("outcome") != SKIP:
-            record["outcome"] = BROKEN
+def _break(records: dict[str, dict]) -> dict[str, dict]:
+    return {k: ({**r, "outcome": BROKEN} if r.get("outcome") != SKIP else r) for k, r in records.items()}
 
 
 def _flatten(prefix: str, value: Any) -> dict[str, Any]:
@@ -150,47 +170,57 @@ def _changes(a: dict[str, Any], b: dict[str, Any]) -> dict[str, tuple[Any, Any]]
 
 
 def compare_runs(baseline_dir: Path, candidate_dir: Path) -> Comparison:
-    base_info, base, base_broken = _load_run(baseline_dir)
-    cand_info, cand, cand_broken = _load_run(candidate_dir)
+    """Read both runs (and the candidate's reruns) from disk once; every rendering works from the result."""
+    base_info, base, base_mark = _load_run(baseline_dir)
+    cand_info, cand, cand_mark = _load_run(candidate_dir)
     reruns = load_attempts(candidate_dir, baseline_dir)
-    base_broken = base_broken or _never_started(base, reruns["baseline"])
-    cand_broken = cand_broken or _never_started(cand, reruns["candidate"])
-    for records, broken in ((base, base_broken), (cand, cand_broken)):
-        if broken:
-            _break(records)
+    base_broken = base_mark.get("broken", "") or _never_started(base, reruns["baseline"])
+    cand_broken = cand_mark.get("broken", "") or _never_started(cand, reruns["candidate"])
+    base, cand = (_break(base) if base_broken else base), (_break(cand) if cand_broken else cand)
     paths = []
     for name in sorted(set(base) | set(cand)):
         a, b = base.get(name), cand.get(name)
-        outcome_a, outcome_b = (a or {}).get("outcome"), (b or {}).get("outcome")
         attempts = {
-            role: [first, *reruns[role].get(name, [])]
-            for role, first in (("baseline", outcome_a), ("candidate", outcome_b))
-            if first is not None
+            role: [label(record), *reruns[role].get(name, [])]
+            for role, record in (("baseline", a), ("candidate", b))
+            if record is not None
         }
-        category = categorize(outcome_a, outcome_b, attempts.get("candidate"), attempts.get("baseline"))
+        category = categorize(label(a), label(b), attempts.get("candidate"), attempts.get("baseline"))
         item = PathComparison(
-            name, outcome_a, outcome_b, category, reason=(b or a or {}).get("reason", ""), attempts=attempts
+            name,
+            (a or {}).get("outcome"),
+            (b or {}).get("outcome"),
+            category,
+            reason=(b or a or {}).get("reason", ""),
+            blame=(b or {}).get("blame", ""),
+            attempts=attempts,
         )
-        if outcome_b not in ("PASS", SKIP, None):
-            item.causes = root_causes(b or {})
+        if category == FLAKY:
+            item.flaky_on = flaky_side(attempts.get("baseline", []), attempts.get("candidate", []))
+        if b is not None and b.get("outcome") != PASS and (b.get("outcome") != SKIP or category == REGRESSED):
+            item.causes = root_causes(b)
         if a and b and item.category == SAME_PASS:
             item.changed = _changes(a, b)
         paths.append(item)
     locks = None
     if (baseline_dir / "uv.lock").is_file() and (candidate_dir / "uv.lock").is_file():
         locks = diff(baseline_dir / "uv.lock", candidate_dir / "uv.lock")
-    return Comparison(base_info, cand_info, paths, locks, base_broken, cand_broken)
+    lifecycle = {
+        role: list(mark.get("lifecycle") or []) + lifecycle_failures(folder)
+        for role, mark, folder in (("baseline", base_mark, baseline_dir), ("candidate", cand_mark, candidate_dir))
+    }
+    return Comparison(base_info, cand_info, paths, locks, base_broken, cand_broken, base, cand, lifecycle)
 
 
 def root_causes(record: dict[str, Any]) -> list[str]:
-    """What a failing path broke, as keys shared across paths: `[kind] field` per failed check, or the
-    error's class (the reason up to its first colon, numbers masked) for ERROR and BROKEN."""
+    """What a failing path broke, as keys shared across paths: `[kind] field` per failed check, or
+    `[blame] <first line of the reason>` (numbers masked) for an ERROR, an absent environment or BROKEN."""
     failures = record.get("failures") or []
     if failures:
         return sorted({f"[{f['kind']}] {_mask(f['field'])}" for f in failures})
     reason = str(record.get("reason") or "").splitlines()[0] if record.get("reason") else ""
-    head = reason.split(": ", 2)
-    return [_mask(": ".join(head[:2]))[:120]] if reason else [record.get("outcome", "?")]
+    tag = {SKIP: "removed", BROKEN: "broken"}.get(record.get("outcome", ""), record.get("blame") or "error")
+    return [f"[{tag}] {_mask(reason)[:160]}"] if reason else [f"[{tag}] {record.get('outcome', '?')}"]
 
 
 def _mask(text: str) -> str:

@@ -52,3 +52,15 @@ class RowIndexError(RolloutError):
     """Rollouts came back with a bad, duplicate or missing row index (fewer rollouts than requested)."""
 
     category = "row_count"
+
+
+class RolloutTimeout(RolloutError):
+    """The rollout did not return within the path's deadline (a Gym that hangs, e.g. in its verifier)."""
+
+    category = "timeout"
+
+
+class GymDied(RolloutError):
+    """A process of the environment's Gym died while the rollout was waiting on it."""
+
+    category = "gym died"

@@ -6,14 +6,18 @@ Fewer rollouts than requested is an error, never a silent short batch.
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from gymgate.consumer.batch import final_batch
-from gymgate.consumer.errors import RowIndexError
+from gymgate.consumer.errors import GymDied, RolloutTimeout, RowIndexError
+
+POLL_S = 1.0  # how often a waiting rollout checks its deadline and the Gym's processes
 
 
 @dataclass(frozen=True)
@@ -74,7 +78,16 @@ class RolloutResult:
     timings: dict[str, float]
 
 
-def run_rollout_sync(actor: Any, batch: dict[str, Any], tokenizer: Any, config: GenerationConfig) -> RolloutResult:
+def run_rollout_sync(
+    actor: Any,
+    batch: dict[str, Any],
+    tokenizer: Any,
+    config: GenerationConfig,
+    timeout_s: float | None = None,
+    watch: Callable[[], str] | None = None,
+) -> RolloutResult:
+    """Roll the batch out on the Gym actor. Every wait is bounded: past `timeout_s` the rollout raises
+    RolloutTimeout, and `watch` (which names a dead Gym process, or returns "") is asked every POLL_S."""
     import ray
 
     rows = batch["extra_env_info"]
@@ -89,7 +102,7 @@ def run_rollout_sync(actor: Any, batch: dict[str, Any], tokenizer: Any, config: 
     accumulator = StreamAccumulator(rows)
     stream = actor.run_rollouts.options(num_returns="streaming").remote(rows)
     first_result_s = None
-    for ref in stream:
+    for ref in _bounded(stream, began, timeout_s, watch):
         try:
             rowidx, result, _timing = ray.get(ref)
         except ray.exceptions.RayTaskError as exc:
@@ -108,3 +121,32 @@ def run_rollout_sync(actor: Any, batch: dict[str, Any], tokenizer: Any, config: 
     }
     metrics.update(timings)
     return RolloutResult(final, metrics, results, timings)
+
+
+def _bounded(stream: Any, began: float, timeout_s: float | None, watch: Callable[[], str] | None):
+    """The stream's refs as they become ready; never waits past the deadline or on a dead Gym."""
+    import ray
+
+    while not stream.is_finished():
+        ready, _ = ray.wait([stream], timeout=POLL_S)
+        if ready:
+            try:
+                yield next(stream)
+            except StopIteration:
+                return
+            continue
+        dead = watch() if watch else ""
+        if dead:
+            _cancel(stream)
+            raise GymDied(dead)
+        if timeout_s is not None and time.monotonic() - began > timeout_s:
+            _cancel(stream)
+            raise RolloutTimeout(f"no rollout result within {timeout_s:g} s (--path-timeout)")
+
+
+def _cancel(stream: Any) -> None:
+    """Best effort: the caller tears the Gym down next, which ends the task whatever this does."""
+    import ray
+
+    with contextlib.suppress(Exception):
+        ray.cancel(stream)

@@ -1,6 +1,6 @@
-"""Flaky or real: every non-PASS candidate path, and the same path on the baseline, runs again in fresh Gym
-instances (a new pytest session, so a new Ray cluster and new Gym servers) until its outcomes are mixed or
-the attempts are used up. The attempts are stored in the candidate's run folder (layout in
+"""Flaky or real: every non-PASS candidate path (and every path the baseline could not judge) runs again on both
+refs in fresh Gym instances (a new pytest session, so a new Ray cluster and new Gym servers) until its outcomes are
+mixed or the attempts are used up. The attempts are stored in the candidate's run folder (layout in
 compare/attempts.py, which reads them back); a stored baseline run is never modified.
 """
 
@@ -11,24 +11,32 @@ from dataclasses import replace
 from pathlib import Path
 
 from gymgate.atomic import write_json_atomic
-from gymgate.compare.attempts import MANIFEST, RERUNS_DIR, outcomes
-from gymgate.compare.categories import BROKEN
+from gymgate.compare.attempts import MANIFEST, RERUNS_DIR, labels
+from gymgate.compare.categories import HARNESS_ERROR, NO_RECORD
 from gymgate.matrix.run import RunOptions, RunResult, accept_ref
+from gymgate.outcomes import BROKEN, ERROR, FAIL, SKIP
 from gymgate.refs.model import GymSource
 
-NOT_RERUN = ("PASS", "SKIP", BROKEN)  # a pass needs no second opinion; skip and broken are deterministic
+# A pass needs no second opinion; skip (the config is absent) and broken are deterministic.
+RERUN_CANDIDATE = (FAIL, ERROR, HARNESS_ERROR, NO_RECORD)
+RERUN_BASELINE = (HARNESS_ERROR, NO_RECORD)  # the baseline said nothing about this path: ask it again
 
 # (source, paths, run folder) -> the attempt's run; tests inject a fake, the CLI runs the real matrix.
 RunAttempt = Callable[[GymSource, list[str], Path], RunResult]
 
 
-def targets(candidate: dict[str, str], baseline: dict[str, str]) -> list[str]:
-    """Candidate paths worth a second look: not passing, and not skipped or broken."""
-    return sorted(p for p, o in candidate.items() if o not in NOT_RERUN and baseline.get(p) != BROKEN)
+def targets(candidate: dict[str, str | None], baseline: dict[str, str | None]) -> list[str]:
+    """Paths worth a second look: not passing on the candidate, or not judged on the baseline (never against a
+    broken baseline)."""
+    return sorted(
+        p
+        for p, got in candidate.items()
+        if baseline.get(p) != BROKEN and (got in RERUN_CANDIDATE or baseline.get(p) in RERUN_BASELINE)
+    )
 
 
-def _mixed(history: list[str]) -> bool:
-    return len(set(history)) > 1
+def _mixed(history: list[str | None]) -> bool:
+    return len(set(history) - {HARNESS_ERROR}) > 1
 
 
 def run_reruns(
@@ -40,7 +48,7 @@ def run_reruns(
     """Rerun each target up to `attempts` more times on both refs; a path stops once either side is mixed
     (flaky is decided). The outcomes are read back from disk by compare/attempts.py."""
     (base_source, base_dir), (cand_source, cand_dir) = baseline, candidate
-    first = {"candidate": outcomes(cand_dir), "baseline": outcomes(base_dir)}
+    first = {"candidate": labels(cand_dir), "baseline": labels(base_dir)}
     chosen = targets(first["candidate"], first["baseline"])
     history = {role: {p: [first[role][p]] for p in chosen if p in first[role]} for role in first}
     folder = cand_dir / RERUNS_DIR
@@ -55,12 +63,12 @@ def run_reruns(
             break
         print(f"== rerun {n - 1}/{attempts} of {len(active)} path(s) in fresh Gym instances: {', '.join(active)}")
         for role, source in (("candidate", cand_source), ("baseline", base_source)):
-            paths = [p for p in active if p in history[role] and history[role][p][0] != "SKIP"]
+            paths = [p for p in active if p in history[role] and history[role][p][0] != SKIP]
             if not paths:
                 continue
-            got = outcomes(run_attempt(source, paths, folder / f"{role}-{n}").dir)
+            got = labels(run_attempt(source, paths, folder / f"{role}-{n}").dir)
             for path in paths:
-                history[role][path].append(got.get(path, "ERROR"))
+                history[role][path].append(got.get(path, NO_RECORD))
         write_json_atomic(folder / MANIFEST, {**manifest, "done": n})
 
 

@@ -16,9 +16,10 @@ from pathlib import Path
 
 from gymgate.acceptance.record import stub_record
 from gymgate.atomic import write_json_atomic
-from gymgate.compare.categories import BROKEN
 from gymgate.errors import BuildError
+from gymgate.outcomes import BROKEN
 from gymgate.refs.model import GymSource
+from gymgate.runfolder import FINISHED_STATUSES, write_mark
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,8 @@ class RunOptions:
     spinup_timeout: float = 600.0
     workers: str = "auto"
     selftest: bool = False
+    path_timeout: float = 180.0  # seconds one rollout may take before its path is an ERROR (gym, timeout)
+    stop_timeout: float = 60.0  # seconds one Gym may take to stop gracefully before it is killed
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,7 @@ def record_environment(run_dir: Path, env) -> None:
 
 def service_args(run_dir: Path, opts: RunOptions) -> list[str]:
     args = ["--run-dir", str(run_dir), "--spinup-timeout", str(opts.spinup_timeout)]
+    args += ["--stop-timeout", str(opts.stop_timeout)]
     for name in opts.envs or []:
         args += ["--env", name]
     return args
@@ -128,6 +132,7 @@ def accept_ref(
         "-rfEs",
         *service_args(run_dir, opts),
     ]
+    child += ["--path-timeout", str(opts.path_timeout)]
     if opts.workers != "0":
         child += ["-n", opts.workers]
     if not opts.selftest:
@@ -136,12 +141,18 @@ def accept_ref(
         child += [a for p in expected for a in ("--path", p)]
     log = run_dir / "pytest.log"
     print(f"workers: {opts.workers}; pytest output: {log}", flush=True)
-    mark = {"run_id": run_id, "complete": False, "started": time.time(), "inputs": inputs}
-    write_json_atomic(run_dir / "run.json", mark)  # an interrupted run stays marked incomplete
+    mark = {"run_id": run_id, "complete": False, "started": time.time(), "inputs": inputs, "expected": expected}
+    write_mark(run_dir, mark)  # an interrupted run stays marked incomplete
     with Progress(run_dir, total_paths=len(expected)):
-        code = run_in_env(env, child, run_id, cwd=repo_root(), log=log)
-    write_json_atomic(run_dir / "run.json", {**mark, "complete": True, "pytest_exit": code, "finished": time.time()})
-    if code not in (0, 1):
+        child_exit = run_in_env(env, child, run_id, cwd=repo_root(), log=log)
+    code = child_exit.code
+    mark.update(pytest_exit=code, finished=time.time(), complete=code in FINISHED_STATUSES)
+    if not mark["complete"]:
+        mark["incomplete"] = f"the test session ended with status {code} before judging every path"
+    if child_exit.leftovers:
+        mark["lifecycle"] = [f"{len(child_exit.leftovers)} process(es) of the run outlived it and were killed"]
+    write_mark(run_dir, mark)
+    if code not in FINISHED_STATUSES:
         tail = log.read_text(errors="replace").splitlines()[-25:]
         print("\n".join(["", f"pytest exited {code}; last lines of {log}:", *tail]), file=sys.stderr)
     return RunResult(run_dir, print_summary(run_dir, pytest_code=code, expected=expected))
@@ -154,7 +165,14 @@ def write_broken_run(run_dir: Path, source: GymSource, expected: list[str], reas
         record = stub_record(path, BROKEN, reason, gym=source.to_json())
         write_json_atomic(run_dir / "paths" / f"{record['env']}-{record['mode']}.json", record)
     now = time.time()
-    write_json_atomic(
-        run_dir / "run.json",
-        {"complete": True, "broken": reason, "pytest_exit": None, "started": now, "finished": now},
+    write_mark(
+        run_dir,
+        {
+            "complete": True,
+            "broken": reason,
+            "pytest_exit": None,
+            "started": now,
+            "finished": now,
+            "expected": expected,
+        },
     )

@@ -19,6 +19,7 @@ from typing import Any
 
 from gymgate.model.script import Script, logprobs
 from gymgate.model.tokenizer import EOS, MAX_LENGTH, assistant_body, build_tokenizer, encode, render
+from gymgate.outcomes import CONTRACT, GYM, HARNESS
 
 POLICY, JUDGE = "policy", "judge"
 
@@ -35,6 +36,7 @@ class Exchange:
     turn: int | None = None
     reply: dict[str, Any] | None = None
     violation: str = ""
+    fault: str = ""  # who is to blame for a refusal (gymgate.outcomes): the request contract, Gym, or the endpoint
     path_id: str = ""
     activation: int = 0
     at: float = field(default_factory=time.time)
@@ -49,9 +51,12 @@ class Sampling:
 
 
 class Rejected(Exception):
-    def __init__(self, message: str):
+    """A request the endpoint refuses (HTTP 400). `fault`: CONTRACT when an RL override or sampling parameter did
+    not reach the model, GYM when Gym sent something no vLLM server would accept."""
+
+    def __init__(self, message: str, fault: str = GYM):
         super().__init__(message)
-        self.message = message
+        self.message, self.fault = message, fault
 
 
 class ModelEndpoint:
@@ -131,10 +136,11 @@ class ModelEndpoint:
             exchange.path_id = script.path_id
             reply = fn(script, body, exchange)
         except Rejected as exc:
-            exchange.status, exchange.violation = 400, exc.message
+            exchange.status, exchange.violation, exchange.fault = 400, exc.message, exc.fault
             reply = {"error": {"message": exc.message, "type": "invalid_request_error", "code": 400}}
         except Exception as exc:  # never a 5xx: Gym would retry it without end
             exchange.status, exchange.violation = 400, f"gymgate endpoint error: {type(exc).__name__}: {exc}"
+            exchange.fault = HARNESS
             reply = {"error": {"message": exchange.violation, "type": "invalid_request_error", "code": 400}}
         exchange.reply = reply
         with self._lock:
@@ -174,7 +180,7 @@ class ModelEndpoint:
         if not isinstance(messages, list) or not messages:
             raise Rejected("gymgate endpoint: chat request without messages")
         if body.get("n", 1) != 1:
-            raise Rejected(f"gymgate endpoint: n must be 1, got {body.get('n')}")
+            raise Rejected(f"gymgate endpoint: n must be 1, got {body.get('n')}", CONTRACT)
         kind = self.classify(script, messages)
         exchange.kind = kind
         # Turns are counted per activation: the row's own history may already hold assistant messages.
@@ -211,7 +217,9 @@ class ModelEndpoint:
         limit = body.get("max_tokens") or body.get("max_completion_tokens")
         finish = "tool_calls" if message.get("tool_calls") else "stop"
         if limit is not None and len(generation) > int(limit):
-            raise Rejected(f"gymgate endpoint: scripted reply needs {len(generation)} tokens but max_tokens is {limit}")
+            raise Rejected(
+                f"gymgate endpoint: scripted reply needs {len(generation)} tokens but max_tokens is {limit}", CONTRACT
+            )
         lps = logprobs(script, kind, turn, len(generation))
         choice: dict[str, Any] = {"index": 0, "finish_reason": finish, "message": dict(message)}
         if not message.get("content"):
@@ -242,13 +250,16 @@ class ModelEndpoint:
 
     def _guard_sampling(self, body: dict) -> None:
         if body.get("top_k") not in (None, -1):
-            raise Rejected(f"gymgate endpoint: sampling guard: top_k must be unset or -1, got {body.get('top_k')}")
+            raise Rejected(
+                f"gymgate endpoint: sampling guard: top_k must be unset or -1, got {body.get('top_k')}", CONTRACT
+            )
         got = (body.get("temperature"), body.get("top_p"))
         want = (self.sampling.temperature, self.sampling.top_p)
         if got != want:
             raise Rejected(
                 f"gymgate endpoint: sampling guard: policy request has temperature={got[0]}, top_p={got[1]}; "
-                f"the RL overrides are temperature={want[0]}, top_p={want[1]}"
+                f"the RL overrides are temperature={want[0]}, top_p={want[1]}",
+                CONTRACT,
             )
 
     def _tokenize(self, script: Script, body: dict, exchange: Exchange) -> dict:

@@ -31,6 +31,12 @@ def render_markdown(comparison: Comparison) -> str:
     for role, why in (("baseline", comparison.baseline_broken), ("candidate", comparison.candidate_broken)):
         if why:
             lines += [f"### The {role} is BROKEN", "", "```", *why.splitlines()[:30], "```", ""]
+    if any(comparison.lifecycle.values()):
+        lines += ["### Lifecycle check", ""]
+        for role, problems in comparison.lifecycle.items():
+            verdict = "FAIL" if role == "candidate" else "noted (baseline)"
+            lines += [f"- {role} ({verdict}): did not stop within its bound, killed: {p}" for p in problems]
+        lines.append("")
     if comparison.locks is not None:
         locks = comparison.locks
         lines += ["### Lock diff", ""]
@@ -54,9 +60,15 @@ def render_markdown(comparison: Comparison) -> str:
     lines += _root_causes(comparison.paths)
     for category in [c for c in ACTIONABLE if c in groups]:
         lines += [f"### {category}", ""]
-        for item in groups[category]:
+        # Within flaky, what became flaky with this bump comes first.
+        for item in sorted(groups[category], key=lambda i: (i.flaky_on != "candidate", i.path)):
             reason = f" — {item.reason.splitlines()[0][:160]}" if item.reason else ""
-            lines.append(f"- `{item.path}`: {item.baseline or '—'} → {item.candidate or '—'}{_attempts(item)}{reason}")
+            blame = f" [{item.blame}]" if item.blame else ""
+            flaky = f" (flaky on {_side(item.flaky_on)})" if item.flaky_on else ""
+            lines.append(
+                f"- `{item.path}`: {item.baseline or '—'} → {item.candidate or '—'}{blame}{flaky}{_attempts(item)}"
+                f"{reason}"
+            )
         lines.append("")
     if comparison.changed:
         lines += _changed(comparison.changed)
@@ -67,6 +79,10 @@ def render_markdown(comparison: Comparison) -> str:
             lines.append(f"- {category}: " + ", ".join(f"`{p.path}`" for p in groups[category]))
         lines += ["", "</details>", ""]
     return "\n".join(lines)
+
+
+def _side(flaky_on: str) -> str:
+    return {"candidate": "the candidate only", "baseline": "the baseline only", "both": "both refs"}[flaky_on]
 
 
 def _change(a: Any, b: Any) -> str:
@@ -80,7 +96,7 @@ def _attempts(item: PathComparison) -> str:
     """The attempts behind a verdict, shown only when there were reruns."""
     if all(len(history) < 2 for history in item.attempts.values()):
         return ""
-    return " (" + "; ".join(f"{role}: {', '.join(h)}" for role, h in item.attempts.items()) + ")"
+    return " (" + "; ".join(f"{role}: {', '.join(str(o) for o in h)}" for role, h in item.attempts.items()) + ")"
 
 
 def _root_causes(paths: list[PathComparison]) -> list[str]:

@@ -18,11 +18,19 @@ from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite
 
 from gymgate import __version__
 from gymgate.atomic import write_json_atomic, write_text_atomic
-from gymgate.compare.categories import BROKEN_CATEGORY, FLAKY, REGRESSED, SPURIOUS_REGRESSED
+from gymgate.compare.categories import (
+    BROKEN_CATEGORY,
+    FAILING,
+    FLAKY,
+    REGRESSED,
+    SKIPPED,
+    UNJUDGED,
+)
 from gymgate.compare.lockdiff import packages
-from gymgate.compare.runs import Comparison
+from gymgate.compare.runs import Comparison, PathComparison
+from gymgate.outcomes import ERROR, PASS, SKIP
 
-RETRY_CATEGORIES = (REGRESSED, SPURIOUS_REGRESSED, FLAKY, BROKEN_CATEGORY)
+RETRY_CATEGORIES = (REGRESSED, UNJUDGED, FLAKY, BROKEN_CATEGORY)
 
 
 def _run_provenance(info: dict[str, Any]) -> dict[str, Any]:
@@ -47,17 +55,13 @@ def _run_provenance(info: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _records(run_dir: str) -> dict[str, dict]:
-    records = [json.loads(p.read_text()) for p in Path(run_dir, "paths").glob("*.json")]
-    return {record["path"]: record for record in records}
-
-
 def write_results(comparison: Comparison, directory: Path) -> Path:
-    base, cand = _records(comparison.baseline["dir"]), _records(comparison.candidate["dir"])
+    base, cand = comparison.baseline_records, comparison.candidate_records
     data = {
         "verdict": comparison.verdict,
         "exit_code": comparison.exit_code,
         "broken": {"baseline": comparison.baseline_broken, "candidate": comparison.candidate_broken},
+        "lifecycle": comparison.lifecycle,
         "provenance": {
             "baseline": _run_provenance(comparison.baseline),
             "candidate": _run_provenance(comparison.candidate),
@@ -70,6 +74,8 @@ def write_results(comparison: Comparison, directory: Path) -> Path:
             {
                 "path": p.path,
                 "category": p.category,
+                "blame": p.blame,
+                "flaky_on": p.flaky_on,
                 "baseline": base.get(p.path),
                 "candidate": cand.get(p.path),
                 "changed": {k: list(v) for k, v in p.changed.items()},
@@ -83,18 +89,33 @@ def write_results(comparison: Comparison, directory: Path) -> Path:
 
 
 def write_junit(comparison: Comparison, directory: Path) -> Path:
+    """Suite "comparison": one test case per path whose result is its category (regressed and broken fail,
+    unjudged errors, flaky and the rest pass with the category in their output). Then one suite per ref with
+    that ref's own outcomes, from the same comparison."""
     xml = JUnitXml(name="gymgate")
-    for side, info in (("baseline", comparison.baseline), ("candidate", comparison.candidate)):
+    verdict = TestSuite(f"comparison {comparison.baseline.get('name')} -> {comparison.candidate.get('name')}")
+    for item in comparison.paths:
+        verdict.add_testcase(_category_case(item))
+    if comparison.lifecycle.get("candidate"):
+        case = TestCase("lifecycle", classname="gymgate.comparison")
+        case.result = [Failure("lifecycle: " + "; ".join(comparison.lifecycle["candidate"])[:500])]
+        verdict.add_testcase(case)
+    xml.add_testsuite(verdict)
+    for side, info, records in (
+        ("baseline", comparison.baseline, comparison.baseline_records),
+        ("candidate", comparison.candidate, comparison.candidate_records),
+    ):
         suite = TestSuite(f"{side} {info.get('name')}")
-        for name, record in sorted(_records(info["dir"]).items()):
+        for name, record in sorted(records.items()):
             case = TestCase(name, classname=f"gymgate.{side}.{info.get('name')}")
             reason = (record.get("reason") or "").splitlines()[0][:500] if record.get("reason") else ""
-            if record["outcome"] in ("FAIL", "BROKEN"):
-                case.result = [Failure(f"{record['outcome']}: {reason}")]
-            elif record["outcome"] == "ERROR":
-                case.result = [Error(reason)]
-            elif record["outcome"] == "SKIP":
+            blame = f" [{record['blame']}]" if record.get("blame") else ""
+            if record["outcome"] == ERROR:
+                case.result = [Error(f"ERROR{blame}: {reason}")]
+            elif record["outcome"] == SKIP:
                 case.result = [Skipped(reason)]
+            elif record["outcome"] != PASS:
+                case.result = [Failure(f"{record['outcome']}{blame}: {reason}")]
             suite.add_testcase(case)
         xml.add_testsuite(suite)
     target = directory / "junit.xml"
@@ -104,9 +125,37 @@ def write_junit(comparison: Comparison, directory: Path) -> Path:
     return target
 
 
+def _category_case(item: PathComparison) -> TestCase:
+    case = TestCase(item.path, classname="gymgate.comparison")
+    message = f"{item.category}: {item.baseline or '—'} -> {item.candidate or '—'}"
+    if item.blame:
+        message += f" [{item.blame}]"
+    if item.reason:
+        message += f" — {item.reason.splitlines()[0][:400]}"
+    if item.category in FAILING:
+        case.result = [Failure(message)]
+    elif item.category == UNJUDGED:
+        case.result = [Error(message)]
+    elif item.category == SKIPPED:
+        case.result = [Skipped(message)]
+    case.system_out = f"category: {item.category}"
+    return case
+
+
 def write_retry(comparison: Comparison, directory: Path) -> Path:
     lines = [p.path for p in comparison.paths if p.category in RETRY_CATEGORIES]
     return write_text_atomic(directory / "retry.txt", "".join(f"{line}\n" for line in lines))
+
+
+def junit_categories(path: Path) -> dict[str, str]:
+    """The category of every path as junit.xml states it (the reader of `_category_case`)."""
+    found = {}
+    for suite in JUnitXml.fromfile(str(path)):
+        if not suite.name.startswith("comparison"):
+            continue
+        for case in suite:
+            found[case.name] = (case.system_out or "").removeprefix("category: ")
+    return found
 
 
 def write_html(comparison: Comparison, markdown_text: str, directory: Path) -> Path:

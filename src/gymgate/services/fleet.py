@@ -18,9 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from gymgate.catalog import MODEL_CONFIG, Environment
+from gymgate.outcomes import GYM, HARNESS
 from gymgate.services import gym_compat, lifecycle
 from gymgate.services.gym_actor import GymActor
+from gymgate.services.gymlog import with_log_cause
 from gymgate.services.ports import BandLease, free_port_in, lease_band
+from gymgate.services.processes import alive
 
 STARTING, READY, SKIPPED, FAILED = "starting", "ready", "skipped", "failed"
 SPINUP_TIMEOUT_S = 600.0
@@ -36,6 +39,7 @@ class EnvStatus:
     seconds: float = 0.0
     servers: list[dict[str, Any]] = field(default_factory=list)
     log: str = ""
+    blame: str = ""  # for a failed start: gym, or harness (gymgate.outcomes)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -114,7 +118,10 @@ class Fleet:
         self._lock = threading.Lock()
         self._stopped = False
         self._pools: list[ThreadPoolExecutor] = []
-        self._leases: list[BandLease] = []  # held until stop(): the Gyms' servers listen inside them
+        self._leases: dict[str, BandLease] = {}  # held until the Gym stops: its servers listen inside them
+        self._generations: dict[str, int] = {}  # how often each environment's Gym was started (restarts)
+        self.discarded: set[str] = set()  # torn down mid-run; the next path of that environment restarts it
+        self.stop_errors: dict[str, list[str]] = {}  # per environment: what did not stop within its bounds
 
     def start(self, gcs: str, on_status=None, names: list[str] | None = None) -> dict[str, EnvStatus]:
         """Start the named environments (default: all) in parallel and wait for all of them; returns every
@@ -158,8 +165,14 @@ class Fleet:
             log = self.run_dir / "logs" / f"{env.name}.log"
             try:
                 lease = lease_band()
-                with self._lock:
-                    self._leases.append(lease)
+            except Exception as exc:  # noqa: BLE001 - gymgate's own resource, not Gym's doing
+                status = EnvStatus(env.name, FAILED, f"port band: {exc}", time.monotonic() - began, blame=HARNESS)
+                self._record(status, on_status)
+                return
+            with self._lock:
+                self._leases[env.name] = lease
+                generation = self._generations[env.name] = self._generations.get(env.name, -1) + 1
+            try:
                 handle = lifecycle.start_gym(
                     ray,
                     remote_cls,
@@ -168,7 +181,12 @@ class Fleet:
                     gym_config(env, self._base_url(env.name), venvs, gcs, (lease.low, lease.high)),
                     self.tokenizer,
                     spinup_timeout_s=self.spinup_timeout_s,
-                    actor_options={"name": f"gym-{env.name}", "num_cpus": 0, "max_concurrency": 4, "max_restarts": 0},
+                    actor_options={
+                        "name": f"gym-{env.name}" + (f"-{generation}" if generation else ""),
+                        "num_cpus": 0,
+                        "max_concurrency": 4,
+                        "max_restarts": 0,
+                    },
                     on_created=self._register,
                 )
             except Exception as exc:  # one environment's failure must not stop the others
@@ -176,9 +194,10 @@ class Fleet:
                 status = EnvStatus(
                     env.name,
                     FAILED,
-                    f"{type(exc).__name__}: {_short(exc)}{notes}",
+                    with_log_cause(f"{type(exc).__name__}: {_short(exc)}{notes}", log),
                     time.monotonic() - began,
                     log=str(log),
+                    blame=HARNESS if _is_ray_failure(exc) else GYM,
                 )
             else:
                 servers = [dict(s, http_status=probe(s)) for s in handle.servers]
@@ -186,10 +205,11 @@ class Fleet:
                 status = EnvStatus(
                     env.name,
                     FAILED if dead else READY,
-                    f"no answer from {', '.join(dead)}" if dead else "",
+                    with_log_cause(f"no answer from {', '.join(dead)}", log) if dead else "",
                     time.monotonic() - began,
                     servers,
                     str(log),
+                    blame=GYM if dead else "",
                 )
             self._record(status, on_status)
 
@@ -216,33 +236,70 @@ class Fleet:
         if on_status:
             on_status(status)
 
+    def watch(self, env_name: str) -> str:
+        """ "" while every server process of this environment's Gym lives; else which one died, with its log's cause."""
+        handle = self.handles.get(env_name)
+        status = self.statuses.get(env_name)
+        if handle is None:
+            return ""
+        for server in handle.servers:
+            pid = server.get("pid")
+            if pid and not alive(pid):
+                log = status.log if status else ""
+                return with_log_cause(f"Gym server {server['name']} (pid {pid}) exited during the rollout", log)
+        return ""
+
+    def discard(self, env_name: str, why: str, timeout_s: float = lifecycle.SHUTDOWN_TIMEOUT_S) -> None:
+        """Tear this environment's Gym down now (it hung or a server died); a later launch starts a fresh one."""
+        import ray
+
+        with self._lock:
+            handle = self.handles.pop(env_name, None)
+            lease = self._leases.pop(env_name, None)
+            self.discarded.add(env_name)
+        if handle is not None:
+            errors = lifecycle.teardown(ray, handle, timeout_s)
+            if errors:
+                self.stop_errors.setdefault(env_name, []).extend(errors)
+        if lease is not None:
+            lease.release()
+        self.statuses[env_name] = EnvStatus(env_name, FAILED, f"torn down: {why}", blame=GYM)
+
     def stop(self, timeout_s: float = lifecycle.SHUTDOWN_TIMEOUT_S) -> dict[str, list[str]]:
         """Tear every actor down in parallel, then wait for start threads still running (their actors are gone,
-        so their waits end at once; a start that had not created its actor yet is refused); returns cleanup errors
-        per environment."""
+        so their waits end at once; a start that had not created its actor yet is refused); returns what did not
+        stop within its bounds, per environment (also kept in `stop_errors`)."""
         import ray
 
         with self._lock:
             if self._stopped:
-                return {}
+                return dict(self.stop_errors)
             self._stopped = True
             handles = list(self.handles.values())
-        errors: dict[str, list[str]] = {}
         if handles:
             with ThreadPoolExecutor(max_workers=len(handles)) as pool:
                 results = pool.map(lambda h: (h.env_name, lifecycle.teardown(ray, h, timeout_s)), handles)
-                errors = {name: errs for name, errs in results if errs}
+                for name, errs in results:
+                    if errs:
+                        self.stop_errors.setdefault(name, []).extend(errs)
         for pool in self._pools:
             pool.shutdown(wait=True, cancel_futures=True)
-        for lease in self._leases:
+        for lease in self._leases.values():
             lease.release()  # after teardown: nothing of these Gyms listens any more
-        return errors
+        return dict(self.stop_errors)
 
     def __enter__(self) -> Fleet:
         return self
 
     def __exit__(self, *exc_info) -> None:
         self.stop()
+
+
+def _is_ray_failure(exc: BaseException) -> bool:
+    """Ray itself failed (gymgate's cluster), as opposed to Gym failing inside a healthy actor."""
+    import ray.exceptions
+
+    return isinstance(exc, (ray.exceptions.RaySystemError, ray.exceptions.RayletError))
 
 
 def _short(exc: BaseException, limit: int = 1500) -> str:

@@ -34,7 +34,8 @@ def marked_pids(run_id: str) -> list[int]:
     return sorted(found)
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """The process exists and is not a zombie (a child that died but was not reaped yet counts as dead)."""
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except (OSError, IndexError):
@@ -45,7 +46,7 @@ def _alive(pid: int) -> bool:
 def wait_gone(pid: int, timeout_s: float) -> bool:
     """Wait until ``pid`` has exited (or is a zombie); True if it did within the timeout."""
     deadline = time.monotonic() + timeout_s
-    while _alive(pid):
+    while alive(pid):
         if time.monotonic() >= deadline:
             return False
         time.sleep(0.05)
@@ -70,10 +71,10 @@ def sweep(run_id: str, grace_s: float = 3.0) -> list[int]:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+    while time.monotonic() < deadline and any(alive(p) for p in pids):
         time.sleep(0.1)
     for pid in pids:
-        if _alive(pid):
+        if alive(pid):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
     for pid in pids:

@@ -1,0 +1,71 @@
+"""The run folder's marks and records, read and written in one place.
+
+`run.json` says what a run was asked to do and how it ended: the expected paths, the test session's exit status,
+whether it finished, what did not stop within its bounds (lifecycle). Path records live in `paths/<env>-<mode>.json`.
+Readers get one record per expected path: an expected path that left no record is an ERROR ("no record: …"),
+never silently absent.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from gymgate.acceptance.record import NO_RECORD, stub_record
+from gymgate.atomic import write_json_atomic
+from gymgate.errors import UsageError
+from gymgate.outcomes import ERROR, HARNESS
+
+RUN_MARK = "run.json"
+PATHS = "paths"
+WORKERS = "workers"
+# pytest's exit statuses of a session that ran its tests to the end (0 all passed, 1 some failed)
+FINISHED_STATUSES = (0, 1)
+
+
+def read_mark(run_dir: Path) -> dict[str, Any]:
+    path = run_dir / RUN_MARK
+    if not path.is_file():
+        return {}
+    try:
+        return json.loads(path.read_text())
+    except ValueError as exc:
+        raise UsageError(f"{path} is damaged ({exc}); rerun") from exc
+
+
+def write_mark(run_dir: Path, mark: dict[str, Any]) -> Path:
+    return write_json_atomic(run_dir / RUN_MARK, mark)
+
+
+def load_records(run_dir: Path, expected: list[str] | None = None) -> dict[str, dict[str, Any]]:
+    """Every path record of the run, by path id, plus an ERROR stub for each expected path (from `expected` or the
+    run's mark) that has none. A record that cannot be read is an ERROR too, never a pass."""
+    records: dict[str, dict[str, Any]] = {}
+    for file in sorted((run_dir / PATHS).glob("*.json")):
+        try:
+            record = json.loads(file.read_text())
+            records[record["path"]] = record
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            env, _, mode = file.stem.rpartition("-")
+            path = f"{env}:{mode}"
+            records[path] = stub_record(path, ERROR, f"{NO_RECORD}: {file.name} is unreadable ({exc})", blame=HARNESS)
+    wanted = expected if expected is not None else read_mark(run_dir).get("expected", [])
+    for path in wanted:
+        if path not in records:
+            reason = f"{NO_RECORD}: the path left no result (its worker died, or the session ended before it)"
+            records[path] = {**stub_record(path, ERROR, reason, blame=HARNESS), "missing": True}
+    return records
+
+
+def lifecycle_failures(run_dir: Path) -> list[str]:
+    """What the session's workers could not stop within its bounds (each was killed), from workers/*.json."""
+    found = []
+    for file in sorted((run_dir / WORKERS).glob("*.json")):
+        try:
+            data = json.loads(file.read_text())
+        except (OSError, ValueError):
+            continue
+        for env, errors in sorted((data.get("stop_errors") or {}).items()):
+            found += [f"{env}: {error}" for error in errors]
+    return found
