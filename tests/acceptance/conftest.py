@@ -32,9 +32,9 @@ from gymgate.acceptance.setup import shared_setup  # noqa: E402
 from gymgate.atomic import write_json_atomic  # noqa: E402
 from gymgate.catalog import load_environments  # noqa: E402
 from gymgate.model.endpoint import ModelEndpoint, Sampling  # noqa: E402
+from gymgate.outcomes import ERROR, HARNESS  # noqa: E402
 from gymgate.parallel.plan import owned_by  # noqa: E402
 from gymgate.services import gym_compat  # noqa: E402
-from gymgate.outcomes import ERROR, HARNESS  # noqa: E402
 from gymgate.services.fleet import Fleet  # noqa: E402
 from gymgate.services.lifecycle import SHUTDOWN_TIMEOUT_S  # noqa: E402
 from gymgate.services.processes import RUN_MARKER, sweep  # noqa: E402

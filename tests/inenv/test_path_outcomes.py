@@ -1,13 +1,20 @@
 """How run_path turns what it cannot run into outcomes: a Gym that failed to start is an ERROR for its own
-paths, an absent environment a SKIP, a drifted example row a FAIL naming both hashes — never a pass."""
+paths, an absent environment a SKIP, a drifted example row a FAIL naming both hashes, an exception anywhere an
+ERROR with its trace and who is to blame — never a pass."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import pytest
+
+from gymgate.acceptance import path as path_module
 from gymgate.acceptance.path import RunContext, run_path
 from gymgate.catalog import load_environments
+from gymgate.consumer.errors import GymDied, RolloutDataFailure, RolloutTimeout
+from gymgate.consumer.rollout import RolloutResult, prepare_rows
+from gymgate.model.endpoint import Exchange
 from gymgate.services.fleet import EnvStatus
 
 (MCQA,) = load_environments(["mcqa"])
@@ -45,3 +52,137 @@ def test_drifted_row_is_a_fail_with_both_hashes(tmp_path):
     assert result.outcome == "FAIL"
     assert [(f.kind, f.expected, f.actual) for f in result.failures] == [("input_drift", "a" * 64, "b" * 64)]
     assert "input drift" in result.reason and "a" * 64 in result.reason and "b" * 64 in result.reason
+
+
+# ----- fail closed: whatever goes wrong in a path, it is never a pass, and the record says who is to blame -----
+
+
+class FakeEndpoint:
+    def __init__(self, refused: list[Exchange] | None = None):
+        self.exchanges: list[Exchange] = []
+        self.refused = refused or []
+
+    def set_script(self, env, script):
+        if script is not None:
+            self.exchanges.extend(self.refused)  # what Gym sent during the rollout
+
+
+class FakeHandle:
+    actor = None
+
+
+def _ready_ctx(tmp_path, endpoint=None, **extra) -> RunContext:
+    from gymgate.cases import load_case, read_row
+    from gymgate.services import gym_compat
+
+    raw = read_row(load_case(MCQA), gym_compat.gym_root())
+    return RunContext(
+        endpoint=endpoint or FakeEndpoint(),
+        tokenizer=None,
+        gym_root=tmp_path,
+        run_dir=tmp_path / "run",
+        gym={"version": "x"},
+        handles={"mcqa": FakeHandle()},
+        statuses={"mcqa": EnvStatus("mcqa", "ready")},
+        inputs={"mcqa": {"raw": raw}},
+        **extra,
+    )
+
+
+def _rollout_raises(monkeypatch, exc):
+    def fake(*args, **kwargs):
+        raise exc
+
+    monkeypatch.setattr(path_module, "run_rollout_sync", fake)
+
+
+def test_a_rollout_past_its_deadline_is_a_gym_error_and_its_gym_is_torn_down(tmp_path, monkeypatch):
+    discarded = []
+    _rollout_raises(monkeypatch, RolloutTimeout("no rollout result within 15 s (--path-timeout)"))
+    ctx = _ready_ctx(tmp_path, discard=lambda env, why: discarded.append((env, why)))
+    result = run_path(ctx, MCQA, "accepted")
+    assert (result.outcome, result.blame) == ("ERROR", "gym")
+    assert result.reason.startswith("timeout: no rollout result within 15 s")
+    assert discarded == [("mcqa", "mcqa:accepted: timeout")]
+
+
+def test_a_dead_gym_server_names_its_own_error_line(tmp_path, monkeypatch):
+    log = tmp_path / "run" / "logs" / "mcqa.log"
+    log.parent.mkdir(parents=True)
+    log.write_text(
+        'INFO: started\nTraceback (most recent call last):\n  File "app.py", line 3\n'
+        "\x1b[31mModuleNotFoundError: No module named 'gone'\x1b[0m\nINFO: bye\n"
+    )
+    _rollout_raises(monkeypatch, GymDied("Gym server mcqa (pid 7) exited during the rollout"))
+    result = run_path(_ready_ctx(tmp_path, discard=lambda env, why: None), MCQA, "accepted")
+    assert (result.outcome, result.blame) == ("ERROR", "gym")
+    first = result.reason.splitlines()[0]
+    assert first == "ModuleNotFoundError: No module named 'gone' (logs/mcqa.log)"  # the cause, without colour codes
+    written = json.loads((tmp_path / "run" / "paths" / "mcqa-accepted.json").read_text())
+    assert "\x1b[" not in written["reason"]
+
+
+def test_a_refused_override_is_a_contract_fail_not_an_error(tmp_path, monkeypatch):
+    refused = Exchange(
+        env="mcqa",
+        route="chat",
+        body={},
+        status=400,
+        kind="policy",
+        violation="gymgate endpoint: sampling guard: policy request has temperature=None",
+        fault="contract",
+    )
+    _rollout_raises(monkeypatch, RolloutDataFailure("/run answered HTTP 500"))
+    result = run_path(_ready_ctx(tmp_path, FakeEndpoint([refused])), MCQA, "accepted")
+    assert (result.outcome, result.blame) == ("FAIL", "contract")
+    assert [(f.kind, f.field) for f in result.failures] == [("request_contract", "policy request")]
+    assert "temperature=None" in result.reason
+
+
+def test_a_gym_error_without_a_refusal_is_a_gym_error(tmp_path, monkeypatch):
+    _rollout_raises(monkeypatch, RolloutDataFailure("/run answered HTTP 422: bad row"))
+    result = run_path(_ready_ctx(tmp_path), MCQA, "accepted")
+    assert (result.outcome, result.blame) == ("ERROR", "gym") and "HTTP 422" in result.reason
+
+
+def test_a_check_that_cannot_read_gyms_result_is_an_error_never_a_pass(tmp_path, monkeypatch):
+    full = {"reward": 1.0, "responses_create_params": "mutated", "response": {"output": []}}
+    processed = {"full_result": full, "message_log": []}
+
+    def fake(actor, batch, tokenizer, config, **kwargs):
+        prepare_rows(batch["extra_env_info"], config)  # the RL overrides, as the real driver applies them
+        return RolloutResult({}, {}, [processed], {})
+
+    monkeypatch.setattr(path_module, "run_rollout_sync", fake)
+    result = run_path(_ready_ctx(tmp_path), MCQA, "accepted")
+    assert (result.outcome, result.blame) == ("ERROR", "gym")
+    assert result.reason.startswith("check requests could not read Gym's result: AttributeError")
+    assert "Traceback" in result.reason
+
+
+@pytest.mark.parametrize("where", ["ensure", "transform"])
+def test_an_exception_anywhere_is_an_error_with_its_trace(tmp_path, where):
+    ctx = _ready_ctx(tmp_path)
+    if where == "ensure":
+
+        def broken(env):
+            raise OSError("no space left on device")
+
+        ctx.ensure = broken
+        blame = "harness"  # before the path touched Gym: gymgate's own fault
+    else:
+        ctx.inputs = {"mcqa": {"raw": "not a row"}}  # Gym's example data no longer has the row's shape
+        blame = "gym"
+    result = run_path(ctx, MCQA, "accepted")
+    assert (result.outcome, result.blame) == ("ERROR", blame), result.reason
+    assert "Traceback" in result.reason
+    assert json.loads((tmp_path / "run" / "paths" / "mcqa-accepted.json").read_text())["outcome"] == "ERROR"
+
+
+def test_ray_failures_are_the_harness(tmp_path):
+    import ray.exceptions
+
+    from gymgate.services.ray_cluster import is_ray_failure
+
+    assert is_ray_failure(ray.exceptions.RaySystemError("gcs gone"))
+    assert not is_ray_failure(RuntimeError("Process `mcqa` finished unexpectedly!"))

@@ -107,7 +107,10 @@ def test_outputs_results_junit_retry_and_html(tmp_path):
     ]
     assert write_retry(comparison, out).read_text() == "mcqa:accepted\nmcqa:rejected\n"
     page = write_html(comparison, render_markdown(comparison), out).read_text()
-    assert "<h1>1 regressed, 0 broken, 1 unjudged</h1>" in page and "<tr class='regressed'>" in page
+    assert (
+        "<h1>1 regressed, 0 broken, 1 unjudged</h1>" in page
+        and "<tr class='regressed' data-category='regressed'>" in page
+    )
 
 
 def test_paths_option_validates_ids(tmp_path, capsys, cache):

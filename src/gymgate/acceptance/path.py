@@ -30,6 +30,7 @@ from gymgate.model.endpoint import ModelEndpoint
 from gymgate.model.script import Script
 from gymgate.outcomes import CONTRACT, GYM, HARNESS
 from gymgate.services.gymlog import with_log_cause
+from gymgate.services.ray_cluster import is_ray_failure
 
 # The RL generation overrides: distinctive values, so a parameter that fails to reach the model shows.
 GENERATION = GenerationConfig(max_new_tokens=4096, temperature=0.7, top_p=0.95)
@@ -73,7 +74,7 @@ def run_path(
     except BaseException as exc:
         # Anything not classified where it happened: Gym's data made the consumer or a check raise (gym), or
         # gymgate itself failed before the path touched Gym (harness). Never a pass.
-        blame = GYM if stage == "running" and not _is_harness(exc) else HARNESS
+        blame = GYM if stage == "running" and not is_ray_failure(exc) else HARNESS
         result.error(blame, f"{stage}: {type(exc).__name__}: {exc}\n{_trace(exc)}")
         if not isinstance(exc, Exception):
             raise  # Ctrl-C, exit: the record is still written below
@@ -82,17 +83,6 @@ def run_path(
         result.timings["finished_at"] = round(time.time(), 3)
         result.write(records or ctx.run_dir / "paths")
     return result
-
-
-def _is_harness(exc: BaseException) -> bool:
-    """Failures of gymgate's own machinery (its Ray connection, its endpoint), as opposed to Gym's behaviour."""
-    try:
-        import ray.exceptions
-
-        system = (ray.exceptions.RaySystemError, ray.exceptions.RayletError)
-    except ImportError:  # pragma: no cover - the session always runs with Ray
-        system = ()
-    return isinstance(exc, system)
 
 
 def _trace(exc: BaseException) -> str:
@@ -207,7 +197,7 @@ def _rollout_failed(
         result.error(GYM, with_log_cause(f"{exc.category}: {exc}", log if isinstance(exc, GymDied) else None))
     elif isinstance(exc, RolloutError):
         result.error(GYM, with_log_cause(f"{exc.category}: {exc}"[:3000], log))
-    elif _is_harness(exc):
+    elif is_ray_failure(exc):
         result.error(HARNESS, f"rollout: {type(exc).__name__}: {exc}\n{_trace(exc)}")
     else:
         # The Gym actor died, or consuming Gym's result raised: Gym's doing (the same harness passed the baseline).

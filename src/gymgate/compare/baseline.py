@@ -1,6 +1,7 @@
 """Reusing a stored baseline run: a run is reused only when every input that can change its results is the
 same (Bazel's action key): the Gym's digest, the lock, the interpreter, gymgate's own code, the cases and the
-acceptance tests, and the selected paths. Interrupted or unjudged runs are never reused."""
+acceptance tests, and the selected paths. Interrupted or unjudged runs, and runs where gymgate itself failed, are
+never reused."""
 
 from __future__ import annotations
 
@@ -28,7 +29,12 @@ def inputs_digest(gym_digest: str, lock: Path, python: str, selection: list[str]
 
 
 def find_reusable(runs_dir: Path, digest: str) -> Path | None:
-    """The newest complete, judged run with exactly these inputs."""
+    """The newest complete, judged run with exactly these inputs, in which gymgate itself did not fail (no harness
+    error, no missing record, no lifecycle problem): such a run is rerun, never reused."""
+    from gymgate.compare.attempts import labels
+    from gymgate.compare.categories import HARNESS_ERROR, NO_RECORD
+    from gymgate.runfolder import lifecycle_failures
+
     candidates = []
     for mark in runs_dir.glob("*/run.json"):
         try:
@@ -36,5 +42,10 @@ def find_reusable(runs_dir: Path, digest: str) -> Path | None:
         except (OSError, ValueError):
             continue
         if data.get("complete") and data.get("inputs") == digest and data.get("pytest_exit") in (0, 1):
-            candidates.append((data.get("finished", 0), mark.parent))
+            run = mark.parent
+            if data.get("lifecycle") or lifecycle_failures(run):
+                continue
+            if {HARNESS_ERROR, NO_RECORD} & set(labels(run).values()):
+                continue
+            candidates.append((data.get("finished", 0), run))
     return max(candidates)[1] if candidates else None

@@ -161,7 +161,8 @@ def junit_categories(path: Path) -> dict[str, str]:
 def write_html(comparison: Comparison, markdown_text: str, directory: Path) -> Path:
     """The report as one page with no external assets: the summary as a table, the detail as preformatted text."""
     rows = "".join(
-        f"<tr class='{html.escape(p.category.replace(' ', '-'))}'><td><code>{html.escape(p.path)}</code></td>"
+        f"<tr class='{html.escape(p.category.replace(' ', '-'))}' data-category='{html.escape(p.category)}'>"
+        f"<td><code>{html.escape(p.path)}</code></td>"
         f"<td>{html.escape(p.baseline or '—')}</td><td>{html.escape(p.candidate or '—')}</td>"
         f"<td>{html.escape(p.category)}</td><td>{len(p.changed) or ''}</td></tr>"
         for p in comparison.paths

@@ -24,6 +24,7 @@ from gymgate.services.gym_actor import GymActor
 from gymgate.services.gymlog import with_log_cause
 from gymgate.services.ports import BandLease, free_port_in, lease_band
 from gymgate.services.processes import alive
+from gymgate.services.ray_cluster import is_ray_failure
 
 STARTING, READY, SKIPPED, FAILED = "starting", "ready", "skipped", "failed"
 SPINUP_TIMEOUT_S = 600.0
@@ -197,7 +198,7 @@ class Fleet:
                     with_log_cause(f"{type(exc).__name__}: {_short(exc)}{notes}", log),
                     time.monotonic() - began,
                     log=str(log),
-                    blame=HARNESS if _is_ray_failure(exc) else GYM,
+                    blame=HARNESS if is_ray_failure(exc) else GYM,
                 )
             else:
                 servers = [dict(s, http_status=probe(s)) for s in handle.servers]
@@ -293,13 +294,6 @@ class Fleet:
 
     def __exit__(self, *exc_info) -> None:
         self.stop()
-
-
-def _is_ray_failure(exc: BaseException) -> bool:
-    """Ray itself failed (gymgate's cluster), as opposed to Gym failing inside a healthy actor."""
-    import ray.exceptions
-
-    return isinstance(exc, (ray.exceptions.RaySystemError, ray.exceptions.RayletError))
 
 
 def _short(exc: BaseException, limit: int = 1500) -> str:

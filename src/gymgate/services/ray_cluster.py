@@ -31,6 +31,27 @@ RUN_ENVIRONMENT = {
 OBJECT_STORE_BYTES = 256 * 1024 * 1024
 
 
+# Ray's own failures (the run's cluster, not Gym inside a healthy actor): a path or a start that ends in one of these
+# is gymgate's fault (blame "harness").
+RAY_SYSTEM_FAILURES = (
+    "RaySystemError",
+    "LocalRayletDiedError",
+    "NodeDiedError",
+    "ObjectStoreFullError",
+    "OutOfDiskError",
+    "RpcError",
+    "AuthenticationError",
+)
+
+
+def is_ray_failure(exc: BaseException) -> bool:
+    """`exc` is Ray itself failing (see RAY_SYSTEM_FAILURES)."""
+    import ray.exceptions
+
+    kinds = tuple(getattr(ray.exceptions, name) for name in RAY_SYSTEM_FAILURES if hasattr(ray.exceptions, name))
+    return isinstance(exc, kinds)
+
+
 def short_temp_dir(tag: str) -> Path:
     """A temp dir short enough for Ray's AF_UNIX socket paths (<=107 bytes)."""
     return Path(tempfile.mkdtemp(prefix=f"gg{tag[:6]}-", dir="/tmp"))

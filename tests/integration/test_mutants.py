@@ -1,0 +1,94 @@
+"""The gate catches every class of defect a Gym bump can bring, and nothing else: each mutant in mutants.toml (the
+index's 0.4.0 sdist, changed in one place) goes through `gymgate accept --baseline 0.4.0` as a user would run it.
+For each: the exit code, exactly the affected paths with their category, outcome, blame and cause, every other path
+same-pass with nothing changed, and no process of any of its runs left alive. The baseline's run is made once and
+reused by every mutant (its inputs do not change)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from gymgate.runfolder import read_mark
+from gymgate.services.processes import marked_pids
+from tests.helpers import sdist, unpack
+
+SUITE = tomllib.loads((Path(__file__).parent / "mutants.toml").read_text())
+MUTANTS = {m["name"]: m for m in SUITE["mutant"]}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    return tmp_path_factory.mktemp("mutant-runs")
+
+
+def build_mutant(mutant: dict, root: Path) -> Path:
+    """The 0.4.0 sdist unpacked into `root`, with the mutant's one change."""
+    unpack(sdist("0.4.0"), root)
+    if "file" not in mutant:
+        return root
+    target = root / mutant["file"]
+    if mutant.get("delete"):
+        target.unlink()
+        return root
+    lines = target.read_text().split("\n")
+    hits = [i for i, line in enumerate(lines) if line == mutant["line"]]
+    assert len(hits) == 1, f"{mutant['name']}: {mutant['file']} changed upstream ({len(hits)} matches); update it"
+    lines[hits[0]] = mutant["new"]
+    target.write_text("\n".join(lines))
+    return root
+
+
+def run_dirs(runs: Path) -> list[Path]:
+    return [mark.parent for mark in runs.rglob("run.json")]
+
+
+@pytest.mark.parametrize("name", list(MUTANTS))
+def test_mutant(name, runs, tmp_path):
+    mutant = MUTANTS[name]
+    gym = build_mutant(mutant, tmp_path / "gym")
+    before = set(run_dirs(runs))
+    command = [sys.executable, "-m", "gymgate", "accept", "--gym-ref", str(gym), "--baseline", "0.4.0"]
+    for env in SUITE["envs"]:
+        command += ["--env", env]
+    command += ["-n", "1", "--runs-dir", str(runs), "--reruns", str(mutant.get("reruns", 0)), *mutant.get("args", [])]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=1500)
+    out = done.stdout + done.stderr
+    assert done.returncode == mutant["exit"], out
+
+    # Nothing any of this mutant's runs (baseline, candidate, reruns) started is still alive.
+    started = [d for d in run_dirs(runs) if d not in before]
+    assert started, out
+    for run in started:
+        run_id = read_mark(run).get("run_id")
+        assert run_id and marked_pids(run_id) == [], f"{run} left processes running"
+
+    (candidate,) = [d for d in started if (d / "results.json").is_file()]
+    results = json.loads((candidate / "results.json").read_text())
+    by_path = {p["path"]: p for p in results["paths"]}
+    assert len(by_path) == 2 * len(SUITE["envs"])
+    expected = mutant.get("paths", {})
+    for path, item in by_path.items():
+        if path not in expected:
+            assert item["category"] == "same-pass", (path, item)
+            assert item["changed"] == {}, (path, item["changed"])
+            continue
+        want = expected[path]
+        assert item["category"] == want["category"], (path, item)
+        assert item["candidate"]["outcome"] == want["outcome"], (path, item["candidate"]["reason"])
+        assert item["blame"] == want.get("blame", ""), (path, item["candidate"]["reason"])
+        evidence = "\n".join([*item["root_causes"], item["candidate"]["reason"]])
+        assert want["cause"] in evidence, (path, evidence)
+        assert "\x1b[" not in item["candidate"]["reason"]  # no terminal colour codes in files
+    lifecycle = results["lifecycle"]["candidate"]
+    assert bool(lifecycle) == mutant.get("lifecycle", False), lifecycle
+    report = (candidate / "report.md").read_text()
+    if mutant["exit"] == 0:
+        assert "**Verdict: no regression (4 paths pass on both, 0 changed)" in report, report
+    if lifecycle:
+        assert "### Lifecycle check" in report and "shutdown" in report

@@ -1,0 +1,81 @@
+"""One comparison, many renderings: report.md, report.html, results.json, junit.xml, retry.txt and the terminal are
+all rendered from the one Comparison value, so they agree on every path's category (every category present)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+
+from gymgate.compare import categories as c
+from gymgate.compare.attempts import MANIFEST, RERUNS_DIR
+from gymgate.compare.runs import compare_runs
+from gymgate.matrix.bump import compare_and_report
+from gymgate.report.outputs import RETRY_CATEGORIES, junit_categories
+from tests.helpers import record, stored_run
+
+REWARD = {"kind": "reward", "field": "reward", "expected": 1.0, "actual": 0.0}
+# path: (baseline record, candidate record, candidate rerun outcome or None, category it must get)
+CASES = {
+    "a:accepted": ("PASS", ("FAIL", {"failures": [REWARD]}), None, c.REGRESSED),
+    "a:rejected": ("PASS", ("BROKEN", {"reason": "build: cannot lock"}), None, c.BROKEN_CATEGORY),
+    "b:accepted": ("PASS", ("ERROR", {"blame": "harness", "reason": "rollout: RaySystemError"}), None, c.UNJUDGED),
+    "b:rejected": ("PASS", ("FAIL", {"failures": [REWARD]}), "PASS", c.FLAKY),
+    "c:accepted": ("FAIL", ("PASS", {}), None, c.FIXED),
+    "c:rejected": ("SKIP", ("PASS", {}), None, c.NEW_PATH),
+    "d:accepted": ("FAIL", ("SKIP", {"reason": "gone"}), None, c.REMOVED_PATH),
+    "d:rejected": ("FAIL", ("FAIL", {"failures": [REWARD]}), None, c.SAME_FAIL),
+    "e:accepted": ("PASS", ("PASS", {"reward": 0.5}), None, c.SAME_PASS),
+    "e:rejected": ("SKIP", ("SKIP", {}), None, c.SKIPPED),
+}
+
+
+def _runs(tmp_path):
+    base = stored_run(tmp_path, "base", "0.3.0", [record(p, spec[0]) for p, spec in CASES.items()])
+    cand = stored_run(tmp_path, "cand", "0.4.0", [record(p, spec[1][0], **spec[1][1]) for p, spec in CASES.items()])
+    reruns = {p: spec[2] for p, spec in CASES.items() if spec[2]}
+    folder = cand / RERUNS_DIR
+    folder.mkdir()
+    (folder / MANIFEST).write_text(json.dumps({"baseline_run": base.name, "paths": sorted(reruns)}))
+    stored_run(folder, "candidate-2", "0.4.0", [record(p, o) for p, o in reruns.items()])
+    return base, cand
+
+
+def _markdown_categories(text: str) -> dict[str, str]:
+    found, heading = {}, None
+    for line in text.splitlines():
+        if line.startswith("### "):
+            heading = line[4:]
+        elif heading in c.CATEGORIES and line.startswith("- `"):
+            found[line.split("`")[1]] = heading
+        elif line.startswith("- ") and line[2:].split(":")[0] in c.CATEGORIES and "`" in line:
+            category = line[2:].split(":")[0]  # the collapsed "same" buckets: - same-pass: `p`, `q`
+            found.update({p: category for p in re.findall(r"`([^`]+)`", line)})
+    return found
+
+
+def test_every_rendering_agrees_on_every_category(tmp_path, capsys):
+    base, cand = _runs(tmp_path)
+    comparison = compare_runs(base, cand)
+    truth = {p.path: p.category for p in comparison.paths}
+    assert truth == {p: spec[3] for p, spec in CASES.items()}
+    assert set(truth.values()) == set(c.CATEGORIES)  # every category is present
+
+    code = compare_and_report(base, cand, cand, full=False)
+    terminal = capsys.readouterr().out
+    assert code == comparison.exit_code == 1
+
+    assert _markdown_categories((cand / "report.md").read_text()) == truth
+    page = (cand / "report.html").read_text()
+    rows = re.findall(r"<tr class='[^']+' data-category='([^']+)'><td><code>([^<]+)</code>", page)
+    assert {path: category for category, path in rows} == truth
+    results = json.loads((cand / "results.json").read_text())
+    assert {p["path"]: p["category"] for p in results["paths"]} == truth
+    assert results["exit_code"] == code and results["verdict"] == comparison.verdict
+    assert junit_categories(cand / "junit.xml") == truth
+    retry = set((cand / "retry.txt").read_text().split())
+    assert retry == {p for p, category in truth.items() if category in RETRY_CATEGORIES}
+    # The terminal shows the verdict and the summary table: the same counts.
+    counts = dict(re.findall(r"^\| ([a-z -]+) \| (\d+) \|$", terminal, re.M))
+    assert {k: int(v) for k, v in counts.items() if k in c.CATEGORIES} == Counter(truth.values())
+    assert f"**Verdict: {comparison.verdict}.**" in terminal
