@@ -3,6 +3,8 @@
 services: environment build (cold, warm reuse), all Gym services ready, stop, peak memory.
 paths:    one pin's fourteen paths through `gymgate accept`, wall time and each stage.
 compare:  a bump judged (`accept --gym-ref PIN --baseline B`), from scratch and with the baseline reused.
+noise:    no false alarms: --repeats runs of the same pin, each later run compared with the first (`gymgate
+          compare`): exit codes, changed fields, flaky and any category other than same-pass / skipped.
 
 Writes docs/benchmarks/<what>-<pin>.json and rewrites that section of docs/benchmarks.md. Figures are
 medians over --repeats runs; the machine is noisy, so compare ratios rather than single numbers.
@@ -225,9 +227,53 @@ def render_compare(pin: str, baseline: str, data: dict, command: str) -> str:
     return table(f"compare:{pin}", f"A bump judged, {baseline} → {pin}", data, command, rows, notes)
 
 
+def bench_noise(pin: str, repeats: int) -> dict:
+    """`repeats` runs of one pin, all fourteen paths; runs 2..N compared with run 1. Every figure must be 0."""
+    seconds, text, code = timed(gymgate("env", "--gym-ref", pin), dict(os.environ))
+    assert code == 0, text
+    runs = tempfile.mkdtemp(prefix="gg-bench-runs-")
+    env = dict(os.environ, GYMGATE_RUNS=runs)
+    out: dict = {"wall_s": [], "exit_code": [], "changed_paths": [], "flaky_paths": [], "other_categories": []}
+    first = None
+    for _ in range(repeats):
+        seconds, text, code = timed(gymgate("accept", "--gym-ref", pin, "--no-baseline"), env)
+        assert code == 0, text
+        out["wall_s"].append(round(seconds, 3))
+        run = max(Path(runs).iterdir(), key=lambda p: p.stat().st_mtime)
+        if first is None:
+            first = run
+            continue
+        report = tempfile.mkdtemp(prefix="gg-bench-cmp-")
+        seconds, text, code = timed(gymgate("compare", str(first), str(run), "--out", report), env)
+        results = json.loads((Path(report) / "results.json").read_text())
+        categories = [p["category"] for p in results["paths"]]
+        out["exit_code"].append(code)
+        out["changed_paths"].append(sum(1 for p in results["paths"] if p["changed"]))
+        out["flaky_paths"].append(categories.count("flaky"))
+        out["other_categories"].append(sum(1 for c in categories if c not in ("same-pass", "skipped")))
+    subprocess.run(["rm", "-rf", runs], check=False)
+    return out
+
+
+def render_noise(pin: str, data: dict, command: str) -> str:
+    runs = data["noise"]
+    rows = [
+        ("`gymgate accept` wall time, fourteen paths, no baseline", runs["wall_s"], "s"),
+        ("comparison exit code (run k vs run 1)", runs["exit_code"], ""),
+        ("paths with a changed field", runs["changed_paths"], ""),
+        ("flaky paths", runs["flaky_paths"], ""),
+        ("paths in any category but same-pass / skipped", runs["other_categories"], ""),
+    ]
+    alarms = sum(runs["changed_paths"]) + sum(runs["other_categories"]) + sum(1 for c in runs["exit_code"] if c)
+    notes = [f"{len(runs['exit_code'])} comparisons of identical runs, {alarms} false alarms."]
+    return table(
+        f"noise:{pin}", f"No false alarms: the same ref, run {data['repeats']} times", data, command, rows, notes
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("what", choices=("services", "paths", "compare"))
+    parser.add_argument("what", choices=("services", "paths", "compare", "noise"))
     parser.add_argument("--pin", default="0.4.0")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--workers", default="1,auto", help="paths: comma-separated -n settings to compare")
@@ -247,6 +293,9 @@ def main() -> int:
         command += f" --baseline {args.baseline}"
         data["compare"] = bench_compare(args.pin, args.baseline, args.repeats)
         section = render_compare(args.pin, args.baseline, data, command)
+    elif args.what == "noise":
+        data["noise"] = bench_noise(args.pin, args.repeats)
+        section = render_noise(args.pin, data, command)
     else:
         data["paths"] = bench_paths(args.pin, args.repeats, args.workers.split(","))
         section = render_paths(args.pin, data, command)

@@ -22,6 +22,16 @@ from gymgate.services.processes import RUN_MARKER, sweep
 from gymgate.services.ray_cluster import RUN_ENVIRONMENT
 
 
+def _stop(proc: subprocess.Popen) -> None:
+    """SIGINT (the child stops its services), then SIGKILL if it has not ended within STOP_GRACE_S."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=STOP_GRACE_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=STOP_GRACE_S)
+
+
 def new_run_id() -> str:
     return secrets.token_hex(4)
 
@@ -48,17 +58,28 @@ def child_environment(env: SyncedEnv, run_id: str) -> dict[str, str]:
     return child
 
 
+TIMED_OUT = 124  # the child's exit code when it outlived its deadline (as timeout(1) reports it)
+STOP_GRACE_S = 60.0  # after the deadline: how long the child may take to stop its services on SIGINT
+
+
 @dataclass
 class ChildExit:
     code: int
     leftovers: list[int] = field(default_factory=list)  # run processes alive after the child ended, now killed
+    timed_out: bool = False
 
 
 def run_in_env(
-    env: SyncedEnv, args: list[str], run_id: str, cwd: Path | None = None, log: Path | None = None
+    env: SyncedEnv,
+    args: list[str],
+    run_id: str,
+    cwd: Path | None = None,
+    log: Path | None = None,
+    timeout_s: float | None = None,
 ) -> ChildExit:
     """Run `<env python> args...` (output to `log` if given); survive Ctrl-C while the child cleans up;
-    sweep whatever remains. After an interrupt it re-raises KeyboardInterrupt once everything is stopped."""
+    sweep whatever remains. After an interrupt it re-raises KeyboardInterrupt once everything is stopped. Past
+    `timeout_s` the child is interrupted (then killed) and the exit says `timed_out`."""
     out = log.open("ab") if log else None
     proc = subprocess.Popen(
         [str(env.python), *args],
@@ -72,7 +93,13 @@ def run_in_env(
     try:
         while True:
             try:
-                code = proc.wait()
+                try:
+                    code = proc.wait(timeout=timeout_s)
+                except subprocess.TimeoutExpired:
+                    print(f"gymgate: the run did not finish within {timeout_s:g} s; stopping it", file=sys.stderr)
+                    result.code, result.timed_out = TIMED_OUT, True
+                    _stop(proc)
+                    return result
                 if interrupts:
                     raise KeyboardInterrupt  # the run was cut short: never report it as judged
                 result.code = code

@@ -8,10 +8,10 @@ from dataclasses import replace
 import pytest
 
 from gymgate.acceptance.path import run_path
-from gymgate.acceptance.record import ERROR, FAIL, PASS
 from gymgate.cases import load_case
 from gymgate.catalog import load_environments
 from gymgate.consumer.rollout import GenerationConfig
+from gymgate.outcomes import CONTRACT, FAIL, PASS
 
 pytestmark = pytest.mark.selftest
 
@@ -42,9 +42,10 @@ def test_swapped_answers_fail_exactly_the_path_they_were_swapped_into(run_contex
     assert run_path(run_context, mcqa, "accepted", records=tmp_path).outcome == PASS
 
 
-def test_an_override_that_does_not_reach_the_model_is_an_error_not_a_reward(run_context, mcqa, tmp_path):
+def test_an_override_that_does_not_reach_the_model_is_a_contract_fail_not_a_reward(run_context, mcqa, tmp_path):
     drifted = replace(run_context, config=GenerationConfig(max_new_tokens=4096, temperature=0.5, top_p=0.95))
     result = run_path(drifted, mcqa, "accepted", records=tmp_path)
-    assert result.outcome == ERROR
+    assert (result.outcome, result.blame) == (FAIL, CONTRACT)
+    assert [(f.kind, f.field) for f in result.failures] == [("request_contract", "policy request")]
     assert "sampling guard" in result.reason and "temperature=0.5" in result.reason
     assert result.reward is None

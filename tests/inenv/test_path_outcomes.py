@@ -109,11 +109,21 @@ def test_a_rollout_past_its_deadline_is_a_gym_error_and_its_gym_is_torn_down(tmp
 def test_a_dead_gym_server_names_its_own_error_line(tmp_path, monkeypatch):
     log = tmp_path / "run" / "logs" / "mcqa.log"
     log.parent.mkdir(parents=True)
+    # Before the path: a handled error and a warning that merely names one; neither is this path's cause.
     log.write_text(
-        'INFO: started\nTraceback (most recent call last):\n  File "app.py", line 3\n'
-        "\x1b[31mModuleNotFoundError: No module named 'gone'\x1b[0m\nINFO: bye\n"
+        'Traceback (most recent call last):\n  File "x.py"\nValueError: from an earlier path\n'
+        "Found ulimit; this can cause errors like `OSError: [Errno 24] Too many open files`\n"
     )
-    _rollout_raises(monkeypatch, GymDied("Gym server mcqa (pid 7) exited during the rollout"))
+
+    def dies(*args, **kwargs):
+        with log.open("a") as handle:
+            handle.write(
+                'INFO: started\nTraceback (most recent call last):\n  File "app.py", line 3\n'
+                "\x1b[31mModuleNotFoundError: No module named 'gone'\x1b[0m\nINFO: bye\n"
+            )
+        raise GymDied("Gym server mcqa (pid 7) exited during the rollout")
+
+    monkeypatch.setattr(path_module, "run_rollout_sync", dies)
     result = run_path(_ready_ctx(tmp_path, discard=lambda env, why: None), MCQA, "accepted")
     assert (result.outcome, result.blame) == ("ERROR", "gym")
     first = result.reason.splitlines()[0]

@@ -92,3 +92,25 @@ def test_mutant(name, runs, tmp_path):
         assert "**Verdict: no regression (4 paths pass on both, 0 changed)" in report, report
     if lifecycle:
         assert "### Lifecycle check" in report and "shutdown" in report
+
+
+def test_two_runs_of_the_same_ref_agree_exactly(runs, tmp_path):
+    """No false alarms: a fresh run of the baseline pin, compared with the stored one, changes nothing."""
+    command = [sys.executable, "-m", "gymgate", "accept", "--gym-ref", "0.4.0", "--no-baseline", "-n", "1"]
+    for env in SUITE["envs"]:
+        command += ["--env", env]
+    before = set(run_dirs(runs))
+    done = subprocess.run([*command, "--runs-dir", str(runs)], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (fresh,) = [d for d in run_dirs(runs) if d not in before]
+    stored = [d for d in before if d.parent == runs and json.loads((d / "source.json").read_text())["name"] == "0.4.0"]
+    assert stored, "the mutants' baseline run is gone"
+    out = tmp_path / "report"
+    out.mkdir()
+    compare = [sys.executable, "-m", "gymgate", "compare", str(stored[0]), str(fresh), "--out", str(out)]
+    done = subprocess.run(compare, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = json.loads((out / "results.json").read_text())
+    assert {p["category"] for p in results["paths"]} == {"same-pass"}
+    assert [p["path"] for p in results["paths"] if p["changed"]] == []
+    assert results["verdict"] == "no regression (4 paths pass on both, 0 changed)"

@@ -29,7 +29,7 @@ from gymgate.consumer.rollout import GenerationConfig, run_rollout_sync
 from gymgate.model.endpoint import ModelEndpoint
 from gymgate.model.script import Script
 from gymgate.outcomes import CONTRACT, GYM, HARNESS
-from gymgate.services.gymlog import with_log_cause
+from gymgate.services import gymlog
 from gymgate.services.ray_cluster import is_ray_failure
 
 # The RL generation overrides: distinctive values, so a parameter that fails to reach the model shows.
@@ -124,6 +124,7 @@ def _run(ctx: RunContext, env: Environment, mode: str, result: PathResult, scrip
     mark = len(ctx.endpoint.exchanges)
     ctx.endpoint.set_script(env.name, script)
     handle = ctx.handles[env.name]
+    log_mark = gymlog.size(ctx.run_dir / "logs" / f"{env.name}.log")  # the Gym log's causes come after this point
     try:
         rollout = run_rollout_sync(
             handle.actor,
@@ -143,7 +144,7 @@ def _run(ctx: RunContext, env: Environment, mode: str, result: PathResult, scrip
         result.complete()
         return
     except (RolloutError, Exception) as exc:
-        _rollout_failed(ctx, env, mode, result, exc, ctx.endpoint.exchanges[mark:])
+        _rollout_failed(ctx, env, mode, result, exc, ctx.endpoint.exchanges[mark:], log_mark)
         return
     finally:
         ctx.endpoint.set_script(env.name, None)
@@ -170,7 +171,13 @@ def _run(ctx: RunContext, env: Environment, mode: str, result: PathResult, scrip
 
 
 def _rollout_failed(
-    ctx: RunContext, env: Environment, mode: str, result: PathResult, exc: BaseException, exchanges: list
+    ctx: RunContext,
+    env: Environment,
+    mode: str,
+    result: PathResult,
+    exc: BaseException,
+    exchanges: list,
+    log_mark: int = 0,
 ) -> None:
     """A rollout that produced no data: a contract FAIL when the endpoint refused a request (an RL override or
     sampling parameter did not reach the model), else an ERROR naming who is to blame."""
@@ -179,7 +186,10 @@ def _rollout_failed(
     if contract and not isinstance(exc, (RolloutTimeout, GymDied)):
         for exchange in contract:
             result.fail(
-                "request_contract", f"{exchange.kind or exchange.route} request", "accepted", exchange.violation
+                "request_contract",
+                f"{exchange.kind or exchange.route} request",
+                "accepted",
+                exchange.violation.removeprefix("gymgate endpoint: "),
             )
         result.complete(blame=CONTRACT)
         result.reason += f" (the rollout then failed: {type(exc).__name__})"
@@ -194,11 +204,12 @@ def _rollout_failed(
     if isinstance(exc, (RolloutTimeout, GymDied)):
         if ctx.discard is not None:
             ctx.discard(env.name, f"{env.name}:{mode}: {exc.category}")  # a hung or half-dead Gym serves no one
-        result.error(GYM, with_log_cause(f"{exc.category}: {exc}", log if isinstance(exc, GymDied) else None))
+        result.error(GYM, gymlog.with_log_cause(f"{exc.category}: {exc}", log, log_mark))
     elif isinstance(exc, RolloutError):
-        result.error(GYM, with_log_cause(f"{exc.category}: {exc}"[:3000], log))
+        result.error(GYM, gymlog.with_log_cause(f"{exc.category}: {exc}"[:3000], log, log_mark))
     elif is_ray_failure(exc):
         result.error(HARNESS, f"rollout: {type(exc).__name__}: {exc}\n{_trace(exc)}")
     else:
         # The Gym actor died, or consuming Gym's result raised: Gym's doing (the same harness passed the baseline).
-        result.error(GYM, with_log_cause(f"rollout: {type(exc).__name__}: {exc}"[:3000], log) + "\n" + _trace(exc))
+        reason = gymlog.with_log_cause(f"rollout: {type(exc).__name__}: {exc}"[:3000], log, log_mark)
+        result.error(GYM, reason + "\n" + _trace(exc))

@@ -7,23 +7,16 @@ It fails closed: a record starts as an ERROR ("did not run to its end") and beco
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gymgate.atomic import write_json_atomic
 from gymgate.outcomes import BLAMES, ERROR, FAIL, HARNESS, PASS, SKIP
+from gymgate.text import strip_ansi
 
 NOT_FINISHED = "the path did not run to its end"
 NO_RECORD = "no record"  # the reason prefix of an expected path that left no record
-
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
-
-
-def strip_ansi(text: str) -> str:
-    """Terminal colour codes never reach a file."""
-    return _ANSI.sub("", text)
 
 
 @dataclass

@@ -143,11 +143,14 @@ def accept_ref(
     print(f"workers: {opts.workers}; pytest output: {log}", flush=True)
     mark = {"run_id": run_id, "complete": False, "started": time.time(), "inputs": inputs, "expected": expected}
     write_mark(run_dir, mark)  # an interrupted run stays marked incomplete
+    deadline = run_deadline(opts, len(expected))
     with Progress(run_dir, total_paths=len(expected)):
-        child_exit = run_in_env(env, child, run_id, cwd=repo_root(), log=log)
+        child_exit = run_in_env(env, child, run_id, cwd=repo_root(), log=log, timeout_s=deadline)
     code = child_exit.code
     mark.update(pytest_exit=code, finished=time.time(), complete=code in FINISHED_STATUSES)
-    if not mark["complete"]:
+    if child_exit.timed_out:
+        mark["incomplete"] = f"the test session did not finish within its deadline ({deadline:g} s)"
+    elif not mark["complete"]:
         mark["incomplete"] = f"the test session ended with status {code} before judging every path"
     if child_exit.leftovers:
         mark["lifecycle"] = [f"{len(child_exit.leftovers)} process(es) of the run outlived it and were killed"]
@@ -156,6 +159,12 @@ def accept_ref(
         tail = log.read_text(errors="replace").splitlines()[-25:]
         print("\n".join(["", f"pytest exited {code}; last lines of {log}:", *tail]), file=sys.stderr)
     return RunResult(run_dir, print_summary(run_dir, pytest_code=code, expected=expected))
+
+
+def run_deadline(opts: RunOptions, paths: int) -> float:
+    """The whole session's bound: every Gym starting (twice, for restarts), every path at its deadline, every stop,
+    and slack for Ray and pytest. Only a hang the finer deadlines miss ever reaches it."""
+    return 2 * opts.spinup_timeout + paths * opts.path_timeout + 2 * opts.stop_timeout + 300.0
 
 
 def write_broken_run(run_dir: Path, source: GymSource, expected: list[str], reason: str) -> None:

@@ -170,7 +170,7 @@ def write_html(comparison: Comparison, markdown_text: str, directory: Path) -> P
     page = f"""<!doctype html><html><head><meta charset="utf-8"><title>gymgate report</title>
 <style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;
 padding:.3em .6em}}.regressed td,.broken td{{background:#fdd}}.fixed td,.new-path td{{background:#dfd}}
-.flaky td,.spurious-regressed td{{background:#ffd}}pre{{background:#f6f6f6;padding:1em;white-space:pre-wrap}}</style>
+.flaky td,.unjudged td{{background:#ffd}}pre{{background:#f6f6f6;padding:1em;white-space:pre-wrap}}</style>
 </head><body><h1>{html.escape(comparison.verdict)}</h1>
 <table><tr><th>path</th><th>baseline</th><th>candidate</th><th>category</th><th>changed fields</th></tr>{rows}</table>
 <h2>Full report</h2><pre>{html.escape(markdown_text)}</pre></body></html>"""

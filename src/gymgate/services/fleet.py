@@ -19,12 +19,12 @@ from typing import Any
 
 from gymgate.catalog import MODEL_CONFIG, Environment
 from gymgate.outcomes import GYM, HARNESS
-from gymgate.services import gym_compat, lifecycle
+from gymgate.services import gym_compat, gymlog, lifecycle
 from gymgate.services.gym_actor import GymActor
-from gymgate.services.gymlog import with_log_cause
 from gymgate.services.ports import BandLease, free_port_in, lease_band
 from gymgate.services.processes import alive
 from gymgate.services.ray_cluster import is_ray_failure
+from gymgate.text import strip_ansi
 
 STARTING, READY, SKIPPED, FAILED = "starting", "ready", "skipped", "failed"
 SPINUP_TIMEOUT_S = 600.0
@@ -43,7 +43,7 @@ class EnvStatus:
     blame: str = ""  # for a failed start: gym, or harness (gymgate.outcomes)
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "reason": strip_ansi(self.reason)}
 
 
 def probe(server: dict[str, Any], timeout: float = PROBE_TIMEOUT_S) -> int | None:
@@ -164,6 +164,7 @@ class Fleet:
             if on_status:
                 on_status(EnvStatus(env.name, STARTING))
             log = self.run_dir / "logs" / f"{env.name}.log"
+            since = gymlog.size(log)  # a restarted Gym appends to the same log: its cause is after this point
             try:
                 lease = lease_band()
             except Exception as exc:  # noqa: BLE001 - gymgate's own resource, not Gym's doing
@@ -191,11 +192,13 @@ class Fleet:
                     on_created=self._register,
                 )
             except Exception as exc:  # one environment's failure must not stop the others
+                with self._lock:  # start_gym tore it down already; stop() must not tear it down twice
+                    self.handles.pop(env.name, None)
                 notes = "".join(f"\n  {n}" for n in getattr(exc, "__notes__", []))
                 status = EnvStatus(
                     env.name,
                     FAILED,
-                    with_log_cause(f"{type(exc).__name__}: {_short(exc)}{notes}", log),
+                    gymlog.with_log_cause(f"{type(exc).__name__}: {_short(exc)}{notes}", log, since),
                     time.monotonic() - began,
                     log=str(log),
                     blame=HARNESS if is_ray_failure(exc) else GYM,
@@ -206,7 +209,7 @@ class Fleet:
                 status = EnvStatus(
                     env.name,
                     FAILED if dead else READY,
-                    with_log_cause(f"no answer from {', '.join(dead)}", log) if dead else "",
+                    gymlog.with_log_cause(f"no answer from {', '.join(dead)}", log, since) if dead else "",
                     time.monotonic() - began,
                     servers,
                     str(log),
@@ -238,16 +241,14 @@ class Fleet:
             on_status(status)
 
     def watch(self, env_name: str) -> str:
-        """ "" while every server process of this environment's Gym lives; else which one died, with its log's cause."""
+        """Empty while every server process of this environment's Gym lives; else which one died."""
         handle = self.handles.get(env_name)
-        status = self.statuses.get(env_name)
         if handle is None:
             return ""
         for server in handle.servers:
             pid = server.get("pid")
             if pid and not alive(pid):
-                log = status.log if status else ""
-                return with_log_cause(f"Gym server {server['name']} (pid {pid}) exited during the rollout", log)
+                return f"Gym server {server['name']} (pid {pid}) exited during the rollout"
         return ""
 
     def discard(self, env_name: str, why: str, timeout_s: float = lifecycle.SHUTDOWN_TIMEOUT_S) -> None:
@@ -261,7 +262,7 @@ class Fleet:
         if handle is not None:
             errors = lifecycle.teardown(ray, handle, timeout_s)
             if errors:
-                self.stop_errors.setdefault(env_name, []).extend(errors)
+                self.stop_errors.setdefault(env_name, []).extend(map(strip_ansi, errors))
         if lease is not None:
             lease.release()
         self.statuses[env_name] = EnvStatus(env_name, FAILED, f"torn down: {why}", blame=GYM)
@@ -282,7 +283,7 @@ class Fleet:
                 results = pool.map(lambda h: (h.env_name, lifecycle.teardown(ray, h, timeout_s)), handles)
                 for name, errs in results:
                     if errs:
-                        self.stop_errors.setdefault(name, []).extend(errs)
+                        self.stop_errors.setdefault(name, []).extend(map(strip_ansi, errs))
         for pool in self._pools:
             pool.shutdown(wait=True, cancel_futures=True)
         for lease in self._leases.values():

@@ -9,47 +9,52 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from gymgate.acceptance.record import strip_ansi
+from gymgate.text import strip_ansi
 
 TAIL_BYTES = 256 * 1024
-# An exception line as Python prints it last in a traceback, possibly behind a server-name prefix.
-_EXCEPTION = re.compile(r"\b((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt))(?::\s.*)?$")
+# The line that closes a Python traceback: `ModuleNotFoundError: No module named 'x'` (a bare name is enough).
+_EXCEPTION = re.compile(r"^((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt))(?::\s.*)?$")
 
 
-def tail(log: Path | str, limit: int = TAIL_BYTES) -> list[str]:
-    """The last lines of a log, colour codes removed (missing log: no lines)."""
+def size(log: Path | str) -> int:
+    """Where the log ends now (0 if it does not exist): pass it as `since` to read only what comes after."""
+    try:
+        return Path(log).stat().st_size
+    except OSError:
+        return 0
+
+
+def tail(log: Path | str, since: int = 0, limit: int = TAIL_BYTES) -> list[str]:
+    """The last lines of a log written after byte `since`, colour codes removed (missing log: no lines)."""
     try:
         with open(log, "rb") as handle:
             handle.seek(0, 2)
-            size = handle.tell()
-            handle.seek(max(0, size - limit))
+            end = handle.tell()
+            handle.seek(max(since, end - limit))
             data = handle.read()
     except OSError:
         return []
     return [strip_ansi(line).rstrip() for line in data.decode(errors="replace").splitlines()]
 
 
-def last_error(log: Path | str) -> str:
-    """The last exception line the log holds (preferring one that closes a traceback), or ""."""
-    lines = tail(log)
-    closing = ""
-    in_traceback = False
+def last_error(log: Path | str, since: int = 0) -> str:
+    """The exception line that closes the last traceback in the log (after byte `since`), or "". Only tracebacks
+    count: a warning that merely mentions an error name is not a cause."""
     found = ""
-    for line in lines:
-        if "Traceback (most recent call last)" in line:
+    in_traceback = False
+    for line in tail(log, since):
+        if line.startswith("Traceback (most recent call last)"):
             in_traceback = True
-            continue
-        match = _EXCEPTION.search(line.strip())
-        if match and not line.startswith((" ", "\t")):
-            found = line.strip()
-            if in_traceback:
-                closing, in_traceback = found, False
-    return (closing or found)[:500]
+        elif in_traceback and not line.startswith((" ", "\t")):
+            match = _EXCEPTION.match(line)
+            if match:
+                found, in_traceback = line.strip(), False
+    return found[:500]
 
 
-def with_log_cause(reason: str, log: Path | str | None) -> str:
+def with_log_cause(reason: str, log: Path | str | None, since: int = 0) -> str:
     """`reason` led by the Gym log's own error line (the first line is what reports show), when the log has one."""
-    cause = last_error(log) if log else ""
+    cause = last_error(log, since) if log else ""
     if not cause or cause in reason.splitlines()[0]:
         return reason
     return f"{cause} (logs/{Path(str(log)).name})\n{reason}"

@@ -1,0 +1,34 @@
+"""The harness's bound on a whole session: a child that outlives its deadline is interrupted, then killed, and the
+exit says so; nothing it started survives."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from gymgate import runner
+from gymgate.envs.sync import SyncedEnv
+from gymgate.runner import TIMED_OUT, run_in_env
+from gymgate.services.processes import marked_pids
+
+
+def _env() -> SyncedEnv:
+    python = Path(sys.executable)
+    return SyncedEnv("k", python.parent.parent, python, None, python.parent, False, 0.0)
+
+
+def test_a_child_past_its_deadline_is_stopped_and_reported(tmp_path, monkeypatch):
+    began = time.monotonic()
+    # Ignores SIGINT, so the harness has to escalate to SIGKILL after the grace period.
+    script = "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); time.sleep(600)"
+    monkeypatch.setattr(runner, "STOP_GRACE_S", 1.0)
+    result = run_in_env(_env(), ["-c", script], "deadlinetest", log=tmp_path / "log", timeout_s=1.0)
+    assert result.timed_out and result.code == TIMED_OUT
+    assert time.monotonic() - began < 30
+    assert marked_pids("deadlinetest") == []
+
+
+def test_a_child_within_its_deadline_reports_its_own_code(tmp_path):
+    result = run_in_env(_env(), ["-c", "raise SystemExit(3)"], "deadlinetest2", timeout_s=60.0)
+    assert (result.code, result.timed_out, result.leftovers) == (3, False, [])
