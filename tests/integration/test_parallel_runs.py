@@ -97,7 +97,7 @@ def test_a_crashed_worker_errors_only_its_path(tmp_path, workers):
         "equivalence_llm_judge-accepted": "PASS",
         "equivalence_llm_judge-rejected": "PASS",
     }, out + (run_dir / "pytest.log").read_text()[-4000:]
-    assert re.search(r"mcqa:rejected\s+ERROR\s+infrastructure: worker 'gw\d' crashed", out), out
+    assert re.search(r"mcqa:rejected\s+ERROR\s+harness\s+infrastructure: worker 'gw\d' crashed", out), out
 
 
 def test_ctrl_c_stops_everything_and_marks_the_run_incomplete(tmp_path):

@@ -25,7 +25,7 @@ from gymgate.compare.categories import (
 )
 from gymgate.compare.lockdiff import LockDiff, diff
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK, UsageError
-from gymgate.outcomes import BROKEN, ERROR, PASS, SKIP
+from gymgate.outcomes import BROKEN, ERROR, HARNESS, PASS, SKIP
 from gymgate.runfolder import PATHS, lifecycle_failures, load_records, read_mark
 
 # Record fields whose change on a PASS->PASS path is reported (not hidden) as "changed".
@@ -120,10 +120,14 @@ def _load_run(run_dir: Path) -> tuple[dict[str, Any], dict[str, dict], dict[str,
 
 
 def _never_started(records: dict[str, dict], attempts: dict[str, list[str | None]]) -> str:
-    """A ref none of whose environments ever started (every attempt of every judged path a startup ERROR) is
-    BROKEN: it says nothing about paths, only that this Gym cannot run here."""
+    """A ref none of whose environments ever started (every attempt of every judged path a startup ERROR blamed on
+    Gym) is BROKEN: it says nothing about paths, only that this Gym cannot run here."""
     judged = [r for r in records.values() if r.get("outcome") != SKIP]
-    startup = [r for r in judged if r.get("outcome") == ERROR and str(r.get("reason", "")).startswith("startup")]
+    startup = [
+        r
+        for r in judged
+        if r.get("outcome") == ERROR and r.get("blame") != HARNESS and str(r.get("reason", "")).startswith("startup")
+    ]
     if not judged or len(startup) != len(judged):
         return ""
     if any(o != ERROR for r in judged for o in attempts.get(r["path"], [])):
