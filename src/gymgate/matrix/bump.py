@@ -51,8 +51,11 @@ def compare_and_report(baseline: Path, candidate: Path, out_dir: Path, full: boo
         write_retry(comparison, out_dir),
         write_html(comparison, text, out_dir),
     ]
-    # The terminal gets the verdict and the summary table; the files have everything.
-    print("\n" + (text if full else text.split("\n### ", 1)[0] + "\n" + _section(text, "### Summary")))
+    # The terminal gets the verdict, the lifecycle check, the summary table and the root causes (with who is to
+    # blame); the files have everything.
+    short = [text.split("\n### ", 1)[0], *(_section(text, h) for h in ("### Lifecycle check", "### Summary"))]
+    short.append(_section(text, "### Root causes"))
+    print("\n" + (text if full else "\n".join(part for part in short if part)))
     print("written: " + ", ".join(str(p) for p in written))
     return comparison.exit_code
 
