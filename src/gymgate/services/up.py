@@ -46,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--env", action="append", dest="envs")
     parser.add_argument("--policy-base-url", required=True)
     parser.add_argument("--spinup-timeout", type=float, default=600.0)
+    parser.add_argument("--stop-timeout", type=float, default=60.0)
     args = parser.parse_args(argv)
 
     signal.signal(signal.SIGTERM, _raise_interrupt)
@@ -69,9 +70,12 @@ def main(argv: list[str] | None = None) -> int:
                     code = EXIT_FAILED
             finally:
                 stop_began = time.monotonic()
-                errors = fleet.stop()
+                errors = fleet.stop(args.stop_timeout)
                 record["stop_seconds"] = round(time.monotonic() - stop_began, 2)
                 record["cleanup_errors"] = errors
+                for env, problems in errors.items():  # the lifecycle check: a Gym that did not stop in its bound
+                    print(f"  lifecycle {env}: did not stop within its bound, killed: {problems[0]}", flush=True)
+                    code = EXIT_FAILED
         record["complete"] = True
     except KeyboardInterrupt:
         print("interrupted: everything this run started has been stopped", file=sys.stderr, flush=True)
