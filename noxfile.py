@@ -81,7 +81,8 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Lint; harness unit and integration tests (git SHA, parallel runs, baseline reuse, real bump verdicts);
+    """Lint; harness unit and integration tests (git SHA, parallel runs, baseline reuse, real bump verdicts, the
+    Gym mutation suite);
     inside 0.4.0: in-env unit tests, the fourteen real paths (with gymgate's negative self-tests) and the
     real-services tests; inside 0.2.1: the real-services tests."""
     _harness(session)
