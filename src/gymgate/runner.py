@@ -121,7 +121,7 @@ def run_in_env(
             proc.wait()
         if out:
             out.close()
-        leftovers = result.leftovers[:] = sweep(run_id)
+        result.leftovers = leftovers = sweep(run_id)
         if leftovers:
             print(
                 f"gymgate: stopped {len(leftovers)} leftover process(es) of run {run_id}: {leftovers}", file=sys.stderr

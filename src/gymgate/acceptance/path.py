@@ -134,16 +134,15 @@ def _run(ctx: RunContext, env: Environment, mode: str, result: PathResult, scrip
             timeout_s=ctx.path_timeout_s,
             watch=(lambda: ctx.watch(env.name)) if ctx.watch else None,
         )
-    except (NonContiguousError, RowIndexError) as exc:
-        kind, where = (
-            ("continuity", f"turn {exc.turn}, position {exc.position}")
-            if isinstance(exc, NonContiguousError)
-            else ("row_count", "rollouts returned")
-        )
-        result.fail(kind, where, "contiguous" if kind == "continuity" else 1, str(exc)[:600])
+    except NonContiguousError as exc:
+        result.fail("continuity", f"turn {exc.turn}, position {exc.position}", "contiguous", str(exc)[:600])
         result.complete()
         return
-    except (RolloutError, Exception) as exc:
+    except RowIndexError as exc:
+        result.fail("row_count", "rollouts returned", 1, str(exc))
+        result.complete()
+        return
+    except Exception as exc:
         _rollout_failed(ctx, env, mode, result, exc, ctx.endpoint.exchanges[mark:], log_mark)
         return
     finally:
@@ -201,11 +200,9 @@ def _rollout_failed(
     if refused:
         exc = RolloutDataFailure(f"the endpoint refused Gym's request ({refused[0].violation}); then: {exc}")
     log = ctx.run_dir / "logs" / f"{env.name}.log"
-    if isinstance(exc, (RolloutTimeout, GymDied)):
-        if ctx.discard is not None:
-            ctx.discard(env.name, f"{env.name}:{mode}: {exc.category}")  # a hung or half-dead Gym serves no one
-        result.error(GYM, gymlog.with_log_cause(f"{exc.category}: {exc}", log, log_mark))
-    elif isinstance(exc, RolloutError):
+    if isinstance(exc, (RolloutTimeout, GymDied)) and ctx.discard is not None:
+        ctx.discard(env.name, f"{env.name}:{mode}: {exc.category}")  # a hung or half-dead Gym serves no one
+    if isinstance(exc, RolloutError):
         result.error(GYM, gymlog.with_log_cause(f"{exc.category}: {exc}"[:3000], log, log_mark))
     elif is_ray_failure(exc):
         result.error(HARNESS, f"rollout: {type(exc).__name__}: {exc}\n{_trace(exc)}")

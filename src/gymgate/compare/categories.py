@@ -111,6 +111,11 @@ def informative(history: list[str | None]) -> list[str | None]:
     return kept or history
 
 
+def mixed(history: list[str | None]) -> bool:
+    """The informative attempts disagree: flaky."""
+    return len(set(informative(history))) > 1
+
+
 def categorize(
     baseline: str | None,
     candidate: str | None,
@@ -121,10 +126,9 @@ def categorize(
     reruns (the first run included): mixed informative outcomes on either side -> flaky."""
     sides = []
     for first, history in ((baseline, baseline_attempts), (candidate, attempts)):
-        kept = informative(history or [first])
-        if len(set(kept)) > 1:
+        if mixed(history or [first]):
             return FLAKY
-        sides.append(kept[0])
+        sides.append(informative(history or [first])[0])
     try:
         return TABLE[sides[0]][sides[1]]
     except KeyError:
@@ -133,5 +137,6 @@ def categorize(
 
 def flaky_side(baseline_attempts: list[str | None], attempts: list[str | None]) -> str:
     """Which ref's outcomes were mixed: "candidate", "baseline" or "both"."""
-    mixed = [len(set(informative(h))) > 1 for h in (baseline_attempts, attempts)]
-    return {(True, True): "both", (False, True): "candidate"}.get((mixed[0], mixed[1]), "baseline")
+    if mixed(baseline_attempts):
+        return "both" if mixed(attempts) else "baseline"
+    return "candidate"

@@ -113,7 +113,7 @@ def _load_run(run_dir: Path) -> tuple[dict[str, Any], dict[str, dict], dict[str,
         raise UsageError(f"{run_dir} is not a gymgate run folder (no paths/)")
     mark = read_mark(run_dir)
     if not mark.get("complete"):
-        why = mark.get("incomplete") or "run.json says incomplete" if mark else "it has no run.json"
+        why = (mark.get("incomplete") or "run.json says incomplete") if mark else "it has no run.json"
         raise UsageError(f"{run_dir} did not finish ({why}); it cannot be compared — rerun it")
     source = json.loads((run_dir / "source.json").read_text()) if (run_dir / "source.json").is_file() else {}
     return {"dir": str(run_dir), **source}, load_records(run_dir), mark

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from gymgate.atomic import write_json_atomic
 from gymgate.compare.attempts import MANIFEST, RERUNS_DIR, labels
-from gymgate.compare.categories import HARNESS_ERROR, NO_RECORD
+from gymgate.compare.categories import HARNESS_ERROR, NO_RECORD, mixed
 from gymgate.matrix.run import RunOptions, RunResult, accept_ref
 from gymgate.outcomes import BROKEN, ERROR, FAIL, SKIP
 from gymgate.refs.model import GymSource
@@ -35,10 +35,6 @@ def targets(candidate: dict[str, str | None], baseline: dict[str, str | None]) -
     )
 
 
-def _mixed(history: list[str | None]) -> bool:
-    return len(set(history) - {HARNESS_ERROR}) > 1
-
-
 def run_reruns(
     baseline: tuple[GymSource, Path],
     candidate: tuple[GymSource, Path],
@@ -58,7 +54,7 @@ def run_reruns(
     folder.mkdir(exist_ok=True)
     write_json_atomic(folder / MANIFEST, manifest)
     for n in range(2, attempts + 2):
-        active = [p for p in chosen if not any(_mixed(history[role].get(p, [])) for role in history)]
+        active = [p for p in chosen if not any(mixed(history[role].get(p, [])) for role in history)]
         if not active:
             break
         print(f"== rerun {n - 1}/{attempts} of {len(active)} path(s) in fresh Gym instances: {', '.join(active)}")

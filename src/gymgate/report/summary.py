@@ -18,7 +18,7 @@ def verdict(records: list[dict], pytest_code: int, lifecycle: list[str] | None =
     2 the run could not judge anything (or its test session did not finish)."""
     if not records or pytest_code not in FINISHED_STATUSES:
         return EXIT_ERROR  # nothing judged, or the test session itself did not finish
-    if any(r["outcome"] != PASS and r["outcome"] != SKIP for r in records) or lifecycle or pytest_code == 1:
+    if any(r["outcome"] not in (PASS, SKIP) for r in records) or lifecycle or pytest_code == 1:
         return EXIT_FAILED
     return EXIT_OK
 

@@ -194,6 +194,8 @@ class Fleet:
             except Exception as exc:  # one environment's failure must not stop the others
                 with self._lock:  # start_gym tore it down already; stop() must not tear it down twice
                     self.handles.pop(env.name, None)
+                    self._leases.pop(env.name, None)
+                lease.release()  # nothing of this Gym listens any more
                 notes = "".join(f"\n  {n}" for n in getattr(exc, "__notes__", []))
                 status = EnvStatus(
                     env.name,

@@ -37,16 +37,6 @@ def _step(errors: list[str], label: str, fn: Callable[[], Any]) -> Any:
         return None
 
 
-def _get_unless_gone(ray_api: Any, ref: Any, timeout_s: float) -> Any:
-    """Wait for the graceful shutdown; an actor that is already dead has nothing left to stop (not an error)."""
-    try:
-        return ray_api.get(ref, timeout=timeout_s)
-    except Exception as exc:
-        if type(exc).__name__ == "ActorDiedError":
-            return None
-        raise
-
-
 def teardown(
     ray_api: Any,
     handle: GymHandle,
@@ -57,7 +47,7 @@ def teardown(
     errors: list[str] = []
     ref = _step(errors, "shutdown.remote", lambda: handle.actor.shutdown.remote())
     if ref is not None:
-        _step(errors, "shutdown ray.get", lambda: _get_unless_gone(ray_api, ref, timeout_s))
+        _step(errors, "shutdown ray.get", lambda: ray_api.get(ref, timeout=timeout_s))
     _step(errors, "ray.kill", lambda: ray_api.kill(handle.actor, no_restart=True))
     if handle.pid:
         wait_gone(handle.pid, ACTOR_EXIT_WAIT_S)  # let Ray see its own kill before the group goes
