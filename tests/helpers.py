@@ -58,6 +58,13 @@ def commit_all(repo: Path, message: str) -> str:
     return git(repo, "rev-parse", "HEAD")
 
 
+def observation(params=None, result=None):
+    """A path's full observation (acceptance/checks.observe): one policy request and Gym's result."""
+    body = {"messages": [{"role": "user", "content": "Q?"}], "temperature": 0.7, "top_p": 0.95, **(params or {})}
+    returned = {"reward": 1.0, "response": {"id": "resp_" + "a" * 32, "output": []}, **(result or {})}
+    return {"requests": [{"kind": "policy", "turn": 0, "status": 200, "body": body}], "result": returned}
+
+
 def record(path, outcome, **fields):
     """A path record as the acceptance tests write it."""
     env, mode = path.split(":")
@@ -73,6 +80,7 @@ def record(path, outcome, **fields):
         "request_contract": {},
         "tools": {},
         "result_fields": [],
+        "observed": observation(),
         **fields,
     }
 
@@ -81,7 +89,7 @@ def stored_run(root, name, pin, records, complete=True, **mark):
     """A finished run folder as `gymgate accept` leaves it, with the lock of `pin`."""
     run = root / name
     (run / "paths").mkdir(parents=True)
-    (run / "source.json").write_text(json.dumps({"name": pin, "version": pin}))
+    (run / "source.json").write_text(json.dumps({"name": pin, "version": pin, "kind": "pin", "digest": f"d-{pin}"}))
     (run / "run.json").write_text(json.dumps({"complete": complete, **mark}))
     shutil.copyfile(envs_dir() / pin / "uv.lock", run / "uv.lock")
     for record in records:

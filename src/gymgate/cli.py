@@ -104,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=_workers,
         help="pytest-xdist workers: auto (one per core), N, or 0 for none (default: auto)",
     )
+    _add_acks_arg(p)
     p = sub.add_parser("compare", help="compare two stored runs (nothing is run)")
     p.add_argument("baseline", type=Path, help="the baseline run folder")
     p.add_argument("candidate", type=Path, help="the candidate run folder")
@@ -112,7 +113,22 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         help="folder for report.md, report.html, results.json, junit.xml, retry.txt (default: the candidate run)",
     )
+    _add_acks_arg(p)
+    p = sub.add_parser(
+        "ack",
+        help="draft acknowledgements of a comparison's contract changes (acks/<baseline>-to-<candidate>.toml)",
+        description="Writes every unacknowledged contract change of the comparison into the ack file of its ref "
+        "pair, with an empty reason. Fill in each reason and commit the file; an entry without one covers nothing.",
+    )
+    p.add_argument("runs", type=Path, nargs="+", metavar="RUN", help="a compared candidate run, or BASELINE CANDIDATE")
+    _add_acks_arg(p)
     return parser
+
+
+def _add_acks_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--acks", type=Path, metavar="DIR", help="reviewed acknowledgements (default: acks/ in the gymgate checkout)"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -218,13 +234,48 @@ def cmd_accept(args) -> int:
     opts = _options(args)
     if baseline is None or baseline.digest == candidate.digest:
         return accept_ref(candidate, expected, opts, narrowed=bool(args.paths)).code
-    return judge_bump(baseline, candidate, expected, opts, reruns=args.reruns, narrowed=bool(args.paths))
+    return judge_bump(
+        baseline, candidate, expected, opts, reruns=args.reruns, narrowed=bool(args.paths), acks=args.acks
+    )
 
 
 def cmd_compare(args) -> int:
     from gymgate.matrix.bump import compare_and_report
 
-    return compare_and_report(args.baseline, args.candidate, args.out or args.candidate, full=True)
+    return compare_and_report(args.baseline, args.candidate, args.out or args.candidate, full=True, acks=args.acks)
+
+
+def cmd_ack(args) -> int:
+    from gymgate.compare import acks
+    from gymgate.compare.runs import compare_runs
+
+    if len(args.runs) > 2:
+        raise UsageError("gymgate ack takes one compared candidate run, or a baseline run and a candidate run")
+    baseline, candidate = args.runs if len(args.runs) == 2 else (_compared_baseline(args.runs[0]), args.runs[0])
+    comparison = compare_runs(baseline, candidate, args.acks)
+    pending = {p.path: p.changes for p in comparison.changed}
+    directory = args.acks or acks.acks_dir()
+    open_changes = [g for g in comparison.change_groups() if g.failing]
+    if not open_changes:
+        print(f"nothing to acknowledge: no unacknowledged contract change between {baseline} and {candidate}")
+        return EXIT_OK
+    path, added = acks.draft(directory, comparison.baseline, comparison.candidate, pending)
+    print(
+        f"wrote {path}: {added} new change(s) to review ({len(open_changes)} unacknowledged in all).\n"
+        "Write a one-line reason for each, commit the file, and compare again."
+    )
+    return EXIT_OK
+
+
+def _compared_baseline(candidate: Path) -> Path:
+    """The baseline run a compared candidate was judged against (its results.json says)."""
+    results = candidate / "results.json"
+    try:
+        return Path(json.loads(results.read_text())["provenance"]["baseline"]["run_dir"])
+    except (OSError, KeyError, ValueError) as exc:
+        raise UsageError(
+            f"{candidate} has no comparison (results.json) to acknowledge; pass BASELINE CANDIDATE run folders"
+        ) from exc
 
 
 COMMANDS = {
@@ -234,4 +285,5 @@ COMMANDS = {
     "up": cmd_up,
     "accept": cmd_accept,
     "compare": cmd_compare,
+    "ack": cmd_ack,
 }

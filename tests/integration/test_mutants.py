@@ -27,8 +27,8 @@ def runs(tmp_path_factory):
     return tmp_path_factory.mktemp("mutant-runs")
 
 
-def build_mutant(mutant: dict, root: Path) -> Path:
-    """The 0.4.0 sdist unpacked into `root`, with the mutant's one change."""
+def build_mutant(mutant: dict, root: Path, new: str | None = None) -> Path:
+    """The 0.4.0 sdist unpacked into `root`, with the mutant's one change (`new` replaces the mutant's own)."""
     unpack(sdist("0.4.0"), root)
     if "file" not in mutant:
         return root
@@ -39,9 +39,21 @@ def build_mutant(mutant: dict, root: Path) -> Path:
     lines = target.read_text().split("\n")
     hits = [i for i, line in enumerate(lines) if line == mutant["line"]]
     assert len(hits) == 1, f"{mutant['name']}: {mutant['file']} changed upstream ({len(hits)} matches); update it"
-    lines[hits[0]] = mutant["new"]
+    lines[hits[0]] = new or mutant["new"]
     target.write_text("\n".join(lines))
     return root
+
+
+def accept(gym: Path, mutant: dict, runs: Path, *extra: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "gymgate", "accept", "--gym-ref", str(gym), "--baseline", "0.4.0"]
+    for env in mutant.get("envs", SUITE["envs"]):
+        command += ["--env", env]
+    command += ["-n", "1", "--runs-dir", str(runs), "--reruns", str(mutant.get("reruns", 0)), *mutant.get("args", [])]
+    return subprocess.run([*command, *extra], capture_output=True, text=True, timeout=1500)
+
+
+def gymgate(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "gymgate", *args], capture_output=True, text=True, timeout=300)
 
 
 def run_dirs(runs: Path) -> list[Path]:
@@ -53,11 +65,8 @@ def test_mutant(name, runs, tmp_path):
     mutant = MUTANTS[name]
     gym = build_mutant(mutant, tmp_path / "gym")
     before = set(run_dirs(runs))
-    command = [sys.executable, "-m", "gymgate", "accept", "--gym-ref", str(gym), "--baseline", "0.4.0"]
-    for env in SUITE["envs"]:
-        command += ["--env", env]
-    command += ["-n", "1", "--runs-dir", str(runs), "--reruns", str(mutant.get("reruns", 0)), *mutant.get("args", [])]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=1500)
+    acks = tmp_path / "acks"  # empty: no mutant's change is acknowledged unless the test does it below
+    done = accept(gym, mutant, runs, "--acks", str(acks))
     out = done.stdout + done.stderr
     assert done.returncode == mutant["exit"], out
 
@@ -71,12 +80,13 @@ def test_mutant(name, runs, tmp_path):
     (candidate,) = [d for d in started if (d / "results.json").is_file()]
     results = json.loads((candidate / "results.json").read_text())
     by_path = {p["path"]: p for p in results["paths"]}
-    assert len(by_path) == 2 * len(SUITE["envs"])
+    envs = mutant.get("envs", SUITE["envs"])
+    assert len(by_path) == 2 * len(envs)
     expected = mutant.get("paths", {})
     for path, item in by_path.items():
         if path not in expected:
             assert item["category"] == "same-pass", (path, item)
-            assert item["changed"] == {}, (path, item["changed"])
+            assert item["changed"] == [], (path, item["changed"])
             continue
         want = expected[path]
         assert item["category"] == want["category"], (path, item)
@@ -89,9 +99,38 @@ def test_mutant(name, runs, tmp_path):
     assert bool(lifecycle) == mutant.get("lifecycle", False), lifecycle
     report = (candidate / "report.md").read_text()
     if mutant["exit"] == 0:
-        assert "**Verdict: no regression (4 paths pass on both, 0 changed)" in report, report
+        assert f"**Verdict: no regression ({len(by_path)} paths pass on both, 0 changed)" in report, report
     if lifecycle:
         assert "### Lifecycle check" in report and "shutdown" in report
+    if "ack" in mutant:
+        acknowledge(mutant, candidate, acks, runs, tmp_path)
+
+
+def acknowledge(mutant: dict, candidate: Path, acks: Path, runs: Path, tmp_path: Path) -> None:
+    """The review workflow on a real bump: draft, reason, the same comparison passes showing the acknowledgement;
+    another value of the same field is not covered."""
+    done = gymgate("ack", str(candidate), "--acks", str(acks))
+    assert done.returncode == 0, done.stdout + done.stderr
+    (draft,) = acks.glob("*.toml")
+    assert draft.read_text().count('reason = ""') == 1  # one change, on every affected path
+    draft.write_text(draft.read_text().replace('reason = ""', f'reason = "{mutant["ack"]["reason"]}"'))
+    baseline = json.loads((candidate / "results.json").read_text())["provenance"]["baseline"]["run_dir"]
+    out = tmp_path / "acknowledged"
+    out.mkdir()
+    done = gymgate("compare", baseline, str(candidate), "--acks", str(acks), "--out", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = json.loads((out / "results.json").read_text())
+    assert {p["category"] for p in results["paths"]} == {"same-pass"}
+    assert mutant["ack"]["reason"] in (out / "report.md").read_text()
+
+    other = build_mutant(mutant, tmp_path / "other", new=mutant["ack"]["other"])
+    before = set(run_dirs(runs))
+    done = accept(other, mutant, runs, "--acks", str(acks))
+    assert done.returncode == 1, done.stdout + done.stderr
+    (rerun,) = [d for d in run_dirs(runs) if d not in before and (d / "results.json").is_file()]
+    results = json.loads((rerun / "results.json").read_text())
+    assert {p["path"] for p in results["paths"] if p["category"] == "changed"} == set(mutant["paths"])
+    assert results["acknowledgements"]["stale"] == [f"acks/{draft.name} change 1 (requests.*.body.seed)"]
 
 
 def test_two_runs_of_the_same_ref_agree_exactly(runs, tmp_path):

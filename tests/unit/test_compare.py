@@ -11,7 +11,7 @@ from gymgate.cli import main
 from gymgate.compare.runs import compare_runs
 from gymgate.errors import UsageError
 from gymgate.report.markdown import render_markdown
-from tests.helpers import record, stored_run
+from tests.helpers import observation, record, stored_run
 
 
 def test_categories_changes_locks_and_verdict(tmp_path):
@@ -20,19 +20,20 @@ def test_categories_changes_locks_and_verdict(tmp_path):
         "a",
         "0.3.0",
         [
-            record("mcqa:accepted", "PASS", request_contract={"top_logprobs": ['"<missing>"']}),
+            record("mcqa:accepted", "PASS"),
             record("mcqa:rejected", "PASS"),
             record("code_gen:accepted", "PASS"),
             record("structured_outputs_v4:accepted", "SKIP"),
         ],
     )
+    new_param = observation(params={"seed": 0}, result={"response": {"id": "resp_" + "b" * 32, "output": []}})
     cand = stored_run(
         tmp_path,
         "b",
         "0.4.0",
         [
-            record("mcqa:accepted", "PASS", request_contract={"top_logprobs": ["0"]}),
-            record("mcqa:rejected", "PASS"),
+            record("mcqa:accepted", "PASS", observed=new_param),
+            record("mcqa:rejected", "PASS", observed=observation(result={"usage": {"tokens": 3}})),
             record("code_gen:accepted", "FAIL", reason="[reward] reward: expected 1.0, got 0.0"),
             record("structured_outputs_v4:accepted", "PASS"),
         ],
@@ -40,21 +41,26 @@ def test_categories_changes_locks_and_verdict(tmp_path):
     comparison = compare_runs(base, cand)
     categories = {p.path: p.category for p in comparison.paths}
     assert categories == {
-        "mcqa:accepted": "same-pass",
-        "mcqa:rejected": "same-pass",
+        "mcqa:accepted": "changed",  # a new request parameter reaches the model: contract
+        "mcqa:rejected": "same-pass",  # a new key in Gym's result: additive
         "code_gen:accepted": "regressed",
         "structured_outputs_v4:accepted": "new path",
     }
-    (changed,) = comparison.changed
-    assert changed.path == "mcqa:accepted"
-    assert changed.changed["request_contract.top_logprobs"] == ({"removed": ['"<missing>"']}, {"added": ["0"]})
+    changed, additive = comparison.changed
+    # The response id is declared nondeterministic: only the parameter differs.
+    assert [(c.field, c.before, c.after, c.kind) for c in changed.changes] == [
+        ("requests.0.body.seed", "<absent>", 0, "contract")
+    ]
+    assert [(c.field, c.kind) for c in additive.changes] == [("result.usage.tokens", "additive")]
     assert comparison.locks.highlighted["nemo-gym"] == ("0.3.0", "0.4.0")
     assert comparison.exit_code == 1
     report = render_markdown(comparison)
-    assert report.splitlines()[2] == "**Verdict: 1 regressed, 0 broken.**"
+    assert report.splitlines()[2] == "**Verdict: 1 regressed, 0 broken, 1 changed (unacknowledged contract changes).**"
     assert "- **nemo-gym**: 0.3.0 → 0.4.0" in report
     assert "- `code_gen:accepted`: PASS → FAIL — [reward] reward: expected 1.0, got 0.0" in report
-    assert "request_contract.top_logprobs" in report
+    assert "#### `requests.*.body.seed` — 1 path: `mcqa:accepted`" in report
+    assert "| `<absent>` | `0` |" in report
+    assert "- `result.usage.tokens` = `3` — 1 path: `mcqa:rejected`" in report
 
 
 def test_clean_bump_exits_0_and_cli_writes_the_report(tmp_path, capsys):

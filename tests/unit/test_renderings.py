@@ -12,7 +12,7 @@ from gymgate.compare.attempts import MANIFEST, RERUNS_DIR
 from gymgate.compare.runs import compare_runs
 from gymgate.matrix.bump import compare_and_report
 from gymgate.report.outputs import RETRY_CATEGORIES, junit_categories
-from tests.helpers import record, stored_run
+from tests.helpers import observation, record, stored_run
 
 REWARD = {"kind": "reward", "field": "reward", "expected": 1.0, "actual": 0.0}
 # path: (baseline record, candidate record, candidate rerun outcome or None, category it must get)
@@ -27,6 +27,7 @@ CASES = {
     "d:rejected": ("FAIL", ("FAIL", {"failures": [REWARD]}), None, c.SAME_FAIL),
     "e:accepted": ("PASS", ("PASS", {"reward": 0.5}), None, c.SAME_PASS),
     "e:rejected": ("SKIP", ("SKIP", {}), None, c.SKIPPED),
+    "f:accepted": ("PASS", ("PASS", {"observed": observation(params={"seed": 1})}), None, c.CHANGED),
 }
 
 

@@ -8,11 +8,14 @@ from typing import Any
 
 import numpy as np
 
+from gymgate.acceptance.expected import first_turn_messages, seen
 from gymgate.acceptance.record import PathResult
 from gymgate.cases import NULL, Case, lookup
 from gymgate.consumer.rollout import GenerationConfig
 from gymgate.model.endpoint import JUDGE, POLICY, Exchange
 from gymgate.model.script import Script, logprobs
+from gymgate.model.tokenizer import encode, render
+from gymgate.text import excerpt
 
 MISSING = "<missing>"
 # Responses-API create params that reach the chat request under the same name.
@@ -36,6 +39,16 @@ def contains(expected: Any, actual: Any) -> bool:
     return expected == actual
 
 
+def observe(exchanges: list[Exchange], processed: dict[str, Any]) -> dict[str, Any]:
+    """The path's full observation: every request the model received (in order) and Gym's result as returned."""
+    return {
+        "requests": [
+            {"kind": e.kind or e.route, "turn": e.turn, "status": e.status, "body": e.body} for e in exchanges
+        ],
+        "result": processed["gym_result"],
+    }
+
+
 def _expected(value: Any) -> Any:
     return None if value == NULL else value
 
@@ -56,6 +69,53 @@ def check_verifier(result: PathResult, case: Case, full: dict[str, Any]) -> None
 
 def _ok(exchanges: list[Exchange], kind: str) -> list[Exchange]:
     return sorted((e for e in exchanges if e.kind == kind and e.status == 200), key=lambda e: e.turn or 0)
+
+
+def check_first_turn(
+    result: PathResult, row: dict[str, Any], exchanges: list[Exchange], processed: dict[str, Any], tokenizer: Any
+) -> None:
+    """The first policy request's messages, and the first-turn prompt tokens RL trains on, against what the pinned
+    row (after the case's transforms) stands for: independent of everything Gym did in this run. The tools are held
+    to the row by check_tools; their rendering here is the request's own."""
+    policy = _ok(exchanges, POLICY)
+    if not policy:
+        result.fail("first_turn", "first policy request", "present", MISSING)
+        return
+    want = first_turn_messages(row["responses_create_params"])
+    got = [seen(m) for m in policy[0].body.get("messages") or []]
+    for index in range(max(len(want), len(got))):
+        a = want[index] if index < len(want) else MISSING
+        b = got[index] if index < len(got) else MISSING
+        if a != b:
+            before, after = _message_excerpt(a, b)
+            result.fail("first_turn", f"message {index} of the first request", before, after)
+            break
+    expected_ids = encode(tokenizer, render(tokenizer, want, policy[0].body.get("tools"), generation_prompt=True))
+    log = processed["message_log"]
+    trained = [int(t) for t in log[0]["token_ids"]] if log else []
+    if trained != expected_ids:
+        at = next((i for i, (x, y) in enumerate(zip(expected_ids, trained, strict=False)) if x != y), None)
+        at = min(len(expected_ids), len(trained)) if at is None else at
+        result.fail(
+            "tokens",
+            f"turn0.prompt_token_ids from the pinned row (first difference at {at})",
+            {"len": len(expected_ids), "at": expected_ids[max(0, at - 4) : at + 4]},
+            {"len": len(trained), "at": trained[max(0, at - 4) : at + 4]},
+        )
+
+
+def _message_excerpt(a: Any, b: Any) -> tuple[Any, Any]:
+    """Two messages, long texts cut to the neighbourhood of their first difference."""
+    if not (isinstance(a, dict) and isinstance(b, dict)):
+        return a, b
+    keys = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+    if not keys:
+        return a, b
+    key = keys[0]
+    left, right = a.get(key, MISSING), b.get(key, MISSING)
+    if isinstance(left, str) and isinstance(right, str):
+        left, right = excerpt(left, right)
+    return {"role": a.get("role"), key: left}, {"role": b.get("role"), key: right}
 
 
 def check_tokens(result: PathResult, script: Script, exchanges: list[Exchange], processed: dict[str, Any]) -> None:
@@ -138,11 +198,12 @@ def check_requests(
                     exchange.body.get(key, MISSING),
                 )
     for exchange in judge:
-        if exchange.body.get("temperature") == config.temperature and exchange.body.get("top_p") == config.top_p:
+        # Either override reaching a judge means Gym leaked the policy's sampling into its verifier.
+        if exchange.body.get("temperature") == config.temperature or exchange.body.get("top_p") == config.top_p:
             result.fail(
                 "request_contract",
-                "judge request carries the RL overrides",
-                "no RL overrides",
+                "judge request carries an RL override",
+                "neither RL override",
                 {k: exchange.body.get(k) for k in ("temperature", "top_p")},
             )
     expected_judges = 1 if script.judge_verdict else 0
@@ -163,15 +224,15 @@ def check_requests(
     }
 
 
-def check_routing(
-    result: PathResult, case: Case, script: Script, exchanges: list[Exchange], sent_row: dict[str, Any]
-) -> None:
+def check_routing(result: PathResult, case: Case, script: Script, exchanges: list[Exchange], reported: Any) -> None:
+    """`reported`: the agent Gym itself says served the row (its result's agent_ref, else the agent_ref of the row
+    Gym yields with the result), taken before the consumer writes the rows' agent_ref onto the results."""
     strays = sorted({e.env for e in exchanges if e.env != case.env.name})
     if strays:
         result.fail("routing", "model calls from other environments' Gyms", [], strays)
-    agent = (sent_row.get("agent_ref") or {}).get("name")
+    agent = (reported or {}).get("name") if isinstance(reported, dict) else reported
     if agent != case.env.agent:
-        result.fail("routing", "agent_ref.name", case.env.agent, agent)
+        result.fail("routing", "agent_ref.name reported by Gym", case.env.agent, agent)
     policy = _ok(exchanges, POLICY)
     if len(policy) != len(script.turns):
         result.fail("routing", "scripted turns consumed", len(script.turns), len(policy))

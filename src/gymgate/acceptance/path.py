@@ -117,7 +117,8 @@ def _run(ctx: RunContext, env: Environment, mode: str, result: PathResult, scrip
         return
     data_file = ctx.run_dir / "data" / env.name / f"{mode}.jsonl"
     data_file.parent.mkdir(parents=True, exist_ok=True)
-    data_file.write_text(json.dumps(transform_row(case, raw)) + "\n")
+    fed = transform_row(case, raw)  # the pinned row after the declared transforms: what the checks expect from
+    data_file.write_text(json.dumps(fed) + "\n")
     batch = collate([process_datum(row, i) for i, row in enumerate(load_rows(data_file))])
 
     script = script or case.script(mode)
@@ -153,11 +154,13 @@ def _run(ctx: RunContext, env: Environment, mode: str, result: PathResult, scrip
     full = processed["full_result"]
     sent_row = batch["extra_env_info"][0]
     result.metrics = {k: v for k, v in rollout.rollout_metrics.items() if not k.startswith("timing/")}
+    result.observed = checks.observe(exchanges, processed)
     for name, check in (
         ("verifier", lambda: checks.check_verifier(result, case, full)),
         ("tokens", lambda: checks.check_tokens(result, script, exchanges, processed)),
         ("requests", lambda: checks.check_requests(result, case, script, exchanges, sent_row, full, ctx.config)),
-        ("routing", lambda: checks.check_routing(result, case, script, exchanges, sent_row)),
+        ("first_turn", lambda: checks.check_first_turn(result, fed, exchanges, processed, ctx.tokenizer)),
+        ("routing", lambda: checks.check_routing(result, case, script, exchanges, processed.get("gym_agent_ref"))),
         ("tools", lambda: checks.check_tools(result, sent_row, exchanges, full)),
         ("history", lambda: checks.check_history_echo(result, exchanges)),
     ):

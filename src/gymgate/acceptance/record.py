@@ -51,6 +51,8 @@ class PathResult:
     result_fields: list[str] = field(default_factory=list)
     metrics: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    # Everything the model received and everything Gym returned, raw (compare/observation.py normalizes and diffs it).
+    observed: dict[str, Any] = field(default_factory=dict)
 
     def fail(self, kind: str, name: str, expected: Any, actual: Any) -> None:
         self.failures.append(Failure(kind, name, expected, actual))

@@ -8,6 +8,10 @@ The table fails closed: a path that passes on the baseline and fails, errors, le
 environment's config or data gone) on the candidate is regressed. Harness errors are not evidence either way: a
 side whose every attempt is a harness error makes the path unjudged (exit 2, rerun). Mixed outcomes over attempts
 are flaky, never a regression or a pass.
+
+A path that passes on both refs is "same-pass" unless the bump changed what its model received or what RL trains
+on (a contract change, compare/observation.py) and no reviewed acknowledgement covers it: then it is "changed",
+which fails the gate like a regression (compare/runs.py decides it from the two observations).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ LABELS = (PASS, FAIL, ERROR, HARNESS_ERROR, NO_RECORD, SKIP, BROKEN, None)
 REGRESSED = "regressed"
 FIXED = "fixed"
 SAME_PASS = "same-pass"
+CHANGED = "changed"  # passes on both, but with an unacknowledged contract change
 SAME_FAIL = "same-fail"
 UNJUDGED = "unjudged"  # a harness error, or a path only one run was asked for: rerun
 FLAKY = "flaky"
@@ -34,6 +39,7 @@ REMOVED_PATH = "removed path"  # failing on the baseline, absent from the candid
 CATEGORIES = (
     REGRESSED,
     BROKEN_CATEGORY,
+    CHANGED,
     UNJUDGED,
     FLAKY,
     FIXED,
@@ -44,8 +50,8 @@ CATEGORIES = (
     SKIPPED,
 )
 # Categories a reviewer must look at; the "same" buckets are collapsed in reports.
-ACTIONABLE = (REGRESSED, BROKEN_CATEGORY, UNJUDGED, FLAKY, FIXED, NEW_PATH, REMOVED_PATH)
-FAILING = (REGRESSED, BROKEN_CATEGORY)  # exit 1
+ACTIONABLE = (REGRESSED, BROKEN_CATEGORY, CHANGED, UNJUDGED, FLAKY, FIXED, NEW_PATH, REMOVED_PATH)
+FAILING = (REGRESSED, BROKEN_CATEGORY, CHANGED)  # exit 1
 CANNOT_JUDGE = (UNJUDGED,)  # exit 2 unless something failed
 
 _ROW_PASS = {

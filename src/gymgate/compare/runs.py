@@ -1,4 +1,5 @@
-"""Two stored runs -> one Comparison: a category per path, the fields that changed, the lock diff, a verdict.
+"""Two stored runs -> one Comparison: a category per path, every change of what the model received and what Gym
+returned on paths that pass on both (contract or additive, acknowledged or not), the lock diff, a verdict.
 The analyzer never formats (report/ renders it)."""
 
 from __future__ import annotations
@@ -9,10 +10,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gymgate.compare import acks as ack_files
 from gymgate.compare.attempts import load_attempts
 from gymgate.compare.categories import (
     BROKEN_CATEGORY,
     CANNOT_JUDGE,
+    CHANGED,
     FAILING,
     FLAKY,
     REGRESSED,
@@ -24,12 +27,13 @@ from gymgate.compare.categories import (
     label,
 )
 from gymgate.compare.lockdiff import LockDiff, diff
+from gymgate.compare.observation import ABSENT, CONTRACT, Change
+from gymgate.compare.observation import diff as observation_diff
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK, UsageError
 from gymgate.outcomes import BROKEN, ERROR, HARNESS, PASS, SKIP
 from gymgate.runfolder import PATHS, lifecycle_failures, load_records, read_mark
 
-# Record fields whose change on a PASS->PASS path is reported (not hidden) as "changed".
-COMPARED_FIELDS = ("verifier", "tokens", "request_contract", "tools", "result_fields", "reward")
+OBSERVED = "observed"  # the record field holding a path's full observation (acceptance/checks.observe)
 
 
 @dataclass
@@ -40,11 +44,27 @@ class PathComparison:
     category: str
     reason: str = ""
     blame: str = ""  # who is to blame for the candidate's ERROR (or contract FAIL)
-    changed: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    changes: list[Change] = field(default_factory=list)  # PASS on both: every leaf that differs
     # Every attempt's label, the first run included: {"baseline": [...], "candidate": [...]}.
     attempts: dict[str, list[str | None]] = field(default_factory=dict)
     causes: list[str] = field(default_factory=list)  # root-cause keys of the candidate's failure
     flaky_on: str = ""  # for flaky paths: candidate, baseline or both
+
+
+@dataclass
+class ChangeGroup:
+    """One change as a reviewer reads it: the same field (indices folded) with the same values on several paths."""
+
+    field: str
+    kind: str
+    ack: str
+    ack_file: str
+    sample: Change  # one of the identical changes (for its values)
+    paths: list[str] = field(default_factory=list)
+
+    @property
+    def failing(self) -> bool:
+        return self.kind == CONTRACT and not self.ack
 
 
 @dataclass
@@ -61,6 +81,7 @@ class Comparison:
     candidate_records: dict[str, dict] = field(default_factory=dict)
     # What did not stop within its bounds (and was killed), per side.
     lifecycle: dict[str, list[str]] = field(default_factory=dict)
+    acks: ack_files.AckReport = field(default_factory=ack_files.AckReport)
 
     def by_category(self) -> dict[str, list[PathComparison]]:
         groups: dict[str, list[PathComparison]] = {}
@@ -70,7 +91,26 @@ class Comparison:
 
     @property
     def changed(self) -> list[PathComparison]:
-        return [p for p in self.paths if p.category == SAME_PASS and p.changed]
+        """Paths that pass on both refs with anything changed (contract or additive, acknowledged or not)."""
+        return [p for p in self.paths if p.category in (SAME_PASS, CHANGED) and p.changes]
+
+    def change_groups(self) -> list[ChangeGroup]:
+        """Every change on paths passing on both refs, grouped across paths: unacknowledged contract changes first,
+        then acknowledged ones, then additive ones; within each, the most widespread first."""
+        groups: dict[str, ChangeGroup] = {}
+        for item in self.changed:
+            for change in item.changes:
+                key = ack_files.match_key(change)
+                group = groups.setdefault(
+                    key, ChangeGroup(ack_files.fold(change.field), change.kind, change.ack, change.ack_file, change)
+                )
+                if item.path not in group.paths:
+                    group.paths.append(item.path)
+        order = {True: 0, False: 1}
+        return sorted(
+            groups.values(),
+            key=lambda g: (order[g.failing], g.kind != CONTRACT, -len(g.paths), g.field),
+        )
 
     @property
     def exit_code(self) -> int:
@@ -100,11 +140,15 @@ class Comparison:
         code = self.exit_code
         if code == EXIT_OK:
             same = len(groups.get(SAME_PASS, []))
+            acked = sum(1 for p in self.changed if any(c.ack for c in p.changes))
+            noted = (f": {acked} acknowledged" if acked else "") + noted
             return f"no regression ({same} paths pass on both, {len(self.changed)} changed{noted})"
         unjudged = len(groups.get(UNJUDGED, []))
         if code == EXIT_ERROR:
             return f"cannot judge: {unjudged} path(s) unjudged (gymgate's own error; rerun){noted}"
         judged = f"{len(groups.get(REGRESSED, []))} regressed, {len(groups.get(BROKEN_CATEGORY, []))} broken"
+        if groups.get(CHANGED):
+            judged += f", {len(groups[CHANGED])} changed (unacknowledged contract changes)"
         return judged + (f", {unjudged} unjudged" if unjudged else "") + noted
 
 
@@ -139,42 +183,18 @@ def _break(records: dict[str, dict]) -> dict[str, dict]:
     return {k: ({**r, "outcome": BROKEN} if r.get("outcome") != SKIP else r) for k, r in records.items()}
 
 
-def _flatten(prefix: str, value: Any) -> dict[str, Any]:
-    """Nested dicts and lists of dicts to dotted leaves (`tokens.turns.0.prompt`); scalar lists stay whole."""
-    if isinstance(value, dict):
-        out: dict[str, Any] = {}
-        for key, inner in value.items():
-            out.update(_flatten(f"{prefix}.{key}", inner))
-        return out
-    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-        out = {}
-        for index, inner in enumerate(value):
-            out.update(_flatten(f"{prefix}.{index}", inner))
-        return out
-    return {prefix: value}
+def _changes(a: dict[str, Any], b: dict[str, Any]) -> list[Change]:
+    """Every difference between two passing records' full observations. A record without one (written by an older
+    gymgate) cannot be shown to be unchanged: that is itself a contract change."""
+    if OBSERVED not in a or OBSERVED not in b:
+        shown = ["recorded" if OBSERVED in r else ABSENT for r in (a, b)]
+        return [Change(OBSERVED, shown[0], shown[1], CONTRACT)]
+    return observation_diff(a[OBSERVED], b[OBSERVED])
 
 
-def _changes(a: dict[str, Any], b: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
-    changes: dict[str, tuple[Any, Any]] = {}
-    for name in COMPARED_FIELDS:
-        left, right = _flatten(name, a.get(name)), _flatten(name, b.get(name))
-        for key in sorted(set(left) | set(right)):
-            old, new = left.get(key), right.get(key)
-            if old == new:
-                continue
-            if (
-                isinstance(old, list)
-                and isinstance(new, list)
-                and all(isinstance(v, str | int | float | bool) for v in old + new)
-            ):
-                removed, added = [v for v in old if v not in new], [v for v in new if v not in old]
-                old, new = {"removed": removed}, {"added": added}
-            changes[key] = (old, new)
-    return changes
-
-
-def compare_runs(baseline_dir: Path, candidate_dir: Path) -> Comparison:
-    """Read both runs (and the candidate's reruns) from disk once; every rendering works from the result."""
+def compare_runs(baseline_dir: Path, candidate_dir: Path, acks_dir: Path | None = None) -> Comparison:
+    """Read both runs (and the candidate's reruns) from disk once; every rendering works from the result.
+    `acks_dir` holds the reviewed acknowledgements (default: the checkout's acks/)."""
     base_info, base, base_mark = _load_run(baseline_dir)
     cand_info, cand, cand_mark = _load_run(candidate_dir)
     reruns = load_attempts(candidate_dir, baseline_dir)
@@ -204,8 +224,17 @@ def compare_runs(baseline_dir: Path, candidate_dir: Path) -> Comparison:
         if b is not None and b.get("outcome") != PASS and (b.get("outcome") != SKIP or category == REGRESSED):
             item.causes = root_causes(b)
         if a and b and item.category == SAME_PASS:
-            item.changed = _changes(a, b)
+            item.changes = _changes(a, b)
         paths.append(item)
+    report = ack_files.apply(
+        ack_files.load(acks_dir or ack_files.acks_dir(), base_info, cand_info), {p.path: p.changes for p in paths}
+    )
+    for item in paths:
+        if any(c.kind == CONTRACT and not c.ack for c in item.changes):
+            item.category = CHANGED
+            item.causes = sorted(
+                {f"[changed] {ack_files.fold(c.field)}" for c in item.changes if c.kind == CONTRACT and not c.ack}
+            )
     locks = None
     if (baseline_dir / "uv.lock").is_file() and (candidate_dir / "uv.lock").is_file():
         locks = diff(baseline_dir / "uv.lock", candidate_dir / "uv.lock")
@@ -213,7 +242,7 @@ def compare_runs(baseline_dir: Path, candidate_dir: Path) -> Comparison:
         role: list(mark.get("lifecycle") or []) + lifecycle_failures(folder)
         for role, mark, folder in (("baseline", base_mark, baseline_dir), ("candidate", cand_mark, candidate_dir))
     }
-    return Comparison(base_info, cand_info, paths, locks, base_broken, cand_broken, base, cand, lifecycle)
+    return Comparison(base_info, cand_info, paths, locks, base_broken, cand_broken, base, cand, lifecycle, report)
 
 
 def root_causes(record: dict[str, Any]) -> list[str]:

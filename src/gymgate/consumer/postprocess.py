@@ -8,6 +8,7 @@ next prompt) is checked explicitly, naming the turn and the first differing posi
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import Any
 
@@ -51,6 +52,7 @@ def _ids(values: list[Any]) -> list[int]:
 def postprocess_result(result: Any, tokenizer) -> dict[str, Any]:
     if not isinstance(result, dict):
         raise RolloutDataFailure(f"Hit a non-successful response when querying NeMo Gym for rollouts: {result!r:.500}")
+    as_returned = copy.deepcopy(result)  # what Gym returned, before this consumer pops and adds anything
     output = (result.get("response") or {}).get("output") or []
     message_log: list[dict[str, Any]] = []
     seen: list[int] = []
@@ -107,5 +109,6 @@ def postprocess_result(result: Any, tokenizer) -> dict[str, Any]:
         "message_log": message_log,
         "input_message_log": message_log[:1],
         "full_result": result,
+        "gym_result": as_returned,
         "wire": {"generation_token_id_types": sorted(wire_types), "trainable_item_keys": sorted(item_keys)},
     }

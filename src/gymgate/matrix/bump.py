@@ -19,6 +19,7 @@ def judge_bump(
     opts: RunOptions,
     reruns: int,
     narrowed: bool,
+    acks: Path | None = None,
 ) -> int:
     print(f"== baseline {baseline.name}", flush=True)
     base = accept_ref(baseline, expected, opts, reuse=True, narrowed=narrowed)
@@ -32,17 +33,17 @@ def judge_bump(
         print(f"gymgate: error: the candidate {candidate.name} could not be judged; see {cand.dir}", file=sys.stderr)
         return EXIT_ERROR
     run_reruns((baseline, base.dir), (candidate, cand.dir), reruns, real_attempt(opts))
-    return compare_and_report(base.dir, cand.dir, cand.dir, full=False)
+    return compare_and_report(base.dir, cand.dir, cand.dir, full=False, acks=acks)
 
 
-def compare_and_report(baseline: Path, candidate: Path, out_dir: Path, full: bool) -> int:
+def compare_and_report(baseline: Path, candidate: Path, out_dir: Path, full: bool, acks: Path | None = None) -> int:
     """Compare two stored runs, write every report file into `out_dir`, print the verdict and summary."""
     from gymgate.atomic import write_text_atomic
     from gymgate.compare.runs import compare_runs
     from gymgate.report.markdown import render_markdown
     from gymgate.report.outputs import write_html, write_junit, write_results, write_retry
 
-    comparison = compare_runs(baseline, candidate)
+    comparison = compare_runs(baseline, candidate, acks)
     text = render_markdown(comparison)
     written = [write_text_atomic(out_dir / "report.md", text)]
     written += [
@@ -54,7 +55,7 @@ def compare_and_report(baseline: Path, candidate: Path, out_dir: Path, full: boo
     # The terminal gets the verdict, the lifecycle check, the summary table and the root causes (with who is to
     # blame); the files have everything.
     short = [text.split("\n### ", 1)[0], *(_section(text, h) for h in ("### Lifecycle check", "### Summary"))]
-    short.append(_section(text, "### Root causes"))
+    short += [_section(text, h) for h in ("### Root causes", "### Contract changes", "### Acknowledg")]
     print("\n" + (text if full else "\n".join(part for part in short if part)))
     print("written: " + ", ".join(str(p) for p in written))
     return comparison.exit_code

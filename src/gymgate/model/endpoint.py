@@ -20,6 +20,7 @@ from typing import Any
 from gymgate.model.script import Script, logprobs
 from gymgate.model.tokenizer import EOS, MAX_LENGTH, assistant_body, build_tokenizer, encode, render
 from gymgate.outcomes import CONTRACT, GYM, HARNESS
+from gymgate.text import content_text
 
 POLICY, JUDGE = "policy", "judge"
 
@@ -151,7 +152,7 @@ class ModelEndpoint:
     def classify(self, script: Script, messages: list[dict]) -> str:
         if script.judge_markers:
             for message in messages:
-                text = _text(message.get("content"))
+                text = content_text(message.get("content"))
                 if all(marker in text for marker in script.judge_markers):
                     return JUDGE
         return POLICY
@@ -305,11 +306,3 @@ class ModelEndpoint:
 
     def __exit__(self, *exc) -> None:
         self.stop()
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return ""

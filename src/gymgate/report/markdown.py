@@ -3,21 +3,15 @@
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Any
 
 from gymgate.compare.categories import ACTIONABLE, SAME_FAIL
+from gymgate.compare.observation import CONTRACT, side_by_side, text_diff
 from gymgate.compare.runs import Comparison, PathComparison
 
 
 def _ref(info: dict[str, Any]) -> str:
     return f"{info.get('name', '?')} (nemo-gym {info.get('version', '?')})"
-
-
-def _short(value: Any, limit: int = 80) -> str:
-    text = json.dumps(value, default=str, sort_keys=True)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def render_markdown(comparison: Comparison) -> str:
@@ -55,7 +49,7 @@ def render_markdown(comparison: Comparison) -> str:
     lines += ["### Summary", "", "| category | paths |", "|---|---|"]
     for category in sorted(groups, key=lambda c: (c not in ACTIONABLE, c)):
         lines.append(f"| {category} | {len(groups[category])} |")
-    lines.append(f"| changed (pass on both, different fields) | {len(comparison.changed)} |")
+    lines.append(f"| pass on both with changes (contract or additive, any acknowledged) | {len(comparison.changed)} |")
     lines.append("")
     lines += _root_causes(comparison.paths)
     for category in [c for c in ACTIONABLE if c in groups]:
@@ -70,8 +64,7 @@ def render_markdown(comparison: Comparison) -> str:
                 f"{reason}"
             )
         lines.append("")
-    if comparison.changed:
-        lines += _changed(comparison.changed)
+    lines += _changes(comparison)
     same = [c for c in groups if c not in ACTIONABLE]
     if same:
         lines += ["<details><summary>unchanged paths</summary>", ""]
@@ -83,13 +76,6 @@ def render_markdown(comparison: Comparison) -> str:
 
 def _side(flaky_on: str) -> str:
     return {"candidate": "the candidate only", "baseline": "the baseline only", "both": "both refs"}[flaky_on]
-
-
-def _change(a: Any, b: Any) -> str:
-    """One field's change: list members as -removed / +added, anything else as old → new."""
-    if isinstance(a, dict) and isinstance(b, dict) and set(a) == {"removed"} and set(b) == {"added"}:
-        return " ".join([*(f"−{_short(v, 40)}" for v in a["removed"]), *(f"+{_short(v, 40)}" for v in b["added"])])
-    return f"{_short(a)} → {_short(b)}"
 
 
 def _attempts(item: PathComparison) -> str:
@@ -115,24 +101,58 @@ def _root_causes(paths: list[PathComparison]) -> list[str]:
     return [*lines, ""]
 
 
-def _changed(changed: list[PathComparison]) -> list[str]:
-    """PASS→PASS differences, grouped by field across paths (turn indices folded), then each path in full."""
-    by_field: dict[str, dict[str, tuple[Any, Any]]] = {}
-    for item in changed:
-        for name, pair in item.changed.items():
-            by_field.setdefault(re.sub(r"\.\d+(?=\.|$)", ".*", name), {})[item.path] = pair
-    lines = ["### changed", ""]
-    for name, per_path in sorted(by_field.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-        pairs = {json.dumps(pair, default=str, sort_keys=True) for pair in per_path.values()}
-        count = f"{len(per_path)} path{'s' if len(per_path) > 1 else ''}"
-        if len(pairs) == 1:
-            a, b = next(iter(per_path.values()))
-            lines.append(f"- {name}: {_change(a, b)} — {count}")
-        else:
-            lines.append(f"- {name}: differs per path — {count}")
-    lines += ["", "<details><summary>every changed field, path by path</summary>", ""]
-    for item in changed:
-        lines.append(f"- `{item.path}`")
-        for name, (a, b) in item.changed.items():
-            lines.append(f"  - {name}: {_change(a, b)}")
-    return [*lines, "", "</details>", ""]
+def _changes(comparison: Comparison) -> list[str]:
+    """Every change on paths passing on both refs: unacknowledged contract changes side by side (they fail the
+    gate), then the acknowledged ones with their reasons, the additive ones, and what the acks did."""
+    groups = comparison.change_groups()
+    old, new = comparison.baseline.get("name", "baseline"), comparison.candidate.get("name", "candidate")
+    lines: list[str] = []
+    failing = [g for g in groups if g.failing]
+    if failing:
+        lines += [
+            "### Contract changes (unacknowledged: they fail the gate until reviewed — `gymgate ack`)",
+            "",
+            "What the model receives or what RL trains on differs, on paths that pass on both refs.",
+            "",
+        ]
+        for group in failing:
+            before, after = side_by_side(group.sample.before, group.sample.after)
+            lines += [
+                f"#### `{group.field}` — {_paths(group.paths)}",
+                "",
+                f"| {old} (before) | {new} (after) |",
+                "|---|---|",
+                f"| {_cell(before)} | {_cell(after)} |",
+                "",
+            ]
+            diff = text_diff(group.sample.before, group.sample.after)
+            if diff:
+                lines += ["```diff", *diff, "```", ""]
+    acked = [g for g in groups if g.kind == CONTRACT and g.ack]
+    if acked:
+        lines += ["### Acknowledged changes", ""]
+        for group in acked:
+            lines.append(f"- `{group.field}` — {_paths(group.paths)}: **{group.ack}** ({group.ack_file})")
+        lines.append("")
+    additive = [g for g in groups if g.kind != CONTRACT]
+    if additive:
+        lines += ["<details><summary>additive changes (new keys in Gym's result; they pass)</summary>", ""]
+        for group in additive:
+            _, after = side_by_side(group.sample.before, group.sample.after, limit=80)
+            lines.append(f"- `{group.field}` = `{after}` — {_paths(group.paths)}")
+        lines += ["", "</details>", ""]
+    report = comparison.acks
+    if report.stale or report.refused:
+        lines += ["### Acknowledgements", ""]
+        lines += [f"- refused (no reason; it covers nothing until one is written): {a.where}" for a in report.refused]
+        lines += [f"- stale (matches no change of this comparison): {a.where}" for a in report.stale]
+        lines.append("")
+    return lines
+
+
+def _paths(paths: list[str]) -> str:
+    return f"{len(paths)} path{'s' if len(paths) > 1 else ''}: " + ", ".join(f"`{p}`" for p in sorted(paths))
+
+
+def _cell(text: str) -> str:
+    return "`" + text.replace("|", "\\|").replace("\n", "⏎").replace("`", "'") + "`"

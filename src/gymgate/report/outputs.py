@@ -27,6 +27,7 @@ from gymgate.compare.categories import (
     UNJUDGED,
 )
 from gymgate.compare.lockdiff import packages
+from gymgate.compare.observation import Change, side_by_side
 from gymgate.compare.runs import Comparison, PathComparison
 from gymgate.outcomes import ERROR, PASS, SKIP
 
@@ -78,14 +79,37 @@ def write_results(comparison: Comparison, directory: Path) -> Path:
                 "flaky_on": p.flaky_on,
                 "baseline": base.get(p.path),
                 "candidate": cand.get(p.path),
-                "changed": {k: list(v) for k, v in p.changed.items()},
+                "changed": [_change_json(c) for c in p.changes],
                 "attempts": p.attempts,
                 "root_causes": p.causes,
             }
             for p in comparison.paths
         ],
     }
+    data["acknowledgements"] = {
+        "files": [str(f) for f in comparison.acks.files],
+        "covered": comparison.acks.covered,
+        "stale": [a.where for a in comparison.acks.stale],
+        "refused": [a.where for a in comparison.acks.refused],
+    }
     return write_json_atomic(directory / "results.json", data)
+
+
+def _change_json(change: Change) -> dict[str, Any]:
+    """One change for machines: the exact field, its class, digests that identify the values, and what a reader
+    sees of them (long values cut around their first difference)."""
+    before, after = side_by_side(change.before, change.after)
+    _, before_digest, after_digest = change.key
+    return {
+        "field": change.field,
+        "kind": change.kind,
+        "before": before,
+        "after": after,
+        "before_digest": before_digest,
+        "after_digest": after_digest,
+        "acknowledged": change.ack,
+        "ack": change.ack_file,
+    }
 
 
 def write_junit(comparison: Comparison, directory: Path) -> Path:
@@ -164,13 +188,13 @@ def write_html(comparison: Comparison, markdown_text: str, directory: Path) -> P
         f"<tr class='{html.escape(p.category.replace(' ', '-'))}' data-category='{html.escape(p.category)}'>"
         f"<td><code>{html.escape(p.path)}</code></td>"
         f"<td>{html.escape(p.baseline or '—')}</td><td>{html.escape(p.candidate or '—')}</td>"
-        f"<td>{html.escape(p.category)}</td><td>{len(p.changed) or ''}</td></tr>"
+        f"<td>{html.escape(p.category)}</td><td>{len(p.changes) or ''}</td></tr>"
         for p in comparison.paths
     )
     page = f"""<!doctype html><html><head><meta charset="utf-8"><title>gymgate report</title>
 <style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;
 padding:.3em .6em}}.regressed td,.broken td{{background:#fdd}}.fixed td,.new-path td{{background:#dfd}}
-.flaky td,.unjudged td{{background:#ffd}}pre{{background:#f6f6f6;padding:1em;white-space:pre-wrap}}</style>
+.flaky td,.unjudged td,.changed td{{background:#ffd}}pre{{background:#f6f6f6;padding:1em;white-space:pre-wrap}}</style>
 </head><body><h1>{html.escape(comparison.verdict)}</h1>
 <table><tr><th>path</th><th>baseline</th><th>candidate</th><th>category</th><th>changed fields</th></tr>{rows}</table>
 <h2>Full report</h2><pre>{html.escape(markdown_text)}</pre></body></html>"""

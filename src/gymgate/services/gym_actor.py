@@ -98,6 +98,7 @@ class GymActor:
         runs on one event loop thread owned by this actor for the actor's whole life.
         """
         import asyncio
+        import copy
         import queue
         import time
 
@@ -138,6 +139,9 @@ class GymActor:
                 first_error = first_error or _typed_failure(payload)
                 continue
             processed = postprocess_result(payload, self.tokenizer)  # typed errors travel to the driver as-is
+            # The agent Gym says served this row, before the consumer writes the rows' own agent_ref onto results.
+            reported = payload.get("agent_ref") if "agent_ref" in payload else (row or {}).get("agent_ref")
+            processed["gym_agent_ref"] = copy.deepcopy(reported)
             timing = {"timing/rollout/await_results": time.monotonic() - began}
             yield row["_rowidx"], processed, timing
         if first_error is not None:

@@ -1,0 +1,173 @@
+"""Acknowledgements: a maintainer's reviewed, committed statement that a contract change a bump brings is acceptable.
+
+The way snapshot-testing tools treat a changed snapshot: `gymgate ack` writes a *draft* under acks/ listing every
+unacknowledged contract change of a comparison (field, paths, values before and after) with an empty reason; a
+person fills in each reason and commits the file. An entry covers a change only when its ref pair, path, field
+(turn and item indices folded to `*`) and exact values (by digest) all match, and it has a reason: a draft entry
+without one is refused. A relevant entry that matches nothing is stale. Acks only ever cover contract changes on
+paths that pass on both refs: they never hide a FAIL, an ERROR or a missing path.
+
+One file per ref pair (`[baseline]` and `[candidate]` name the refs and carry their digests).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from gymgate.atomic import write_text_atomic
+from gymgate.compare.observation import CONTRACT, Change, side_by_side
+from gymgate.errors import UsageError
+from gymgate.paths import repo_root
+
+HEADER = """\
+# gymgate acknowledgements: {baseline} -> {candidate}
+#
+# Each [[change]] is a contract change this bump makes to what the model receives or what RL trains on, on paths
+# that pass on both refs. Review it (the report shows it side by side), write in `reason` one line a maintainer
+# would accept (what Gym changed and why), and commit this file. An entry with an empty reason acknowledges
+# nothing. `match` (field, digests of the values before and after) is what a change must equal to be covered;
+# `before` and `after` are for the reader.
+"""
+EXCERPT = 160
+
+
+def acks_dir() -> Path:
+    return repo_root() / "acks"
+
+
+def fold(field_name: str) -> str:
+    """A field with its list indices folded (`requests.*.body.messages.*.content`): one entry covers the change
+    wherever that value moved to, never a different value."""
+    return re.sub(r"(^|\.)\d+(?=\.|$)", r"\1*", field_name)
+
+
+@dataclass
+class Ack:
+    file: Path
+    index: int  # position of the [[change]] in its file, from 1
+    field: str
+    paths: list[str]
+    match: str
+    reason: str
+    used: bool = False
+
+    @property
+    def ref(self) -> str:
+        return f"acks/{self.file.name} change {self.index}"
+
+    @property
+    def where(self) -> str:
+        return f"{self.ref} ({self.field})"
+
+
+@dataclass
+class AckReport:
+    """What the acks of this comparison's ref pair did: which changes they covered, which entries are stale
+    (matched nothing) and which were refused (no reason)."""
+
+    files: list[Path] = field(default_factory=list)
+    stale: list[Ack] = field(default_factory=list)
+    refused: list[Ack] = field(default_factory=list)
+    covered: int = 0
+
+
+def match_key(change: Change) -> str:
+    _, before, after = change.key
+    return f"{fold(change.field)}: {before} -> {after}"
+
+
+def load(directory: Path, baseline: dict[str, Any], candidate: dict[str, Any]) -> list[Ack]:
+    """Every entry of every ack file for exactly this (baseline digest, candidate digest) pair."""
+    found: list[Ack] = []
+    if not directory.is_dir():
+        return found
+    for path in sorted(directory.glob("*.toml")):
+        try:
+            data = tomllib.loads(path.read_text())
+            refs = (data["baseline"]["digest"], data["candidate"]["digest"])
+            entries = data.get("change", [])
+            if refs != (baseline.get("digest"), candidate.get("digest")):
+                continue
+            for index, entry in enumerate(entries, 1):
+                found.append(
+                    Ack(path, index, entry["field"], list(entry["paths"]), entry["match"], str(entry["reason"]).strip())
+                )
+        except (tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
+            raise UsageError(f"{path}: not a gymgate acknowledgement file ({type(exc).__name__}: {exc})") from exc
+    return found
+
+
+def apply(acks: list[Ack], changes: dict[str, list[Change]]) -> AckReport:
+    """Mark each contract change an entry with a reason covers (`Change.ack`); `changes` is per path."""
+    report = AckReport(files=sorted({a.file for a in acks}))
+    index = {(a.match, p): a for a in acks for p in a.paths}
+    for path, items in changes.items():
+        for change in items:
+            ack = index.get((match_key(change), path))
+            if change.kind != CONTRACT or ack is None:
+                continue
+            ack.used = True
+            if ack.reason:
+                change.ack, change.ack_file = ack.reason, ack.ref
+                report.covered += 1
+    report.refused = [a for a in acks if a.used and not a.reason]
+    report.stale = [a for a in acks if not a.used]
+    return report
+
+
+def _shown(value: Any, other: Any) -> str:
+    text, _ = side_by_side(value, other, EXCERPT)
+    return text
+
+
+def draft(
+    directory: Path, baseline: dict[str, Any], candidate: dict[str, Any], changes: dict[str, list[Change]]
+) -> tuple[Path, int]:
+    """Write (or extend) the ack file of this ref pair with every unacknowledged contract change, grouped across
+    paths; existing entries and their reasons are kept. Returns the file and how many entries were added."""
+    name = f"{_slug(baseline)}-to-{_slug(candidate)}.toml"
+    path = directory / name
+    existing: dict[str, Any] = tomllib.loads(path.read_text()) if path.is_file() else {}
+    entries: list[dict[str, Any]] = list(existing.get("change", []))
+    by_match = {e["match"]: e for e in entries}
+    added = 0
+    for route, items in sorted(changes.items()):
+        for change in items:
+            if change.kind != CONTRACT or change.ack:
+                continue
+            key = match_key(change)
+            entry = by_match.get(key)
+            if entry is None:
+                entry = {
+                    "reason": "",
+                    "field": fold(change.field),
+                    "paths": [],
+                    "before": _shown(change.before, change.after),
+                    "after": _shown(change.after, change.before),
+                    "match": key,
+                }
+                by_match[key] = entry
+                entries.append(entry)
+                added += 1
+            if route not in entry["paths"]:
+                entry["paths"] = sorted([*entry["paths"], route])
+    document = {
+        "baseline": {"name": str(baseline.get("name")), "digest": str(baseline.get("digest"))},
+        "candidate": {"name": str(candidate.get("name")), "digest": str(candidate.get("digest"))},
+        "change": entries,
+    }
+    header = HEADER.format(baseline=baseline.get("name"), candidate=candidate.get("name"))
+    directory.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(path, header + "\n" + tomli_w.dumps(document, multiline_strings=True))
+    return path, added
+
+
+def _slug(info: dict[str, Any]) -> str:
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", str(info.get("name") or "ref"))
+    return name if info.get("kind") == "pin" else f"{name}-{str(info.get('digest') or '')[:10]}"

@@ -1,0 +1,170 @@
+"""Everything a bump changed on a path that passes on both refs: the two full observations (every request the model
+received, everything Gym returned) are flattened to dotted leaves, normalized by the one declared nondeterminism
+list (nondeterministic.toml), and diffed. Each difference is a *contract* change (the model or RL training sees it:
+it fails the gate until acknowledged) or an *additive* one (a new key in a result object or training item).
+
+The classification fails closed: a removed, changed or retyped leaf is contract; so is anything in the requests
+(a parameter that appears is as much a change of what the model receives as one that vanishes) and any new element
+of a list (a new output item, message or turn). Only a new key in a dict of Gym's result that existed on both
+sides is additive.
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import hashlib
+import json
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from gymgate.text import excerpt
+
+RULES_FILE = Path(__file__).with_name("nondeterministic.toml")
+CONTRACT, ADDITIVE = "contract", "additive"
+ABSENT = "<absent>"  # the leaf does not exist on that side
+REQUESTS = "requests"  # observation key of what the model received (records: PathResult.observed)
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    path: str
+    match: str
+    why: str
+
+    def applies(self, field: str, value: Any) -> bool:
+        if not fnmatch.fnmatchcase(field, self.path):
+            return False
+        return not self.match or (isinstance(value, str) and re.fullmatch(self.match, value) is not None)
+
+
+@cache
+def rules(path: Path = RULES_FILE) -> tuple[Rule, ...]:
+    data = tomllib.loads(path.read_text())
+    return tuple(Rule(r["name"], r["path"], r.get("match", ""), r["why"]) for r in data.get("rule", []))
+
+
+@dataclass
+class Change:
+    """One leaf that differs. `before`/`after` are the normalized values (ABSENT when the leaf is missing)."""
+
+    field: str
+    before: Any
+    after: Any
+    kind: str  # CONTRACT | ADDITIVE
+    ack: str = ""  # the reason of the acknowledgement that covers it, if any
+    ack_file: str = ""
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """What an acknowledgement matches: the field and the exact values on both sides (by digest)."""
+        return self.field, value_digest(self.before), value_digest(self.after)
+
+
+def value_digest(value: Any) -> str:
+    return "sha256:" + hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def flatten(value: Any, prefix: str = "") -> tuple[dict[str, Any], dict[str, type]]:
+    """(leaves, containers): nested dicts and lists to `a.0.b` leaves. A list of scalars (token ids, logprobs) is
+    one leaf; an empty dict or list is a leaf too, so its presence counts. `containers` maps every inner path to its
+    type (what an added leaf was added to)."""
+    leaves: dict[str, Any] = {}
+    containers: dict[str, type] = {}
+
+    def walk(node: Any, path: str) -> None:
+        if isinstance(node, dict) and node:
+            containers[path] = dict
+            for key, inner in node.items():
+                walk(inner, f"{path}.{key}" if path else str(key))
+        elif isinstance(node, list) and node and not all(_scalar(v) for v in node):
+            containers[path] = list
+            for index, inner in enumerate(node):
+                walk(inner, f"{path}.{index}" if path else str(index))
+        else:
+            leaves[path] = node
+
+    walk(value, prefix)
+    return leaves, containers
+
+
+def _scalar(value: Any) -> bool:
+    return value is None or isinstance(value, str | int | float | bool)
+
+
+def normalize(leaves: dict[str, Any], declared: tuple[Rule, ...]) -> dict[str, Any]:
+    out = {}
+    for field, value in leaves.items():
+        rule = next((r for r in declared if r.applies(field, value)), None)
+        out[field] = f"<{rule.name}>" if rule else value
+    return out
+
+
+def diff(before: dict[str, Any], after: dict[str, Any], declared: tuple[Rule, ...] | None = None) -> list[Change]:
+    """Every leaf of two observations that differs after normalization, classified (module docstring)."""
+    declared = rules() if declared is None else declared
+    (left, left_kinds), (right, _) = flatten(before), flatten(after)
+    left, right = normalize(left, declared), normalize(right, declared)
+    changes = []
+    for field in sorted(set(left) | set(right), key=_order):
+        old, new = left.get(field, ABSENT), right.get(field, ABSENT)
+        if old == new and type(old) is type(new):
+            continue
+        changes.append(Change(field, old, new, _kind(field, old, left_kinds)))
+    return changes
+
+
+def _kind(field: str, old: Any, containers: dict[str, type]) -> str:
+    if old is not ABSENT or field == REQUESTS or field.startswith(REQUESTS + "."):
+        return CONTRACT
+    parent = field
+    while "." in parent:
+        parent = parent.rsplit(".", 1)[0]
+        if parent in containers:
+            return ADDITIVE if containers[parent] is dict else CONTRACT
+    return ADDITIVE if containers.get("") is dict else CONTRACT
+
+
+def _order(field: str) -> list[tuple[int, int | str]]:
+    """Dotted paths in document order: numeric steps compare as numbers (turn 10 after turn 9)."""
+    return [(0, int(step)) if step.isdigit() else (1, step) for step in field.split(".")]
+
+
+def side_by_side(value: Any, other: Any, limit: int = 160) -> tuple[str, str]:
+    """(value, other) as a reader compares them: long texts cut around their first difference, long number lists
+    (token ids, logprobs) as their length and the window where they first differ, anything else as short JSON."""
+    if isinstance(value, str) and isinstance(other, str) and value != ABSENT and other != ABSENT:
+        return excerpt(value, other, context=limit // 2)
+    if _numbers(value) and _numbers(other) and max(len(value), len(other)) > 16:
+        at = next(
+            (i for i, (x, y) in enumerate(zip(value, other, strict=False)) if x != y), min(len(value), len(other))
+        )
+
+        def window(items: list) -> str:
+            return f"{len(items)} items, at {at}: {json.dumps(items[max(0, at - 3) : at + 5])}"
+
+        return window(value), window(other)
+    return _json(value, limit), _json(other, limit)
+
+
+def text_diff(before: Any, after: Any, lines: int = 12) -> list[str]:
+    """A short unified diff of two multi-line texts (the changed turn of a conversation), else nothing."""
+    if not (isinstance(before, str) and isinstance(after, str)) or "\n" not in before + after:
+        return []
+    body = difflib.unified_diff(before.splitlines(), after.splitlines(), n=1, lineterm="")
+    out = [line for line in body if not line.startswith(("---", "+++"))]
+    return out[:lines] + (["…"] if len(out) > lines else [])
+
+
+def _numbers(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
+
+
+def _json(value: Any, limit: int) -> str:
+    text = value if value == ABSENT else json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

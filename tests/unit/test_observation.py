@@ -1,0 +1,145 @@
+"""The full-observation diff (compare/observation.py) and reviewed acknowledgements (compare/acks.py): what is a
+contract change, what is additive, what the nondeterminism list hides, and the ack workflow end to end through the
+CLI: draft, refused without a reason, acknowledged with one, not covering a different value, stale, never hiding a
+failure."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+
+from gymgate.cli import main
+from gymgate.compare.observation import ABSENT, ADDITIVE, CONTRACT, diff, side_by_side, text_diff
+from gymgate.compare.runs import compare_runs
+from tests.helpers import observation, record, stored_run
+
+
+def _kinds(before, after):
+    return {c.field: c.kind for c in diff(before, after)}
+
+
+def test_what_the_model_receives_is_always_contract():
+    base = observation()
+    assert _kinds(base, observation(params={"seed": 0})) == {"requests.0.body.seed": CONTRACT}
+    dropped = observation()
+    del dropped["requests"][0]["body"]["top_p"]
+    assert _kinds(base, dropped) == {"requests.0.body.top_p": CONTRACT}
+    cut = observation()
+    cut["requests"][0]["body"]["messages"][0]["content"] = "Q"
+    assert _kinds(base, cut) == {"requests.0.body.messages.0.content": CONTRACT}
+
+
+def test_gyms_result_new_keys_are_additive_everything_else_contract():
+    base = observation(result={"response": {"id": "resp_" + "a" * 32, "output": [{"type": "message"}]}})
+    new_key = observation(
+        result={"extra": 1, "response": {"id": "resp_" + "a" * 32, "output": [{"type": "message", "routed": None}]}}
+    )
+    assert _kinds(base, new_key) == {"result.extra": ADDITIVE, "result.response.output.0.routed": ADDITIVE}
+    new_item = observation(
+        result={"response": {"id": "resp_" + "a" * 32, "output": [{"type": "message"}, {"type": "message"}]}}
+    )
+    assert _kinds(base, new_item) == {"result.response.output.1.type": CONTRACT}  # a new element: contract
+    retyped = observation(result={"reward": "1.0"})
+    assert _kinds(observation(), retyped) == {"result.reward": CONTRACT}
+    removed = observation(result={"response": {"id": "resp_" + "a" * 32}})
+    assert _kinds(observation(), removed) == {"result.response.output": CONTRACT}
+
+
+def test_declared_nondeterminism_is_ignored_and_nothing_else():
+    fresh = observation(result={"response": {"id": "resp_" + "b" * 32, "output": [], "created_at": 2.0}})
+    stored = observation(result={"response": {"id": "resp_" + "a" * 32, "output": [], "created_at": 1.0}})
+    assert diff(stored, fresh) == []
+    not_an_id = observation(result={"response": {"id": "resp_not-a-uuid", "output": [], "created_at": 1.0}})
+    assert [c.field for c in diff(stored, not_an_id)] == ["result.response.id"]
+
+
+def test_long_values_are_shown_where_they_differ():
+    before = "system prompt\n" + "line\n" * 50 + "Use the tool."
+    after = before.replace("Use the tool.", "Never use the tool.")
+    a, b = side_by_side(before, after)
+    assert "Use the tool." in a and "Never use the tool." in b and len(a) < 200
+    assert "-Use the tool." in text_diff(before, after) and "+Never use the tool." in text_diff(before, after)
+    ids = list(range(100))
+    a, b = side_by_side(ids, ids[:40] + [7] + ids[41:])
+    assert a.startswith("100 items, at 40: ") and "7" in b
+    assert side_by_side(ABSENT, 0) == (ABSENT, "0")
+
+
+def _bump(tmp_path, seed=0, candidate_outcome="PASS"):
+    base = stored_run(
+        tmp_path,
+        f"a{seed}{candidate_outcome}",
+        "0.3.0",
+        [record("mcqa:accepted", "PASS"), record("mcqa:rejected", "PASS")],
+    )
+    cand = stored_run(
+        tmp_path,
+        f"b{seed}{candidate_outcome}",
+        "0.4.0",
+        [
+            record("mcqa:accepted", candidate_outcome, observed=observation(params={"seed": seed})),
+            record("mcqa:rejected", "PASS", observed=observation(params={"seed": seed})),
+        ],
+    )
+    return base, cand
+
+
+def test_ack_workflow(tmp_path, capsys):
+    acks = tmp_path / "acks"
+    base, cand = _bump(tmp_path)
+    assert main(["compare", str(base), str(cand), "--acks", str(acks)]) == 1
+    assert (
+        "**Verdict: 0 regressed, 0 broken, 2 changed (unacknowledged contract changes).**"
+        in (cand / "report.md").read_text()
+    )
+
+    # The draft: one entry for the change on both paths, with an empty reason.
+    assert main(["ack", str(base), str(cand), "--acks", str(acks)]) == 0
+    (draft,) = acks.glob("*.toml")
+    assert draft.name == "0.3.0-to-0.4.0.toml"
+    data = tomllib.loads(draft.read_text())
+    (entry,) = data["change"]
+    assert entry["field"] == "requests.*.body.seed" and entry["paths"] == ["mcqa:accepted", "mcqa:rejected"]
+    assert (entry["before"], entry["after"], entry["reason"]) == ("<absent>", "0", "")
+    assert data["candidate"]["digest"] == "d-0.4.0"
+
+    # Without a reason it covers nothing, and says so.
+    assert main(["compare", str(base), str(cand), "--acks", str(acks)]) == 1
+    assert "refused (no reason" in (cand / "report.md").read_text()
+
+    # With a reason, the comparison passes and shows why.
+    draft.write_text(draft.read_text().replace('reason = ""', 'reason = "Gym now sends a seed (reviewed)"'))
+    assert main(["compare", str(base), str(cand), "--acks", str(acks)]) == 0
+    report = (cand / "report.md").read_text()
+    assert "2 changed: 2 acknowledged" in report and "**Gym now sends a seed (reviewed)**" in report
+    results = json.loads((cand / "results.json").read_text())
+    assert results["paths"][0]["changed"][0]["acknowledged"] == "Gym now sends a seed (reviewed)"
+
+    # A different change of the same field is not covered, and the ack that matches nothing is stale.
+    base, other = _bump(tmp_path, seed=1)
+    comparison = compare_runs(base, other, acks)
+    assert {p.category for p in comparison.paths} == {"changed"}
+    assert [a.where for a in comparison.acks.stale] == ["acks/0.3.0-to-0.4.0.toml change 1 (requests.*.body.seed)"]
+
+    # An ack never hides a failure.
+    base, failing = _bump(tmp_path, candidate_outcome="FAIL")
+    categories = {p.path: p.category for p in compare_runs(base, failing, acks).paths}
+    assert categories == {"mcqa:accepted": "regressed", "mcqa:rejected": "same-pass"}
+
+
+def test_ack_on_a_clean_comparison_writes_nothing(tmp_path, capsys):
+    base = stored_run(tmp_path, "a", "0.4.0", [record("mcqa:accepted", "PASS")])
+    cand = stored_run(tmp_path, "b", "0.4.0", [record("mcqa:accepted", "PASS")])
+    assert main(["ack", str(base), str(cand), "--acks", str(tmp_path / "acks")]) == 0
+    assert "nothing to acknowledge" in capsys.readouterr().out
+    assert not (tmp_path / "acks").exists()
+    assert main(["ack", str(cand), "--acks", str(tmp_path / "acks")]) == 2  # no comparison stored in it
+
+
+def test_malformed_ack_file_is_a_usage_error(tmp_path, capsys):
+    base, cand = _bump(tmp_path)
+    acks = tmp_path / "acks"
+    acks.mkdir()
+    (acks / "bad.toml").write_text("[baseline]\nname = 1\n")
+    assert main(["compare", str(base), str(cand), "--acks", str(acks)]) == 2
+    assert "bad.toml: not a gymgate acknowledgement file" in capsys.readouterr().err
