@@ -59,6 +59,13 @@ def compare(session: nox.Session) -> None:
 
 
 @nox.session(default=False)
+def ack(session: nox.Session) -> None:
+    """Draft acknowledgements of a bump's contract changes for review: nox -s ack -- runs/<candidate run>"""
+    _harness(session)
+    _gymgate(session, "ack", *session.posargs)
+
+
+@nox.session(default=False)
 def up(session: nox.Session) -> None:
     """Start every environment's Gym services of a ref, check them and stop them."""
     _harness(session)

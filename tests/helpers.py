@@ -62,7 +62,7 @@ def observation(params=None, result=None):
     """A path's full observation (acceptance/checks.observe): one policy request and Gym's result."""
     body = {"messages": [{"role": "user", "content": "Q?"}], "temperature": 0.7, "top_p": 0.95, **(params or {})}
     returned = {"reward": 1.0, "response": {"id": "resp_" + "a" * 32, "output": []}, **(result or {})}
-    return {"requests": [{"kind": "policy", "turn": 0, "status": 200, "body": body}], "result": returned}
+    return {"requests": {"policy": [{"status": 200, "body": body}]}, "result": returned}
 
 
 def record(path, outcome, **fields):

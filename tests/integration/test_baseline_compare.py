@@ -1,5 +1,6 @@
 """accept with a baseline, through the real CLI: the baseline runs (or is reused when none of its inputs
-changed), the candidate runs, and the comparison decides the exit code and writes every report file."""
+changed), the candidate runs, and the comparison decides the exit code and writes every report file. The bump is
+the real 0.3.0 -> 0.4.0, whose contract changes are reviewed in acks/0.3.0-to-0.4.0.toml."""
 
 from __future__ import annotations
 
@@ -15,9 +16,9 @@ def _accept(runs, *extra):
         "gymgate",
         "accept",
         "--gym-ref",
-        "0.3.0",
-        "--baseline",
         "0.4.0",
+        "--baseline",
+        "0.3.0",
         "--env",
         "mcqa",
         "-n",
@@ -33,18 +34,21 @@ def test_baseline_then_candidate_then_report_and_reuse(tmp_path):
     first = _accept(tmp_path)
     out = first.stdout + first.stderr
     assert first.returncode == 0, out
-    assert "== baseline 0.4.0" in out and "== candidate 0.3.0" in out
-    assert "**Verdict: no regression (2 paths pass on both, 2 changed).**" in out
+    assert "== baseline 0.3.0" in out and "== candidate 0.4.0" in out
+    assert "**Verdict: no regression (2 paths pass on both, 2 changed: 2 acknowledged).**" in out
     runs = sorted(tmp_path.iterdir())
     assert len(runs) == 2
-    (candidate,) = [r for r in runs if "-0.3.0-" in r.name]
+    (candidate,) = [r for r in runs if "-0.4.0-" in r.name]
     for name in ("report.md", "report.html", "results.json", "junit.xml", "retry.txt"):
         assert (candidate / name).is_file(), name
     report = (candidate / "report.md").read_text()
-    assert "- **nemo-gym**: 0.4.0 → 0.3.0" in report
-    assert "request_contract.top_logprobs" in report  # 0.4.0 sends top_logprobs: 0, 0.3.0 does not
+    assert "- **nemo-gym**: 0.3.0 → 0.4.0" in report
+    # 0.4.0 sends top_logprobs: 0 (0.3.0 did not): a contract change, reviewed in the committed acks.
+    assert "### Acknowledged changes" in report and "`requests.policy.*.body.top_logprobs` — 2 paths" in report
+    assert "(acks/0.3.0-to-0.4.0.toml change " in report
     results = json.loads((candidate / "results.json").read_text())
-    assert results["provenance"]["baseline"]["version"] == "0.4.0"
+    assert results["provenance"]["baseline"]["version"] == "0.3.0"
+    assert results["acknowledgements"]["refused"] == []
     assert (candidate / "retry.txt").read_text() == ""
 
     second = _accept(tmp_path)

@@ -105,18 +105,25 @@ def test_a_candidate_that_cannot_be_locked_is_broken(runs, tmp_path):
 
 
 def test_a_full_bump_from_0_2_1_to_0_4_0(runs):
+    """No review covers 0.2.1 -> 0.4.0 directly: every path passes on both, and the gate still fails, showing each
+    contract change the bump makes to what the model receives (side by side) until a maintainer acknowledges it."""
     code, out = _accept(runs, "--gym-ref", "0.4.0", "--baseline", "0.2.1", timeout=2400)
-    assert code == 0, out
+    assert code == 1, out
     run = _candidate_run(runs, "-0.4.0-")
     results = json.loads((run / "results.json").read_text())
     categories = {p["path"]: p["category"] for p in results["paths"]}
     assert len(categories) == 14
     assert categories.pop("structured_outputs_v4:accepted") == "new path"
     assert categories.pop("structured_outputs_v4:rejected") == "new path"
-    assert set(categories.values()) == {"same-pass"}, categories
+    assert set(categories.values()) == {"changed"}, categories
+    assert {p["candidate"]["outcome"] for p in results["paths"]} == {"PASS"}
     report = (run / "report.md").read_text()
+    assert "**Verdict: 0 regressed, 0 broken, 12 changed (unacknowledged contract changes).**" in report
     assert "- **nemo-gym**: 0.2.1 → 0.4.0" in report
     assert "- **openai**: 2.6.1 → 2.7.2" in report
-    # Behaviour changes that pass on both refs are reported, grouped across paths.
-    assert "- request_contract.top_logprobs:" in report
-    assert "- tools.strict_sent:" in report
+    # Tool definitions lose `strict`, top_logprobs is sent as 0, /tokenize is no longer asked: contract changes.
+    assert "#### `requests.policy.*.body.tools.*.function.strict` — 2 paths" in report
+    assert "#### `requests.policy.*.body.top_logprobs` — 12 paths" in report
+    assert "#### `requests.tokenize` — 2 paths" in report
+    # Training items gain routed_experts: additive, listed, not failing.
+    assert "- `result.response.output.*.routed_experts` = `null` — 12 paths" in report

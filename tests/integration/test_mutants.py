@@ -130,7 +130,7 @@ def acknowledge(mutant: dict, candidate: Path, acks: Path, runs: Path, tmp_path:
     (rerun,) = [d for d in run_dirs(runs) if d not in before and (d / "results.json").is_file()]
     results = json.loads((rerun / "results.json").read_text())
     assert {p["path"] for p in results["paths"] if p["category"] == "changed"} == set(mutant["paths"])
-    assert results["acknowledgements"]["stale"] == [f"acks/{draft.name} change 1 (requests.*.body.seed)"]
+    assert results["acknowledgements"]["stale"] == [f"acks/{draft.name} change 1 (requests.policy.*.body.seed)"]
 
 
 def test_two_runs_of_the_same_ref_agree_exactly(runs, tmp_path):

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from gymgate.compare.observation import diff
 from gymgate.services.processes import marked_pids
 
 # Multi-turn tools (workplace), a judge (equivalence) and the self-test environment (mcqa).
 ENVS = ["mcqa", "workplace_assistant", "equivalence_llm_judge"]
-RUN_SPECIFIC = {"timings"}
+RUN_SPECIFIC = {"timings", "observed"}  # the observations are compared through the declared nondeterminism list
 
 
 def accept(ref: str, runs: Path, *extra: str, env: dict | None = None) -> subprocess.Popen:
@@ -56,6 +57,11 @@ def test_results_do_not_depend_on_parallelism(tmp_path):
     a, b = normalized(serial[2]), normalized(parallel[2])
     assert len(a) == 2 * len(ENVS)
     assert a == b
+    for name in a:
+        observed = [
+            json.loads((run / "paths" / f"{name}.json").read_text())["observed"] for run in (serial[2], parallel[2])
+        ]
+        assert observed[0]["requests"] and diff(*observed) == [], name
     owners = {json.loads(p.read_text())["worker"] for p in (parallel[2] / "services").glob("*.json")}
     assert owners == {"gw0", "gw1"}  # the environments really were spread over two workers
 

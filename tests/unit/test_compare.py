@@ -49,18 +49,18 @@ def test_categories_changes_locks_and_verdict(tmp_path):
     changed, additive = comparison.changed
     # The response id is declared nondeterministic: only the parameter differs.
     assert [(c.field, c.before, c.after, c.kind) for c in changed.changes] == [
-        ("requests.0.body.seed", "<absent>", 0, "contract")
+        ("requests.policy.0.body.seed", "<absent>", 0, "contract")
     ]
-    assert [(c.field, c.kind) for c in additive.changes] == [("result.usage.tokens", "additive")]
+    assert [(c.field, c.kind) for c in additive.changes] == [("result.usage", "additive")]
     assert comparison.locks.highlighted["nemo-gym"] == ("0.3.0", "0.4.0")
     assert comparison.exit_code == 1
     report = render_markdown(comparison)
     assert report.splitlines()[2] == "**Verdict: 1 regressed, 0 broken, 1 changed (unacknowledged contract changes).**"
     assert "- **nemo-gym**: 0.3.0 → 0.4.0" in report
     assert "- `code_gen:accepted`: PASS → FAIL — [reward] reward: expected 1.0, got 0.0" in report
-    assert "#### `requests.*.body.seed` — 1 path: `mcqa:accepted`" in report
+    assert "#### `requests.policy.*.body.seed` — 1 path: `mcqa:accepted`" in report
     assert "| `<absent>` | `0` |" in report
-    assert "- `result.usage.tokens` = `3` — 1 path: `mcqa:rejected`" in report
+    assert '- `result.usage` = `{"tokens": 3}` — 1 path: `mcqa:rejected`' in report
 
 
 def test_clean_bump_exits_0_and_cli_writes_the_report(tmp_path, capsys):

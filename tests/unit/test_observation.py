@@ -20,13 +20,13 @@ def _kinds(before, after):
 
 def test_what_the_model_receives_is_always_contract():
     base = observation()
-    assert _kinds(base, observation(params={"seed": 0})) == {"requests.0.body.seed": CONTRACT}
+    assert _kinds(base, observation(params={"seed": 0})) == {"requests.policy.0.body.seed": CONTRACT}
     dropped = observation()
-    del dropped["requests"][0]["body"]["top_p"]
-    assert _kinds(base, dropped) == {"requests.0.body.top_p": CONTRACT}
+    del dropped["requests"]["policy"][0]["body"]["top_p"]
+    assert _kinds(base, dropped) == {"requests.policy.0.body.top_p": CONTRACT}
     cut = observation()
-    cut["requests"][0]["body"]["messages"][0]["content"] = "Q"
-    assert _kinds(base, cut) == {"requests.0.body.messages.0.content": CONTRACT}
+    cut["requests"]["policy"][0]["body"]["messages"][0]["content"] = "Q"
+    assert _kinds(base, cut) == {"requests.policy.0.body.messages.0.content": CONTRACT}
 
 
 def test_gyms_result_new_keys_are_additive_everything_else_contract():
@@ -38,7 +38,7 @@ def test_gyms_result_new_keys_are_additive_everything_else_contract():
     new_item = observation(
         result={"response": {"id": "resp_" + "a" * 32, "output": [{"type": "message"}, {"type": "message"}]}}
     )
-    assert _kinds(base, new_item) == {"result.response.output.1.type": CONTRACT}  # a new element: contract
+    assert _kinds(base, new_item) == {"result.response.output.1": CONTRACT}  # a new element: contract, as a whole
     retyped = observation(result={"reward": "1.0"})
     assert _kinds(observation(), retyped) == {"result.reward": CONTRACT}
     removed = observation(result={"response": {"id": "resp_" + "a" * 32}})
@@ -99,7 +99,7 @@ def test_ack_workflow(tmp_path, capsys):
     assert draft.name == "0.3.0-to-0.4.0.toml"
     data = tomllib.loads(draft.read_text())
     (entry,) = data["change"]
-    assert entry["field"] == "requests.*.body.seed" and entry["paths"] == ["mcqa:accepted", "mcqa:rejected"]
+    assert entry["field"] == "requests.policy.*.body.seed" and entry["paths"] == ["mcqa:accepted", "mcqa:rejected"]
     assert (entry["before"], entry["after"], entry["reason"]) == ("<absent>", "0", "")
     assert data["candidate"]["digest"] == "d-0.4.0"
 
@@ -119,7 +119,9 @@ def test_ack_workflow(tmp_path, capsys):
     base, other = _bump(tmp_path, seed=1)
     comparison = compare_runs(base, other, acks)
     assert {p.category for p in comparison.paths} == {"changed"}
-    assert [a.where for a in comparison.acks.stale] == ["acks/0.3.0-to-0.4.0.toml change 1 (requests.*.body.seed)"]
+    assert [a.where for a in comparison.acks.stale] == [
+        "acks/0.3.0-to-0.4.0.toml change 1 (requests.policy.*.body.seed)"
+    ]
 
     # An ack never hides a failure.
     base, failing = _bump(tmp_path, candidate_outcome="FAIL")

@@ -70,64 +70,76 @@ def value_digest(value: Any) -> str:
     return "sha256:" + hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def flatten(value: Any, prefix: str = "") -> tuple[dict[str, Any], dict[str, type]]:
-    """(leaves, containers): nested dicts and lists to `a.0.b` leaves. A list of scalars (token ids, logprobs) is
-    one leaf; an empty dict or list is a leaf too, so its presence counts. `containers` maps every inner path to its
-    type (what an added leaf was added to)."""
+def flatten(value: Any, declared: tuple[Rule, ...] = ()) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(leaves, nodes) of a normalized copy of `value`: nested dicts and lists become `a.0.b` paths. A list of
+    scalars (token ids, logprobs) is one leaf; so is an empty dict or list, so its presence counts. `nodes` holds
+    every node, leaves and containers, by path (a whole request or output item that appears is shown as one)."""
     leaves: dict[str, Any] = {}
-    containers: dict[str, type] = {}
+    nodes: dict[str, Any] = {}
 
-    def walk(node: Any, path: str) -> None:
+    def walk(node: Any, path: str) -> Any:
         if isinstance(node, dict) and node:
-            containers[path] = dict
-            for key, inner in node.items():
-                walk(inner, f"{path}.{key}" if path else str(key))
+            out: Any = {key: walk(inner, _join(path, key)) for key, inner in node.items()}
         elif isinstance(node, list) and node and not all(_scalar(v) for v in node):
-            containers[path] = list
-            for index, inner in enumerate(node):
-                walk(inner, f"{path}.{index}" if path else str(index))
+            out = [walk(inner, _join(path, index)) for index, inner in enumerate(node)]
         else:
-            leaves[path] = node
+            rule = next((r for r in declared if r.applies(path, node)), None)
+            out = leaves[path] = f"<{rule.name}>" if rule else node
+        nodes[path] = out
+        return out
 
-    walk(value, prefix)
-    return leaves, containers
+    walk(value, "")
+    return leaves, nodes
+
+
+def _join(path: str, step: Any) -> str:
+    return f"{path}.{step}" if path else str(step)
 
 
 def _scalar(value: Any) -> bool:
     return value is None or isinstance(value, str | int | float | bool)
 
 
-def normalize(leaves: dict[str, Any], declared: tuple[Rule, ...]) -> dict[str, Any]:
-    out = {}
-    for field, value in leaves.items():
-        rule = next((r for r in declared if r.applies(field, value)), None)
-        out[field] = f"<{rule.name}>" if rule else value
-    return out
-
-
 def diff(before: dict[str, Any], after: dict[str, Any], declared: tuple[Rule, ...] | None = None) -> list[Change]:
-    """Every leaf of two observations that differs after normalization, classified (module docstring)."""
+    """Every difference of two observations after normalization, classified (module docstring). A subtree that
+    exists on one side only (a new request, a dropped output item) is one change at its root."""
     declared = rules() if declared is None else declared
-    (left, left_kinds), (right, _) = flatten(before), flatten(after)
-    left, right = normalize(left, declared), normalize(right, declared)
-    changes = []
-    for field in sorted(set(left) | set(right), key=_order):
-        old, new = left.get(field, ABSENT), right.get(field, ABSENT)
-        if old == new and type(old) is type(new):
-            continue
-        changes.append(Change(field, old, new, _kind(field, old, left_kinds)))
-    return changes
+    (left, left_nodes), (right, right_nodes) = flatten(before, declared), flatten(after, declared)
+
+    def top(name: str) -> str:
+        steps = name.split(".")
+        for end in range(1, len(steps) + 1):
+            prefix = ".".join(steps[:end])
+            if prefix not in left_nodes and prefix not in right_nodes:
+                continue  # not a node (a key with a dot in it)
+            if prefix not in left_nodes or prefix not in right_nodes or prefix in left or prefix in right:
+                return prefix  # absent on one side, or a leaf on one side and a container on the other
+        return name
+
+    found: dict[str, Change] = {}
+    for name in sorted(set(left) | set(right), key=_order):
+        if name in left and name in right:
+            old, new = left[name], right[name]
+            if old == new and type(old) is type(new):
+                continue
+        else:
+            name = top(name)
+            if name in found:
+                continue
+            old, new = left_nodes.get(name, ABSENT), right_nodes.get(name, ABSENT)
+        found[name] = Change(name, old, new, _kind(name, old, left_nodes))
+    return list(found.values())
 
 
-def _kind(field: str, old: Any, containers: dict[str, type]) -> str:
-    if old is not ABSENT or field == REQUESTS or field.startswith(REQUESTS + "."):
+def _kind(name: str, old: Any, nodes: dict[str, Any]) -> str:
+    if old is not ABSENT or name == REQUESTS or name.startswith(REQUESTS + "."):
         return CONTRACT
-    parent = field
+    parent = name
     while "." in parent:
         parent = parent.rsplit(".", 1)[0]
-        if parent in containers:
-            return ADDITIVE if containers[parent] is dict else CONTRACT
-    return ADDITIVE if containers.get("") is dict else CONTRACT
+        if parent in nodes:
+            return ADDITIVE if isinstance(nodes[parent], dict) else CONTRACT
+    return ADDITIVE if isinstance(nodes.get(""), dict) else CONTRACT
 
 
 def _order(field: str) -> list[tuple[int, int | str]]:
