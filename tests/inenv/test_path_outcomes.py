@@ -157,7 +157,7 @@ def test_a_gym_error_without_a_refusal_is_a_gym_error(tmp_path, monkeypatch):
 
 def test_a_check_that_cannot_read_gyms_result_is_an_error_never_a_pass(tmp_path, monkeypatch):
     full = {"reward": 1.0, "responses_create_params": "mutated", "response": {"output": []}}
-    processed = {"full_result": full, "message_log": []}
+    processed = {"full_result": full, "gym_result": full, "message_log": []}
 
     def fake(actor, batch, tokenizer, config, **kwargs):
         prepare_rows(batch["extra_env_info"], config)  # the RL overrides, as the real driver applies them

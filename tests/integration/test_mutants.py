@@ -123,14 +123,19 @@ def acknowledge(mutant: dict, candidate: Path, acks: Path, runs: Path, tmp_path:
     assert {p["category"] for p in results["paths"]} == {"same-pass"}
     assert mutant["ack"]["reason"] in (out / "report.md").read_text()
 
+    # The same entry offered for another candidate whose change has another value: it must not cover it.
     other = build_mutant(mutant, tmp_path / "other", new=mutant["ack"]["other"])
+    resolved = gymgate("resolve", "--gym-ref", str(other))
+    digest = json.loads(resolved.stdout)["digest"]
+    candidate_digest = json.loads((candidate / "source.json").read_text())["digest"]
+    (acks / "reused.toml").write_text(draft.read_text().replace(candidate_digest, digest))
     before = set(run_dirs(runs))
     done = accept(other, mutant, runs, "--acks", str(acks))
     assert done.returncode == 1, done.stdout + done.stderr
     (rerun,) = [d for d in run_dirs(runs) if d not in before and (d / "results.json").is_file()]
     results = json.loads((rerun / "results.json").read_text())
     assert {p["path"] for p in results["paths"] if p["category"] == "changed"} == set(mutant["paths"])
-    assert results["acknowledgements"]["stale"] == [f"acks/{draft.name} change 1 (requests.policy.*.body.seed)"]
+    assert results["acknowledgements"]["stale"] == ["acks/reused.toml change 1 (requests.policy.*.body.seed)"]
 
 
 def test_two_runs_of_the_same_ref_agree_exactly(runs, tmp_path):

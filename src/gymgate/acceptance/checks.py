@@ -114,7 +114,7 @@ def _message_excerpt(a: Any, b: Any) -> tuple[Any, Any]:
     key = keys[0]
     left, right = a.get(key, MISSING), b.get(key, MISSING)
     if isinstance(left, str) and isinstance(right, str):
-        left, right = excerpt(left, right)
+        left, right = excerpt(left, right, context=30)
     return {"role": a.get("role"), key: left}, {"role": b.get("role"), key: right}
 
 

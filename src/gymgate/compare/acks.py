@@ -170,4 +170,5 @@ def draft(
 
 def _slug(info: dict[str, Any]) -> str:
     name = re.sub(r"[^A-Za-z0-9._-]+", "_", str(info.get("name") or "ref"))
-    return name if info.get("kind") == "pin" else f"{name}-{str(info.get('digest') or '')[:10]}"
+    digest = str(info.get("digest") or "")[:8]
+    return name if info.get("kind") == "pin" or digest in name else f"{name}-{digest}"

@@ -156,6 +156,8 @@ def _category_case(item: PathComparison) -> TestCase:
         message += f" [{item.blame}]"
     if item.reason:
         message += f" — {item.reason.splitlines()[0][:400]}"
+    elif item.causes:
+        message += " — " + "; ".join(item.causes[:5])
     if item.category in FAILING:
         case.result = [Failure(message)]
     elif item.category == UNJUDGED:
