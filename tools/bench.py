@@ -260,12 +260,16 @@ def render_noise(pin: str, data: dict, command: str) -> str:
     rows = [
         ("`gymgate accept` wall time, fourteen paths, no baseline", runs["wall_s"], "s"),
         ("comparison exit code (run k vs run 1)", runs["exit_code"], ""),
-        ("paths with a changed field", runs["changed_paths"], ""),
+        ("paths with any change in their full observation", runs["changed_paths"], ""),
         ("flaky paths", runs["flaky_paths"], ""),
         ("paths in any category but same-pass / skipped", runs["other_categories"], ""),
     ]
     alarms = sum(runs["changed_paths"]) + sum(runs["other_categories"]) + sum(1 for c in runs["exit_code"] if c)
-    notes = [f"{len(runs['exit_code'])} comparisons of identical runs, {alarms} false alarms."]
+    notes = [
+        f"{len(runs['exit_code'])} comparisons of identical runs, {alarms} false alarms. A change is any leaf of a "
+        "path's full observation (every request the model received, everything Gym returned) that differs after "
+        "the declared nondeterminism list (src/gymgate/compare/nondeterministic.toml)."
+    ]
     return table(
         f"noise:{pin}", f"No false alarms: the same ref, run {data['repeats']} times", data, command, rows, notes
     )
