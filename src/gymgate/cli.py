@@ -191,7 +191,7 @@ def cmd_up(args) -> int:
     run_dir = open_run_dir(source, opts, run_id)
     record_environment(run_dir, env)
     url = f"http://127.0.0.1:{free_port()}/v1"
-    child = ["-m", "gymgate.services.up", "--policy-base-url", url, *service_args(run_dir, opts)]
+    child = ["-m", "gymgate.session.up", "--policy-base-url", url, *service_args(run_dir, opts)]
     code = run_in_env(env, child, run_id).code
     if code not in (0, 1, 2):
         print(f"gymgate: services run ended with status {code}", file=sys.stderr)

@@ -31,7 +31,7 @@ def gym_pin(request) -> str:
 
 
 class UpRun:
-    """One `python -m gymgate.services.up` child with its own run id."""
+    """One `python -m gymgate.session.up` child with its own run id."""
 
     def __init__(self, run_dir: Path, envs: list[str] | None, extra_env: dict[str, str] | None = None):
         self.run_id = "t" + os.urandom(4).hex()
@@ -39,7 +39,7 @@ class UpRun:
         args = [
             sys.executable,
             "-m",
-            "gymgate.services.up",
+            "gymgate.session.up",
             "--run-dir",
             str(run_dir),
             "--policy-base-url",

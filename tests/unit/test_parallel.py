@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from gymgate.catalog import load_environments
-from gymgate.parallel.plan import owned_by, plan
-from gymgate.parallel.progress import Progress
-from gymgate.parallel.schedule import env_of
+from gymgate.matrix.progress import Progress
 from gymgate.report.summary import verdict
 from gymgate.runfolder import load_records
+from gymgate.session.plan import owned_by, plan
+from gymgate.session.schedule import env_of
 
 ENVS = [e.name for e in load_environments()]
 
@@ -35,8 +35,8 @@ def owners_count(owners: dict[str, str], worker: str) -> int:
 
 
 def test_scope_of_a_test_is_its_environment():
-    assert env_of("tests/acceptance/test_paths.py::test_path[code_gen:accepted]") == "code_gen"
-    assert env_of("tests/acceptance/test_selftest.py::test_swapped_answers") == "mcqa"
+    assert env_of("src/gymgate/session/items.py::test_path[code_gen:accepted]") == "code_gen"
+    assert env_of("src/gymgate/session/selftest.py::test_swapped_answers") == "mcqa"
     assert env_of("tests/other.py::test_x") == "tests/other.py::test_x"
 
 

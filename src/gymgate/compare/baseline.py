@@ -1,6 +1,6 @@
 """Reusing a stored baseline run: a run is reused only when every input that can change its results is the
-same (Bazel's action key): the Gym's digest, the lock, the interpreter, gymgate's own code, the cases and the
-acceptance tests, and the selected paths. Interrupted or unjudged runs, and runs where gymgate itself failed, are
+same (Bazel's action key): the Gym's digest, the lock, the interpreter, gymgate's own code (the in-environment
+session included), the cases, and the selected paths. Interrupted or unjudged runs, and runs where gymgate itself failed, are
 never reused."""
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ def inputs_digest(gym_digest: str, lock: Path, python: str, selection: list[str]
         python,
         tree_digest(PACKAGE_DIR),
         tree_digest(repo_root() / "cases"),
-        tree_digest(repo_root() / "tests" / "acceptance"),
         ",".join(sorted(selection)),
     ):
         digest.update(part.encode() + b"\0")

@@ -97,8 +97,8 @@ def accept_ref(
     """Run `expected` paths of `source` (or reuse a stored run with the same inputs when `reuse`).
     `narrowed`: only `expected` runs (passed to pytest path by path), not the whole selection."""
     from gymgate.compare.baseline import find_reusable, inputs_digest
-    from gymgate.parallel.progress import Progress
-    from gymgate.paths import repo_root
+    from gymgate.matrix.progress import Progress
+    from gymgate.paths import PACKAGE_DIR, repo_root
     from gymgate.report.summary import print_summary
     from gymgate.runner import new_run_id, run_in_env, runs_dir
 
@@ -118,10 +118,14 @@ def accept_ref(
             return RunResult(stored, print_summary(stored, pytest_code=0, expected=expected), reused=True)
     run_dir = open_run_dir(source, opts, run_id, run_dir)
     record_environment(run_dir, env)
+    session = PACKAGE_DIR / "session"
     child = [
         "-m",
         "pytest",
-        str(repo_root() / "tests" / "acceptance"),
+        "-p",
+        "gymgate.session.plugin",
+        str(session / "items.py"),
+        *([str(session / "selftest.py")] if opts.selftest else []),
         "-p",
         "no:cacheprovider",
         "--rootdir",
@@ -135,8 +139,6 @@ def accept_ref(
     child += ["--path-timeout", str(opts.path_timeout)]
     if opts.workers != "0":
         child += ["-n", opts.workers]
-    if not opts.selftest:
-        child += ["-m", "not selftest"]
     if narrowed:
         child += [a for p in expected for a in ("--path", p)]
     log = run_dir / "pytest.log"

@@ -124,19 +124,6 @@ class Fleet:
         self.discarded: set[str] = set()  # torn down mid-run; the next path of that environment restarts it
         self.stop_errors: dict[str, list[str]] = {}  # per environment: what did not stop within its bounds
 
-    def start(self, gcs: str, on_status=None, names: list[str] | None = None) -> dict[str, EnvStatus]:
-        """Start the named environments (default: all) in parallel and wait for all of them; returns every
-        status known so far."""
-        futures = self.launch(gcs, on_status, names)
-        try:
-            for future in futures.values():
-                future.result()
-        except BaseException:
-            # Ctrl-C or SIGTERM mid-start: kill what exists now, so the start threads' waits end at once.
-            self.stop(timeout_s=INTERRUPT_SHUTDOWN_TIMEOUT_S)
-            raise
-        return dict(self.statuses)
-
     def launch(self, gcs: str, on_status=None, names: list[str] | None = None) -> dict[str, Future]:
         """Begin starting the named environments (default: all) in parallel and return at once: one future per
         environment, done when its status (ready, failed or skipped) is in `statuses`. A caller waits only for the

@@ -10,7 +10,7 @@ import re
 
 from xdist.scheduler import LoadScopeScheduling
 
-from gymgate.parallel.plan import plan
+from gymgate.session.plan import plan
 
 PATH_ID = re.compile(r"\[(?P<env>[A-Za-z0-9_]+):(?:accepted|rejected)\]$")
 SELFTEST_ENV = "mcqa"  # gymgate's self-tests run on mcqa's Gym
@@ -20,7 +20,7 @@ def env_of(nodeid: str) -> str:
     match = PATH_ID.search(nodeid)
     if match:
         return match.group("env")
-    if "test_selftest.py" in nodeid:
+    if "selftest.py" in nodeid:
         return SELFTEST_ENV
     return nodeid
 

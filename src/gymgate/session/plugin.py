@@ -1,13 +1,14 @@
-"""The acceptance matrix as a pytest session inside a pin's environment, fanned out over xdist workers.
+"""The acceptance matrix as a pytest plugin inside a pin's environment, fanned out over xdist workers.
 
 - The controller (the xdist master, or the only process without xdist) starts the run's Ray cluster on
   loopback and hands its address to the workers; it stops it at the end.
 - Each worker connects in its own namespace, runs its own model endpoint, and starts the Gyms of the
   environments the plan gives it, all at once; an environment's paths are scheduled to its owner
-  (gymgate.parallel.schedule), so each Gym starts once per run.
+  (gymgate.session.schedule), so each Gym starts once per run.
 - Per-run setup shared by the workers (tokenizer artifact, example-row hashes) is produced once, under
   a file lock in the run folder, by whichever worker gets there first.
-`gymgate accept` runs this; so can a person: `<pin-env>/bin/python -m pytest tests/acceptance --run-dir runs/x`.
+`gymgate accept` runs this; so can a person:
+`<pin-env>/bin/python -m pytest -p gymgate.session.plugin src/gymgate/session/items.py --run-dir runs/x`.
 """
 
 from __future__ import annotations
@@ -33,14 +34,15 @@ from gymgate.atomic import write_json_atomic  # noqa: E402
 from gymgate.catalog import load_environments  # noqa: E402
 from gymgate.model.endpoint import ModelEndpoint, Sampling  # noqa: E402
 from gymgate.outcomes import ERROR, HARNESS  # noqa: E402
-from gymgate.parallel.plan import owned_by  # noqa: E402
 from gymgate.services import gym_compat  # noqa: E402
-from gymgate.services.fleet import Fleet  # noqa: E402
 from gymgate.services.lifecycle import SHUTDOWN_TIMEOUT_S  # noqa: E402
 from gymgate.services.processes import RUN_MARKER, sweep  # noqa: E402
 from gymgate.services.ray_cluster import private_ray  # noqa: E402
+from gymgate.session.controller import WorkerSession  # noqa: E402
+from gymgate.session.plan import owned_by  # noqa: E402
 
 RAY_ADDRESS_VAR = "GYMGATE_RUN_RAY_ADDRESS"
+ITEMS = "items.py"  # the module whose items are the rollout paths (one per path id)
 _controller = ExitStack()
 
 
@@ -98,7 +100,7 @@ def pytest_unconfigure(config):
 def pytest_runtest_logreport(report):
     """Controller side: a path that failed outside run_path (its worker died, or the session fixture could not
     start) wrote no record; write an ERROR record with the cause, so no path is ever silently absent."""
-    if report.passed or report.skipped or "test_paths.py" not in report.nodeid or "[" not in report.nodeid:
+    if report.passed or report.skipped or ITEMS not in report.nodeid or "[" not in report.nodeid:
         return
     if report.when == "call" and "crashed" not in str(report.longrepr or ""):
         return  # run_path wrote the record itself
@@ -117,7 +119,7 @@ def pytest_runtest_logreport(report):
 
 
 def pytest_xdist_make_scheduler(config, log):
-    from gymgate.parallel.schedule import EnvScheduling
+    from gymgate.session.schedule import EnvScheduling
 
     return EnvScheduling(config, log)
 
@@ -153,69 +155,43 @@ def run_context(request, worker_id):
     namespace = f"gymgate-{run_id}-{worker_id}"
     began = time.monotonic()
     tokenizer, inputs = shared_setup(run_dir, environments, gym_compat.gym_root())
-    ray.init(
-        address=os.environ[RAY_ADDRESS_VAR],
-        namespace=namespace,
-        log_to_driver=False,
-        configure_logging=False,
-        ignore_reinit_error=True,
-    )
-    record: dict = {"worker": worker_id, "namespace": namespace, "gcs": os.environ[RAY_ADDRESS_VAR], "planned": mine}
-
-    def on_status(status) -> None:
-        write_json_atomic(
-            run_dir / "services" / f"{status.env}.json", {**status.to_json(), "worker": worker_id, "at": time.time()}
-        )
-
+    gcs = os.environ[RAY_ADDRESS_VAR]
+    ray.init(address=gcs, namespace=namespace, log_to_driver=False, configure_logging=False, ignore_reinit_error=True)
     with ModelEndpoint(Sampling(GENERATION.temperature, GENERATION.top_p), tokenizer) as endpoint:
-        fleet = Fleet(
+        session = WorkerSession(
             run_dir,
+            worker_id,
+            gcs,
             environments,
             endpoint.base_url,
             tokenizer=tokenizer,
             spinup_timeout_s=config.getoption("--spinup-timeout"),
+            stop_timeout_s=config.getoption("--stop-timeout"),
+            began=began,
         )
         try:
             # Every planned Gym starts now, all at once; a path waits only for its own environment, so the first
             # environment ready is being rolled out while the others still start.
-            launched_after = time.monotonic() - began
-            starting = fleet.launch(os.environ[RAY_ADDRESS_VAR], on_status=on_status, names=mine)
-            write_json_atomic(run_dir / "workers" / f"{worker_id}.json", record)
-
-            def ensure(env_name: str) -> None:
-                """Wait until this environment's Gym is ready, failed or skipped; one this worker was not planned
-                for (its owner crashed) is started here, once; so is one torn down by an earlier path."""
-                if env_name in fleet.discarded:  # torn down after a hang or a dead server: start a fresh one
-                    fleet.discarded.discard(env_name)
-                    starting.pop(env_name, None)
-                if env_name not in starting:
-                    starting.update(fleet.launch(os.environ[RAY_ADDRESS_VAR], on_status=on_status, names=[env_name]))
-                starting[env_name].result()
-
+            session.launch(mine, namespace=namespace)
             yield RunContext(
                 endpoint=endpoint,
                 tokenizer=tokenizer,
                 gym_root=gym_compat.gym_root(),
                 run_dir=run_dir,
                 gym=gym,
-                handles=fleet.handles,
-                statuses=fleet.statuses,
+                handles=session.fleet.handles,
+                statuses=session.fleet.statuses,
                 inputs=inputs,
-                ensure=ensure,
+                ensure=session.ensure,
                 path_timeout_s=config.getoption("--path-timeout"),
-                watch=fleet.watch,
-                discard=lambda name, why: fleet.discard(name, why, config.getoption("--stop-timeout")),
+                watch=session.fleet.watch,
+                discard=session.discard,
             )
         finally:
-            record["named_actors"] = sorted(
+            session.record["named_actors"] = sorted(
                 f"{a['namespace']}/{a['name']}" for a in ray.util.list_named_actors(all_namespaces=True)
             )
-            planned = [fleet.statuses[name].seconds for name in mine if name in fleet.statuses]
-            record["ready_seconds"] = round(launched_after + max(planned, default=0.0), 2)
-            stop_began = time.monotonic()
+            session.record["endpoint_requests"] = len(endpoint.exchanges)
             # What did not stop within its bounds was killed; the harness fails the run's lifecycle check on it.
-            record["stop_errors"] = fleet.stop(config.getoption("--stop-timeout"))
-            record["stop_seconds"] = round(time.monotonic() - stop_began, 2)
-            record["endpoint_requests"] = len(endpoint.exchanges)
-            write_json_atomic(run_dir / "workers" / f"{worker_id}.json", record)
+            session.stop()
             ray.shutdown()

@@ -1,7 +1,7 @@
 """Entry point run *inside* a pin's environment: start the run's Ray cluster and every acceptance
 environment's Gym, probe each server, then stop everything (on success, failure, Ctrl-C or SIGTERM).
 
-Invoked by the harness as `<pin-env>/bin/python -m gymgate.services.up ...`; prints one line per
+Invoked by the harness as `<pin-env>/bin/python -m gymgate.session.up ...`; prints one line per
 environment and writes services.json into the run folder. Exit: 0 all present environments ready,
 1 one failed, 2 infrastructure (Ray could not start).
 """
@@ -22,10 +22,11 @@ os.environ.update(RUN_ENVIRONMENT)
 
 from gymgate.atomic import write_json_atomic  # noqa: E402
 from gymgate.catalog import load_environments  # noqa: E402
-from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
-from gymgate.services.fleet import FAILED, READY, EnvStatus, Fleet
-from gymgate.services.processes import RUN_MARKER
+from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK  # noqa: E402
+from gymgate.services.fleet import FAILED, READY, EnvStatus  # noqa: E402
+from gymgate.services.processes import RUN_MARKER  # noqa: E402
 from gymgate.services.ray_cluster import private_ray  # noqa: E402
+from gymgate.session.controller import WorkerSession  # noqa: E402
 
 
 def _raise_interrupt(signum, frame):
@@ -41,7 +42,7 @@ def print_status(status: EnvStatus) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="gymgate.services.up")
+    parser = argparse.ArgumentParser(prog="gymgate.session.up")
     parser.add_argument("--run-dir", type=Path, required=True)
     parser.add_argument("--env", action="append", dest="envs")
     parser.add_argument("--policy-base-url", required=True)
@@ -54,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     environments = load_environments(args.envs)
     args.run_dir.mkdir(parents=True, exist_ok=True)
     record: dict = {"run_id": run_id, "started": time.time(), "complete": False, "environments": {}}
-    fleet = Fleet(args.run_dir, environments, args.policy_base_url, spinup_timeout_s=args.spinup_timeout)
+    session = None
     began = time.monotonic()
     code = EXIT_OK
     try:
@@ -62,15 +63,26 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"Ray cluster {gcs} (namespace gymgate-{run_id}); starting {len(environments)} environments", flush=True
             )
+            session = WorkerSession(
+                args.run_dir,
+                "up",
+                gcs,
+                environments,
+                args.policy_base_url,
+                spinup_timeout_s=args.spinup_timeout,
+                stop_timeout_s=args.stop_timeout,
+                on_status=print_status,
+            )
             try:
-                statuses = fleet.start(gcs, on_status=print_status)
+                session.launch([e.name for e in environments])
+                statuses = session.wait_all()
                 record["ready_seconds"] = round(time.monotonic() - began, 2)
                 record["environments"] = {k: v.to_json() for k, v in statuses.items()}
                 if any(s.status == FAILED for s in statuses.values()):
                     code = EXIT_FAILED
             finally:
                 stop_began = time.monotonic()
-                errors = fleet.stop(args.stop_timeout)
+                errors = session.stop()
                 record["stop_seconds"] = round(time.monotonic() - stop_began, 2)
                 record["cleanup_errors"] = errors
                 for env, problems in errors.items():  # the lifecycle check: a Gym that did not stop in its bound
@@ -86,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         record["finished"] = time.time()
         write_json_atomic(args.run_dir / "services.json", record)
-    ready = sum(1 for s in fleet.statuses.values() if s.status == READY)
+    statuses = session.fleet.statuses if session is not None else {}
+    ready = sum(1 for s in statuses.values() if s.status == READY)
     print(
         f"{ready}/{len(environments)} environments ready in {record.get('ready_seconds', 0)} s; "
         f"stopped in {record.get('stop_seconds', 0)} s",

@@ -1,0 +1,96 @@
+"""One process's share of a run inside the pin's environment: its Ray namespace, its model endpoint (or an external
+policy URL), its Fleet of Gyms and its worker record. The pytest plugin (one per xdist worker) and `gymgate up`
+use the same object; the run's Ray cluster itself is started once per run by whoever controls it
+(`services.ray_cluster.private_ray`)."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+from gymgate.atomic import write_json_atomic
+from gymgate.catalog import Environment
+from gymgate.services.fleet import INTERRUPT_SHUTDOWN_TIMEOUT_S, EnvStatus, Fleet
+from gymgate.services.lifecycle import SHUTDOWN_TIMEOUT_S
+
+
+class WorkerSession:
+    """Start the planned Gyms at once (`launch`), wait for or restart one (`ensure`), stop them all with the
+    lifecycle bound (`stop`), and keep `workers/<worker>.json` and `services/<env>.json` up to date."""
+
+    def __init__(
+        self,
+        run_dir: Path,
+        worker: str,
+        gcs: str,
+        environments: list[Environment],
+        policy_base_url,
+        tokenizer: Any = None,
+        spinup_timeout_s: float = 600.0,
+        stop_timeout_s: float = SHUTDOWN_TIMEOUT_S,
+        on_status=None,
+        began: float | None = None,
+    ):
+        self.run_dir, self.worker, self.gcs = run_dir, worker, gcs
+        self.stop_timeout_s = stop_timeout_s
+        self._on_status = on_status
+        self.fleet = Fleet(
+            run_dir, environments, policy_base_url, tokenizer=tokenizer, spinup_timeout_s=spinup_timeout_s
+        )
+        self.starting: dict[str, Future] = {}
+        self.record: dict[str, Any] = {"worker": worker, "gcs": gcs}
+        self._began = time.monotonic() if began is None else began  # when this worker began (ready_seconds)
+
+    def _status(self, status: EnvStatus) -> None:
+        write_json_atomic(
+            self.run_dir / "services" / f"{status.env}.json",
+            {**status.to_json(), "worker": self.worker, "at": time.time()},
+        )
+        if self._on_status is not None:
+            self._on_status(status)
+
+    def launch(self, names: list[str], **record: Any) -> None:
+        """Every named Gym starts now, all at once, without waiting."""
+        self.record.update(record, planned=names, launched_after_s=round(time.monotonic() - self._began, 3))
+        self.starting.update(self.fleet.launch(self.gcs, on_status=self._status, names=names))
+        self.write_record()
+
+    def ensure(self, env_name: str) -> None:
+        """Wait until this environment's Gym is ready, failed or skipped; one this worker was not planned for (its
+        owner crashed) is started here, once; so is one torn down by an earlier path."""
+        if env_name in self.fleet.discarded:  # torn down after a hang or a dead server: start a fresh one
+            self.fleet.discarded.discard(env_name)
+            self.starting.pop(env_name, None)
+        if env_name not in self.starting:
+            self.starting.update(self.fleet.launch(self.gcs, on_status=self._status, names=[env_name]))
+        self.starting[env_name].result()
+
+    def wait_all(self) -> dict[str, EnvStatus]:
+        """Wait for every launched Gym; on Ctrl-C or SIGTERM mid-start, kill what exists at once (so the start
+        threads' waits end) and re-raise."""
+        try:
+            for future in self.starting.values():
+                future.result()
+        except BaseException:
+            self.fleet.stop(timeout_s=INTERRUPT_SHUTDOWN_TIMEOUT_S)
+            raise
+        return dict(self.fleet.statuses)
+
+    def discard(self, env_name: str, why: str) -> None:
+        self.fleet.discard(env_name, why, self.stop_timeout_s)
+
+    def stop(self) -> dict[str, list[str]]:
+        """Stop every Gym (what does not stop within its bound is killed; its error is kept for the lifecycle
+        check) and write the worker record."""
+        planned = [self.fleet.statuses[n].seconds for n in self.record.get("planned", []) if n in self.fleet.statuses]
+        self.record["ready_seconds"] = round(self.record.get("launched_after_s", 0.0) + max(planned, default=0.0), 2)
+        began = time.monotonic()
+        errors = self.fleet.stop(self.stop_timeout_s)
+        self.record.update(stop_errors=errors, stop_seconds=round(time.monotonic() - began, 2))
+        self.write_record()
+        return errors
+
+    def write_record(self) -> None:
+        write_json_atomic(self.run_dir / "workers" / f"{self.worker}.json", self.record)
