@@ -141,6 +141,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("gymgate: interrupted; every process the run started has been stopped", file=sys.stderr)
         return EXIT_ERROR
+    except Exception as exc:  # gymgate's own crash: never a verdict (exit 1 means "regression")
+        from gymgate.runfolder import write_crash
+
+        where = write_crash(exc)
+        print(f"gymgate: internal error: {type(exc).__name__}: {exc} (trace: {where})", file=sys.stderr)
+        return EXIT_ERROR
 
 
 def cmd_resolve(args) -> int:

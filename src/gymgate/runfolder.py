@@ -9,6 +9,7 @@ never silently absent.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,8 @@ from gymgate.outcomes import ERROR, HARNESS
 RUN_MARK = "run.json"
 PATHS = "paths"
 WORKERS = "workers"
+CRASH = "crash.txt"  # gymgate's own traceback, when a command crashed (never a verdict)
+_opened: list[Path] = []  # run folders this process opened, newest last (where a crash trace goes)
 # pytest's exit statuses of a session that ran its tests to the end (0 all passed, 1 some failed)
 FINISHED_STATUSES = (0, 1)
 
@@ -36,6 +39,29 @@ def read_mark(run_dir: Path) -> dict[str, Any]:
 
 def write_mark(run_dir: Path, mark: dict[str, Any]) -> Path:
     return write_json_atomic(run_dir / RUN_MARK, mark)
+
+
+def opened(run_dir: Path) -> Path:
+    """Note that this process works in `run_dir`: a crash's trace is written there."""
+    _opened.append(run_dir)
+    return run_dir
+
+
+def write_crash(exc: BaseException) -> Path:
+    """The traceback of gymgate's own crash, into the run folder this process opened last (else a temp file).
+    The run stays marked incomplete, so it is never compared or reused."""
+    import tempfile
+    import traceback
+
+    text = "".join(traceback.format_exception(exc))
+    if _opened and _opened[-1].is_dir():
+        target = _opened[-1] / CRASH
+    else:
+        handle, name = tempfile.mkstemp(prefix="gymgate-crash-", suffix=".txt")
+        os.close(handle)
+        target = Path(name)
+    target.write_text(text)
+    return target
 
 
 def load_records(run_dir: Path, expected: list[str] | None = None) -> dict[str, dict[str, Any]]:

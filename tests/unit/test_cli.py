@@ -87,3 +87,48 @@ def test_free_port_in_skips_a_port_in_use():
         with pytest.raises(OSError, match="no free port"):
             free_port_in(taken, taken + 1)
         assert free_port_in(free, free + 1) == free
+
+
+def test_a_crash_of_gymgate_itself_is_never_a_verdict(tmp_path, monkeypatch, capsys):
+    """Any exception that is not a judged outcome exits 2 with one line naming it and the trace in the run folder."""
+    import gymgate.cli as cli
+    from gymgate.runfolder import CRASH, opened
+
+    run = opened(tmp_path / "run")
+    run.mkdir()
+
+    def broken(args):
+        raise RuntimeError("gymgate bug")
+
+    monkeypatch.setitem(cli.COMMANDS, "compare", broken)
+    assert cli.main(["compare", "a", "b"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"gymgate: internal error: RuntimeError: gymgate bug (trace: {run / CRASH})"]
+    assert "Traceback" in (run / CRASH).read_text() and "gymgate bug" in (run / CRASH).read_text()
+
+
+def test_a_lock_held_too_long_names_its_holder(tmp_path, monkeypatch):
+    """A run waiting past its deadline on a lock another run holds is told which run that is (exit 2 via
+    InfraError), not given a bare filelock timeout."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from gymgate.locks import held
+
+    lock = tmp_path / "env.lock"
+    monkeypatch.setenv("GYMGATE_RUN_ID", "holder1")
+    with held(lock, 5, "building environment x"):
+        assert json.loads((tmp_path / "env.lock.holder").read_text())["run"] == "holder1"
+        # filelock is reentrant within one process: the waiting run is another process.
+        code = (
+            "import sys; from pathlib import Path; from gymgate.locks import held; from gymgate.errors import InfraError\n"
+            "try:\n"
+            f"    with held(Path({str(lock)!r}), 0.5, 'building environment x'): pass\n"
+            "except InfraError as exc:\n"
+            "    print(exc); sys.exit(exc.exit_code)\n"
+        )
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ))
+    assert done.returncode == 2, done.stderr
+    assert "building environment x: waited 0.5 s for" in done.stdout and "held by run holder1, pid" in done.stdout

@@ -7,11 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
-
 from gymgate.atomic import write_json_atomic
 from gymgate.cases import InputDrift, load_case, read_row
 from gymgate.catalog import Environment
+from gymgate.locks import held
+
+SETUP_LOCK_TIMEOUT_S = 600.0  # the first worker builds the tokenizer and checks the rows in seconds
 
 
 def _inputs(environments: list[Environment], gym_root: Path) -> dict[str, Any]:
@@ -34,7 +35,7 @@ def shared_setup(run_dir: Path, environments: list[Environment], gym_root: Path)
 
     setup = run_dir / "setup"
     setup.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(setup / "setup.lock")):
+    with held(setup / "setup.lock", SETUP_LOCK_TIMEOUT_S, "the run's shared setup"):
         done = setup / "inputs.json"
         if not done.is_file():
             build_tokenizer().save_pretrained(setup / "tokenizer")

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from filelock import FileLock
+from pathlib import Path
 
 from gymgate.envs.project import lock, project_dir, write_project
 from gymgate.envs.python import Interpreter, select
 from gymgate.envs.sync import SyncedEnv, ensure_env
+from gymgate.locks import held
 from gymgate.refs.model import GymSource
 
 
@@ -26,7 +27,7 @@ def prepare_env(source: GymSource) -> SyncedEnv:
     if not source.pinned:
         # Unpinned refs get a project generated once per content digest and locked on the spot.
         where.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(where) + ".lock", timeout=600):
+        with held(Path(str(where) + ".lock"), 600, f"locking the project of {source.name}"):
             if not (where / "uv.lock").is_file():
                 write_project(source)
                 lock(where, interp)

@@ -15,11 +15,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from filelock import FileLock
-
 from gymgate.envs.project import check_artifact, uv_env
 from gymgate.envs.python import Interpreter
 from gymgate.errors import BuildError, StaleLockError
+from gymgate.locks import held
 from gymgate.paths import cache_dir, repo_root
 from gymgate.refs.model import GymSource
 
@@ -87,7 +86,7 @@ def ensure_env(project: Path, source: GymSource, interp: Interpreter) -> SyncedE
     root.mkdir(parents=True, exist_ok=True)
     path = root / key
     start = time.monotonic()
-    with FileLock(str(root / f"{key}.lock"), timeout=LOCK_TIMEOUT_S):
+    with held(root / f"{key}.lock", LOCK_TIMEOUT_S, f"building environment {key}"):
         built = not (path / MARK).is_file()
         if built:
             shutil.rmtree(path, ignore_errors=True)

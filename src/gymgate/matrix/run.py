@@ -19,7 +19,7 @@ from gymgate.atomic import write_json_atomic
 from gymgate.errors import BuildError
 from gymgate.outcomes import BROKEN
 from gymgate.refs.model import GymSource
-from gymgate.runfolder import FINISHED_STATUSES, write_mark
+from gymgate.runfolder import FINISHED_STATUSES, opened, write_mark
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def open_run_dir(source: GymSource, opts: RunOptions, run_id: str, run_dir: Path
         run_dir.mkdir(parents=True, exist_ok=False)
     (run_dir / "source.json").write_text(json.dumps(source.to_json(), indent=2))
     print(f"run {run_id}: {run_dir}", flush=True)
-    return run_dir
+    return opened(run_dir)
 
 
 def record_environment(run_dir: Path, env) -> None:
