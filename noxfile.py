@@ -6,9 +6,13 @@ its own content-addressed environment outside nox (see src/gymgate/envs/)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import nox
 
@@ -36,9 +40,40 @@ def _harness(session: nox.Session) -> None:
     )
 
 
+# How long nox waits, after Ctrl-C or a CI cancel, for gymgate to stop everything its run started (gymgate gives
+# its in-environment session 60 s, then kills and sweeps by PID); only then would nox terminate it.
+GYMGATE_STOP_S = 150.0
+
+
+def _forward_sigterm() -> None:
+    """A CI cancel sends SIGTERM to nox alone: pass it on to the gymgate process (which stops its run as on
+    Ctrl-C) and let nox wait for it, instead of dying and leaving the run orphaned."""
+
+    def handler(signum, frame):
+        for task in Path("/proc/self/task").iterdir():
+            for pid in (task / "children").read_text().split():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(int(pid), signal.SIGTERM)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, handler)
+
+
 def _gymgate(session: nox.Session, *args: str) -> None:
-    """Run the gymgate CLI and leave nox with the CLI's own exit code (0 clean, 1 failure, 2 error)."""
-    code = subprocess.call([os.path.join(session.bin, "gymgate"), *args])
+    """Run the gymgate CLI through nox's own runner and leave nox with the CLI's own exit code (0 clean,
+    1 failure, 2 error), which gymgate also writes to a file because nox keeps only pass/fail."""
+    _forward_sigterm()
+    with tempfile.TemporaryDirectory(prefix="gymgate-nox-") as scratch:
+        exit_file = Path(scratch) / "exit-code"
+        session.run(
+            "gymgate",
+            *args,
+            env={"GYMGATE_EXIT_FILE": str(exit_file)},
+            success_codes=[0, 1, 2],
+            interrupt_timeout=GYMGATE_STOP_S,
+            terminate_timeout=15.0,
+        )
+        code = int(exit_file.read_text()) if exit_file.is_file() else 2
     if code:
         session.log(f"gymgate exited {code}")
         sys.exit(code)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -11,6 +12,8 @@ from gymgate.errors import EXIT_ERROR, EXIT_OK, GymgateError, UsageError
 from gymgate.matrix.run import RunOptions, accept_ref, open_run_dir, prepare, record_environment, service_args
 from gymgate.refs import resolve_ref
 from gymgate.refs.pins import known_pins
+
+EXIT_FILE = "GYMGATE_EXIT_FILE"  # where the exit code is also written (nox sessions read it)
 
 
 def _add_ref_args(parser: argparse.ArgumentParser) -> None:
@@ -132,7 +135,18 @@ def _add_acks_arg(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    code = _main(argv)
+    exit_file = os.environ.get(EXIT_FILE)  # how `nox -s …` learns the exit code through nox's own runner
+    if exit_file:
+        Path(exit_file).write_text(str(code))
+    return code
+
+
+def _main(argv: list[str] | None) -> int:
+    from gymgate.runner import terminate_as_interrupt
+
     args = build_parser().parse_args(argv)
+    terminate_as_interrupt()
     try:
         return COMMANDS[args.command](args)
     except GymgateError as exc:

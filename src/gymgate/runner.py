@@ -59,7 +59,21 @@ def child_environment(env: SyncedEnv, run_id: str) -> dict[str, str]:
 
 
 TIMED_OUT = 124  # the child's exit code when it outlived its deadline (as timeout(1) reports it)
-STOP_GRACE_S = 60.0  # after the deadline: how long the child may take to stop its services on SIGINT
+STOP_GRACE_S = 60.0  # after the deadline or an interrupt: how long the child may take to stop its services
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM reached the harness (a CI cancel, `kill`): stop the run as a Ctrl-C would, and tell the child,
+    which did not get the signal itself."""
+
+
+def terminate_as_interrupt() -> None:
+    """From now on SIGTERM to this process stops the run like Ctrl-C (everything started is stopped)."""
+
+    def handler(signum, frame):
+        raise Terminated(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, handler)
 
 
 @dataclass
@@ -94,8 +108,13 @@ def run_in_env(
         while True:
             try:
                 try:
-                    code = proc.wait(timeout=timeout_s)
+                    code = proc.wait(timeout=timeout_s if not interrupts else STOP_GRACE_S)
                 except subprocess.TimeoutExpired:
+                    if interrupts:  # the child did not stop within its grace: kill it; the sweep below does the rest
+                        print(f"gymgate: the run did not stop within {STOP_GRACE_S:g} s; killing it", file=sys.stderr)
+                        proc.kill()
+                        proc.wait()
+                        raise KeyboardInterrupt from None
                     print(f"gymgate: the run did not finish within {timeout_s:g} s; stopping it", file=sys.stderr)
                     result.code, result.timed_out = TIMED_OUT, True
                     _stop(proc)
@@ -104,13 +123,14 @@ def run_in_env(
                     raise KeyboardInterrupt  # the run was cut short: never report it as judged
                 result.code = code
                 return result
-            except KeyboardInterrupt:
+            except KeyboardInterrupt as exc:
                 if proc.poll() is not None:
                     raise
-                # The child got the same SIGINT and is stopping its services; escalate only if asked again.
                 interrupts += 1
                 if interrupts == 1:
                     print("gymgate: interrupted; stopping services (Ctrl-C again to force)", file=sys.stderr)
+                    if isinstance(exc, Terminated):
+                        proc.send_signal(signal.SIGINT)  # a terminal's Ctrl-C reaches the child itself; SIGTERM not
                 elif interrupts == 2:
                     proc.send_signal(signal.SIGTERM)
                 else:

@@ -100,7 +100,7 @@ def accept_ref(
     from gymgate.matrix.progress import Progress
     from gymgate.paths import PACKAGE_DIR, repo_root
     from gymgate.report.summary import print_summary
-    from gymgate.runner import new_run_id, run_in_env, runs_dir
+    from gymgate.runner import Terminated, new_run_id, run_in_env, runs_dir
 
     run_id = new_run_id()
     try:
@@ -146,8 +146,13 @@ def accept_ref(
     mark = {"run_id": run_id, "complete": False, "started": time.time(), "inputs": inputs, "expected": expected}
     write_mark(run_dir, mark)  # an interrupted run stays marked incomplete
     deadline = run_deadline(opts, len(expected))
-    with Progress(run_dir, total_paths=len(expected)):
-        child_exit = run_in_env(env, child, run_id, cwd=repo_root(), log=log, timeout_s=deadline)
+    try:
+        with Progress(run_dir, total_paths=len(expected)):
+            child_exit = run_in_env(env, child, run_id, cwd=repo_root(), log=log, timeout_s=deadline)
+    except KeyboardInterrupt as exc:
+        signal_name = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
+        write_mark(run_dir, {**mark, "finished": time.time(), "incomplete": f"interrupted ({signal_name})"})
+        raise
     code = child_exit.code
     mark.update(pytest_exit=code, finished=time.time(), complete=code in FINISHED_STATUSES)
     if child_exit.timed_out:

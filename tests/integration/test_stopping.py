@@ -1,0 +1,93 @@
+"""Stopping works however a run is stopped, tried as a user or a CI system would: SIGTERM to the nox process (a CI
+job cancelled), SIGINT to the whole process group (a terminal's Ctrl-C) and SIGTERM to the gymgate harness alone,
+each while the Gyms are starting and while paths are running. Every process the run started must be gone within a
+bound, the run folder marked interrupted, and the exit code that of an interrupted run (never 0 or 1)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gymgate.paths import repo_root
+from gymgate.services.processes import marked_pids
+
+STOP_BOUND_S = 200  # gymgate gives its session 60 s, nox waits up to 150 s for gymgate
+# Exit codes of an interrupted run: gymgate's own 2; nox ends an interrupted session with 130 (its convention).
+INTERRUPTED = {"harness": 2, "nox": 130, "group": 130}
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(p) for p in (task / "children").read_text().split()]
+    return found
+
+
+def _start(how: str, runs: Path) -> subprocess.Popen:
+    args = ["--gym-ref", "0.4.0", "--no-baseline", "--env", "mcqa", "-n", "1", "--runs-dir", str(runs)]
+    if how == "harness":
+        command = [sys.executable, "-m", "gymgate", "accept", *args]
+    else:
+        nox = shutil.which("nox")  # installed by the README's command, as a user has it
+        assert nox, "nox is not on PATH"
+        command = [nox, "-s", "accept", "--", *args]
+    return subprocess.Popen(
+        command,
+        cwd=repo_root(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,  # its own process group: a group signal reaches this run only
+    )
+
+
+def _wait_for(proc: subprocess.Popen, pattern: str, lines: list[str], timeout: float = 600) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line and proc.poll() is not None:
+            break
+        lines.append(line)
+        if re.search(pattern, line):
+            return
+    raise AssertionError(f"never saw {pattern!r}:\n{''.join(lines)}")
+
+
+@pytest.mark.parametrize("moment", ["starting", "running"])
+@pytest.mark.parametrize("how", ["nox", "group", "harness"])
+def test_a_stopped_run_leaves_nothing_running(tmp_path, how, moment):
+    proc = _start(how, tmp_path)
+    lines: list[str] = []
+    _wait_for(proc, r"^run \w+:", lines)
+    run_id = re.search(r"^run (\w+):", "".join(lines), re.M).group(1)
+    if moment == "starting":
+        _wait_for(proc, r"starting\s+mcqa", lines)
+        time.sleep(8)  # Gym servers are being spawned now
+    else:
+        _wait_for(proc, r"PASS\s+mcqa:accepted", lines)  # the second path is being rolled out
+    assert marked_pids(run_id), "the run had started nothing yet"
+    if how == "nox":
+        os.kill(proc.pid, signal.SIGTERM)  # what a CI system sends the job's process
+    elif how == "group":
+        os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C
+    else:
+        os.kill(proc.pid, signal.SIGTERM)  # the harness alone (no nox)
+    began = time.monotonic()
+    out, _ = proc.communicate(timeout=STOP_BOUND_S)
+    output = "".join(lines) + out
+    assert time.monotonic() - began < STOP_BOUND_S
+    assert proc.returncode == INTERRUPTED[how], output
+    assert "gymgate: interrupted; every process the run started has been stopped" in output
+    assert marked_pids(run_id) == [], output
+    (run_dir,) = tmp_path.iterdir()
+    mark = json.loads((run_dir / "run.json").read_text())
+    assert mark["complete"] is False and mark["incomplete"].startswith("interrupted"), mark
