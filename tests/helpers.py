@@ -11,6 +11,7 @@ from pathlib import Path
 
 from gymgate.paths import cache_dir, envs_dir
 from gymgate.refs import index
+from gymgate.runfolder import write_mark
 
 
 def write_tree(root: Path, version: str, requires_python: str = ">=3.12", extra_files: dict | None = None) -> Path:
@@ -90,7 +91,7 @@ def stored_run(root, name, pin, records, complete=True, **mark):
     run = root / name
     (run / "paths").mkdir(parents=True)
     (run / "source.json").write_text(json.dumps({"name": pin, "version": pin, "kind": "pin", "digest": f"d-{pin}"}))
-    (run / "run.json").write_text(json.dumps({"complete": complete, **mark}))
+    write_mark(run, {"complete": complete, **mark})
     shutil.copyfile(envs_dir() / pin / "uv.lock", run / "uv.lock")
     for record in records:
         (run / "paths" / f"{record['env']}-{record['mode']}.json").write_text(json.dumps(record))

@@ -19,6 +19,7 @@ from gymgate.errors import UsageError
 from gymgate.outcomes import ERROR, HARNESS
 
 RUN_MARK = "run.json"
+SCHEMA = 2  # the run folder's shape; bumped when its files change (2: every path record carries `observed`)
 PATHS = "paths"
 WORKERS = "workers"
 CRASH = "crash.txt"  # gymgate's own traceback, when a command crashed (never a verdict)
@@ -38,7 +39,17 @@ def read_mark(run_dir: Path) -> dict[str, Any]:
 
 
 def write_mark(run_dir: Path, mark: dict[str, Any]) -> Path:
-    return write_json_atomic(run_dir / RUN_MARK, mark)
+    return write_json_atomic(run_dir / RUN_MARK, {**mark, "schema": SCHEMA})
+
+
+def check_schema(run_dir: Path, mark: dict[str, Any]) -> None:
+    """A run folder written by another gymgate (its files have another shape) is refused, never misread."""
+    if mark.get("schema") != SCHEMA:
+        found = mark.get("schema", "none (written before run folders carried one)")
+        raise UsageError(
+            f"{run_dir} was written by another version of gymgate (run folder schema {found}; this gymgate "
+            f"reads {SCHEMA}); rerun it with this version"
+        )
 
 
 def opened(run_dir: Path) -> Path:
@@ -71,6 +82,11 @@ def load_records(run_dir: Path, expected: list[str] | None = None) -> dict[str, 
     for file in sorted((run_dir / PATHS).glob("*.json")):
         try:
             record = json.loads(file.read_text())
+            if (
+                f"{record['env']}-{record['mode']}" != file.stem
+                or record["path"] != f"{record['env']}:{record['mode']}"
+            ):
+                raise ValueError(f"it holds the record of {record['path']}")
             records[record["path"]] = record
         except (OSError, ValueError, KeyError, TypeError) as exc:
             env, _, mode = file.stem.rpartition("-")

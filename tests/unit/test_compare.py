@@ -125,3 +125,19 @@ def test_paths_option_validates_ids(tmp_path, capsys, cache):
     assert main(["accept", "--gym-ref", "0.4.0", "--paths", f"@{retry}", "--runs-dir", str(tmp_path / "runs")]) == 2
     assert "unknown path(s) nope:accepted" in capsys.readouterr().err
     assert not (tmp_path / "runs").exists() and not (cache / "envs").exists()  # refused before anything was built
+
+
+def test_folders_of_another_version_or_damaged_are_refused_with_exit_2(tmp_path, capsys):
+    base = stored_run(tmp_path, "a", "0.4.0", [record("mcqa:accepted", "PASS")])
+    old = stored_run(tmp_path, "b", "0.4.0", [record("mcqa:accepted", "PASS")])
+    mark = json.loads((old / "run.json").read_text())
+    del mark["schema"]  # a folder from before run folders carried a schema version
+    (old / "run.json").write_text(json.dumps(mark))
+    assert main(["compare", str(base), str(old)]) == 2
+    assert "was written by another version of gymgate" in capsys.readouterr().err
+    # A record under another path's name is damaged: that path cannot be judged (exit 2), never a pass.
+    moved = stored_run(tmp_path, "c", "0.4.0", [record("mcqa:accepted", "PASS")])
+    (moved / "paths" / "mcqa-accepted.json").rename(moved / "paths" / "mcqa-rejected.json")
+    comparison = compare_runs(base, moved)
+    assert comparison.exit_code == 2
+    assert {p.path: p.category for p in comparison.paths}["mcqa:rejected"] == "unjudged"

@@ -14,6 +14,7 @@ from gymgate.report.summary import verdict
 from gymgate.runfolder import load_records
 from gymgate.session.plan import owned_by, plan
 from gymgate.session.schedule import env_of
+from tests.helpers import record
 
 ENVS = [e.name for e in load_environments()]
 
@@ -46,7 +47,7 @@ def _write(run_dir, sub, name, data):
 
 
 def test_missing_records_are_errors_and_verdicts_follow_outcomes(tmp_path):
-    _write(tmp_path, "paths", "mcqa-accepted", {"path": "mcqa:accepted", "outcome": "PASS", "reward": 1.0})
+    _write(tmp_path, "paths", "mcqa-accepted", record("mcqa:accepted", "PASS"))
     (tmp_path / "paths" / "code_gen-accepted.json").write_text("{not json")
     records = load_records(tmp_path, expected=["mcqa:accepted", "mcqa:rejected"])
     missing = records["mcqa:rejected"]

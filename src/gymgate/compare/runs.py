@@ -31,7 +31,7 @@ from gymgate.compare.observation import ABSENT, CONTRACT, Change
 from gymgate.compare.observation import diff as observation_diff
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK, UsageError
 from gymgate.outcomes import BROKEN, ERROR, HARNESS, PASS, SKIP
-from gymgate.runfolder import PATHS, lifecycle_failures, load_records, read_mark
+from gymgate.runfolder import PATHS, check_schema, lifecycle_failures, load_records, read_mark
 
 OBSERVED = "observed"  # the record field holding a path's full observation (acceptance/checks.observe)
 
@@ -156,6 +156,8 @@ def _load_run(run_dir: Path) -> tuple[dict[str, Any], dict[str, dict], dict[str,
     if not (run_dir / PATHS).is_dir():
         raise UsageError(f"{run_dir} is not a gymgate run folder (no paths/)")
     mark = read_mark(run_dir)
+    if mark:
+        check_schema(run_dir, mark)
     if not mark.get("complete"):
         why = (mark.get("incomplete") or "run.json says incomplete") if mark else "it has no run.json"
         raise UsageError(f"{run_dir} did not finish ({why}); it cannot be compared — rerun it")
