@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from gymgate.atomic import write_json_atomic
-from gymgate.outcomes import BLAMES, ERROR, FAIL, HARNESS, PASS, SKIP
+from gymgate.outcomes import BLAMES, ERROR, FAIL, HARNESS, PASS, SKIP, Outcome
 from gymgate.text import strip_ansi
 
 NOT_FINISHED = "the path did not run to its end"
@@ -38,7 +38,7 @@ class PathResult:
     env: str
     mode: str
     gym: dict[str, Any]
-    outcome: str = ERROR
+    outcome: Outcome = ERROR
     reason: str = NOT_FINISHED
     blame: str = HARNESS  # for ERROR (and a contract FAIL); "" otherwise
     failures: list[Failure] = field(default_factory=list)
@@ -89,7 +89,7 @@ class PathResult:
 
 
 def stub_record(
-    path: str, outcome: str, reason: str, gym: dict[str, Any] | None = None, blame: str = ""
+    path: str, outcome: Outcome, reason: str, gym: dict[str, Any] | None = None, blame: str = ""
 ) -> dict[str, Any]:
     """The record of a path that never ran (a crashed worker, a missing result, a BROKEN ref): a PathResult's
     shape with nothing measured, so every reader handles one shape."""

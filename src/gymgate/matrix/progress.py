@@ -14,7 +14,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-OUTCOME_STYLE = {"PASS": "green", "FAIL": "red", "ERROR": "red", "SKIP": "yellow"}
+from gymgate.outcomes import ERROR, FAIL, PASS, SKIP
+
+OUTCOME_STYLE = {PASS: "green", FAIL: "red", ERROR: "red", SKIP: "yellow"}
 ENV_STYLE = {"starting": "cyan", "ready": "green", "failed": "red", "skipped": "yellow"}
 
 
@@ -59,13 +61,13 @@ class Progress:
 
     def counts(self) -> dict[str, int]:
         outcomes = [r["outcome"] for r in self.paths.values()]
-        return {k: outcomes.count(k) for k in ("PASS", "FAIL", "ERROR", "SKIP")}
+        return {k: outcomes.count(k) for k in (PASS, FAIL, ERROR, SKIP)}
 
     def footer(self) -> str:
         c = self.counts()
         return (
-            f"paths {len(self.paths)}/{self.total}: {c['PASS']} passed, {c['FAIL']} failed, {c['ERROR']} errors, "
-            f"{c['SKIP']} skipped — {time.monotonic() - self.began:.0f}s"
+            f"paths {len(self.paths)}/{self.total}: {c[PASS]} passed, {c[FAIL]} failed, {c[ERROR]} errors, "
+            f"{c[SKIP]} skipped — {time.monotonic() - self.began:.0f}s"
         )
 
     def _table(self):
