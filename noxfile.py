@@ -129,7 +129,9 @@ def tests(session: nox.Session) -> None:
     real-services tests; inside 0.2.1: the real-services tests."""
     _harness(session)
     session.run("ruff", "check", "src", "tests", "tools", "noxfile.py")
-    session.run("pytest", "tests/unit", "tests/integration", "-q", *session.posargs)
+    # Two test files at a time (each integration test runs its own isolated Gyms, port bands and Ray cluster): the
+    # mutation suite, which shares one baseline run within its file, runs beside the other integration tests.
+    session.run("pytest", "tests/unit", "tests/integration", "-q", "-n", "2", "--dist", "loadfile", *session.posargs)
     for pin in SERVICE_TEST_PINS:
         python = subprocess.check_output(
             [os.path.join(session.bin, "python"), "-m", "gymgate.envs.locate", pin], text=True
