@@ -145,9 +145,17 @@ def test_two_runs_of_the_same_ref_agree_exactly(runs, tmp_path):
     for env in SUITE["envs"]:
         command += ["--env", env]
 
+    expected = sorted(f"{env}:{mode}" for env in SUITE["envs"] for mode in ("accepted", "rejected"))
+
     def pin_runs() -> list[Path]:
+        """Runs of the pin over the suite's environments (mutants with other environments have their own)."""
         found = [d for d in run_dirs(runs) if d.parent == runs]
-        return sorted(d for d in found if json.loads((d / "source.json").read_text())["name"] == "0.4.0")
+        return sorted(
+            d
+            for d in found
+            if json.loads((d / "source.json").read_text())["name"] == "0.4.0"
+            and sorted(read_mark(d).get("expected", [])) == expected
+        )
 
     while len(pin_runs()) < 2:
         done = subprocess.run([*command, "--runs-dir", str(runs)], capture_output=True, text=True, timeout=900)
