@@ -1,25 +1,18 @@
-"""The gate catches every class of defect a Gym bump can bring, and nothing else: each mutant in mutants.toml (the
-index's 0.4.0 sdist, changed in one place) goes through `gymgate accept --baseline 0.4.0` as a user would run it.
-For each: the exit code, exactly the affected paths with their category, outcome, blame and cause, every other path
-same-pass with nothing changed, and no process of any of its runs left alive. The baseline's run is made once and
-reused by every mutant (its inputs do not change)."""
+"""The Gym mutation suite, defects that break a path: each mutant in mutants.toml without a group goes through
+`gymgate accept --baseline 0.4.0` (tests/integration/mutation.py). The baseline's run is made once and reused by
+every mutant of this file (its inputs do not change); two runs of the pin agree exactly."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
 
 from gymgate.runfolder import read_mark
-from gymgate.services.processes import marked_pids
-from tests.helpers import sdist, unpack
-
-SUITE = tomllib.loads((Path(__file__).parent / "mutants.toml").read_text())
-MUTANTS = {m["name"]: m for m in SUITE["mutant"]}
+from tests.integration.mutation import SUITE, group, judge, run_dirs
 
 
 @pytest.fixture(scope="module")
@@ -27,115 +20,9 @@ def runs(tmp_path_factory):
     return tmp_path_factory.mktemp("mutant-runs")
 
 
-def build_mutant(mutant: dict, root: Path, new: str | None = None) -> Path:
-    """The 0.4.0 sdist unpacked into `root`, with the mutant's one change (`new` replaces the mutant's own)."""
-    unpack(sdist("0.4.0"), root)
-    if "file" not in mutant:
-        return root
-    target = root / mutant["file"]
-    if mutant.get("delete"):
-        target.unlink()
-        return root
-    lines = target.read_text().split("\n")
-    hits = [i for i, line in enumerate(lines) if line == mutant["line"]]
-    assert len(hits) == 1, f"{mutant['name']}: {mutant['file']} changed upstream ({len(hits)} matches); update it"
-    lines[hits[0]] = new or mutant["new"]
-    target.write_text("\n".join(lines))
-    return root
-
-
-def accept(gym: Path, mutant: dict, runs: Path, *extra: str) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "gymgate", "accept", "--gym-ref", str(gym), "--baseline", "0.4.0"]
-    for env in mutant.get("envs", SUITE["envs"]):
-        command += ["--env", env]
-    command += ["-n", "1", "--runs-dir", str(runs), "--reruns", str(mutant.get("reruns", 0)), *mutant.get("args", [])]
-    return subprocess.run([*command, *extra], capture_output=True, text=True, timeout=1500)
-
-
-def gymgate(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "gymgate", *args], capture_output=True, text=True, timeout=300)
-
-
-def run_dirs(runs: Path) -> list[Path]:
-    return [mark.parent for mark in runs.rglob("run.json")]
-
-
-@pytest.mark.parametrize("name", list(MUTANTS))
+@pytest.mark.parametrize("name", group(""))
 def test_mutant(name, runs, tmp_path):
-    mutant = MUTANTS[name]
-    gym = build_mutant(mutant, tmp_path / "gym")
-    before = set(run_dirs(runs))
-    acks = tmp_path / "acks"  # empty: no mutant's change is acknowledged unless the test does it below
-    done = accept(gym, mutant, runs, "--acks", str(acks))
-    out = done.stdout + done.stderr
-    assert done.returncode == mutant["exit"], out
-
-    # Nothing any of this mutant's runs (baseline, candidate, reruns) started is still alive.
-    started = [d for d in run_dirs(runs) if d not in before]
-    assert started, out
-    for run in started:
-        run_id = read_mark(run).get("run_id")
-        assert run_id and marked_pids(run_id) == [], f"{run} left processes running"
-
-    (candidate,) = [d for d in started if (d / "results.json").is_file()]
-    results = json.loads((candidate / "results.json").read_text())
-    by_path = {p["path"]: p for p in results["paths"]}
-    envs = mutant.get("envs", SUITE["envs"])
-    assert len(by_path) == 2 * len(envs)
-    expected = mutant.get("paths", {})
-    for path, item in by_path.items():
-        if path not in expected:
-            assert item["category"] == "same-pass", (path, item)
-            assert item["changed"] == [], (path, item["changed"])
-            continue
-        want = expected[path]
-        assert item["category"] == want["category"], (path, item)
-        assert item["candidate"]["outcome"] == want["outcome"], (path, item["candidate"]["reason"])
-        assert item["blame"] == want.get("blame", ""), (path, item["candidate"]["reason"])
-        evidence = "\n".join([*item["root_causes"], item["candidate"]["reason"]])
-        assert want["cause"] in evidence, (path, evidence)
-        assert "\x1b[" not in item["candidate"]["reason"]  # no terminal colour codes in files
-    lifecycle = results["lifecycle"]["candidate"]
-    assert bool(lifecycle) == mutant.get("lifecycle", False), lifecycle
-    report = (candidate / "report.md").read_text()
-    if mutant["exit"] == 0:
-        assert f"**Verdict: no regression ({len(by_path)} paths pass on both, 0 changed)" in report, report
-    if lifecycle:
-        assert "### Lifecycle check" in report and "shutdown" in report
-    if "ack" in mutant:
-        acknowledge(mutant, candidate, acks, runs, tmp_path)
-
-
-def acknowledge(mutant: dict, candidate: Path, acks: Path, runs: Path, tmp_path: Path) -> None:
-    """The review workflow on a real bump: draft, reason, the same comparison passes showing the acknowledgement;
-    another value of the same field is not covered."""
-    done = gymgate("ack", str(candidate), "--acks", str(acks))
-    assert done.returncode == 0, done.stdout + done.stderr
-    (draft,) = acks.glob("*.toml")
-    assert draft.read_text().count('reason = ""') == 1  # one change, on every affected path
-    draft.write_text(draft.read_text().replace('reason = ""', f'reason = "{mutant["ack"]["reason"]}"'))
-    baseline = json.loads((candidate / "results.json").read_text())["provenance"]["baseline"]["run_dir"]
-    out = tmp_path / "acknowledged"
-    out.mkdir()
-    done = gymgate("compare", baseline, str(candidate), "--acks", str(acks), "--out", str(out))
-    assert done.returncode == 0, done.stdout + done.stderr
-    results = json.loads((out / "results.json").read_text())
-    assert {p["category"] for p in results["paths"]} == {"same-pass"}
-    assert mutant["ack"]["reason"] in (out / "report.md").read_text()
-
-    # The same entry offered for another candidate whose change has another value: it must not cover it.
-    other = build_mutant(mutant, tmp_path / "other", new=mutant["ack"]["other"])
-    resolved = gymgate("resolve", "--gym-ref", str(other))
-    digest = json.loads(resolved.stdout)["digest"]
-    candidate_digest = json.loads((candidate / "source.json").read_text())["digest"]
-    (acks / "reused.toml").write_text(draft.read_text().replace(candidate_digest, digest))
-    before = set(run_dirs(runs))
-    done = accept(other, mutant, runs, "--acks", str(acks))
-    assert done.returncode == 1, done.stdout + done.stderr
-    (rerun,) = [d for d in run_dirs(runs) if d not in before and (d / "results.json").is_file()]
-    results = json.loads((rerun / "results.json").read_text())
-    assert {p["path"] for p in results["paths"] if p["category"] == "changed"} == set(mutant["paths"])
-    assert results["acknowledgements"]["stale"] == ["acks/reused.toml change 1 (requests.policy.*.body.seed)"]
+    judge(name, runs, tmp_path)
 
 
 def test_two_runs_of_the_same_ref_agree_exactly(runs, tmp_path):
