@@ -9,11 +9,6 @@ import pytest
 from tests.integration.mutation import group, judge
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    return tmp_path_factory.mktemp("contract-mutant-runs")
-
-
 @pytest.mark.parametrize("name", group("contract"))
 def test_contract_mutant(name, runs, tmp_path):
     judge(name, runs, tmp_path)

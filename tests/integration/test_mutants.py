@@ -15,11 +15,6 @@ from gymgate.runfolder import read_mark
 from tests.integration.mutation import SUITE, group, judge, run_dirs
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    return tmp_path_factory.mktemp("mutant-runs")
-
-
 @pytest.mark.parametrize("name", group(""))
 def test_mutant(name, runs, tmp_path):
     judge(name, runs, tmp_path)
