@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
@@ -20,12 +21,20 @@ def content_text(content: object) -> str:
     return ""
 
 
+def first_difference(a: Sequence, b: Sequence) -> int:
+    """The first position where two sequences (texts, token ids) differ; the shorter length if one is a prefix."""
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return i
+    return min(len(a), len(b))
+
+
 def excerpt(a: str, b: str, context: int = 60) -> tuple[str, str]:
     """Two long texts cut to the neighbourhood of their first difference ("…" marks what was cut), so a reader sees
     what changed instead of two digests. Short texts come back whole."""
     if len(a) <= 2 * context and len(b) <= 2 * context:
         return a, b
-    at = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    at = first_difference(a, b)
     start = max(0, at - context)
 
     def cut(text: str) -> str:

@@ -81,10 +81,8 @@ def test_a_stopped_run_leaves_nothing_running(tmp_path, how, moment):
         os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C
     else:
         os.kill(proc.pid, signal.SIGTERM)  # the harness alone (no nox)
-    began = time.monotonic()
-    out, _ = proc.communicate(timeout=STOP_BOUND_S)
+    out, _ = proc.communicate(timeout=STOP_BOUND_S)  # the bound: TimeoutExpired fails the test
     output = "".join(lines) + out
-    assert time.monotonic() - began < STOP_BOUND_S
     assert proc.returncode == INTERRUPTED[how], output
     assert "gymgate: interrupted; every process the run started has been stopped" in output
     assert marked_pids(run_id) == [], output

@@ -15,7 +15,7 @@ from gymgate.consumer.rollout import GenerationConfig
 from gymgate.model.endpoint import JUDGE, POLICY, Exchange
 from gymgate.model.script import Script, logprobs
 from gymgate.model.tokenizer import encode, render
-from gymgate.text import excerpt
+from gymgate.text import excerpt, first_difference
 
 MISSING = "<missing>"
 # Responses-API create params that reach the chat request under the same name.
@@ -94,8 +94,7 @@ def check_first_turn(
     log = processed["message_log"]
     trained = [int(t) for t in log[0]["token_ids"]] if log else []
     if trained != expected_ids:
-        at = next((i for i, (x, y) in enumerate(zip(expected_ids, trained, strict=False)) if x != y), None)
-        at = min(len(expected_ids), len(trained)) if at is None else at
+        at = first_difference(expected_ids, trained)
         result.fail(
             "tokens",
             f"turn0.prompt_token_ids from the pinned row (first difference at {at})",

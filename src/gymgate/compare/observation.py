@@ -22,7 +22,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from gymgate.text import excerpt
+from gymgate.text import excerpt, first_difference
 
 RULES_FILE = Path(__file__).with_name("nondeterministic.toml")
 CONTRACT, ADDITIVE = "contract", "additive"
@@ -153,9 +153,7 @@ def side_by_side(value: Any, other: Any, limit: int = 160) -> tuple[str, str]:
     if isinstance(value, str) and isinstance(other, str) and value != ABSENT and other != ABSENT:
         return excerpt(value, other, context=limit // 2)
     if _numbers(value) and _numbers(other) and max(len(value), len(other)) > 16:
-        at = next(
-            (i for i, (x, y) in enumerate(zip(value, other, strict=False)) if x != y), min(len(value), len(other))
-        )
+        at = first_difference(value, other)
 
         def window(items: list) -> str:
             return f"{len(items)} items, at {at}: {json.dumps(items[max(0, at - 3) : at + 5])}"

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from gymgate.consumer.errors import NaNLogprobs, NoGenerationData, NonContiguousError, RolloutDataFailure
+from gymgate.text import first_difference
 
 INVALID_TOOL_CALL_PATTERNS = ("<tool_call>", "</tool_call>", "<function_call>", "</function_call>")
 THINKING_TAGS = ("<think>", "</think>")
@@ -36,13 +37,6 @@ def flags(item: dict[str, Any]) -> tuple[bool, bool]:
         text = summary[0].get("text", "") if summary and isinstance(summary[0], dict) else ""
         return any(p in text for p in INVALID_TOOL_CALL_PATTERNS), any(text.count(t) > 1 for t in THINKING_TAGS)
     return False, False
-
-
-def first_difference(a: list[int], b: list[int]) -> int:
-    for i, (x, y) in enumerate(zip(a, b, strict=False)):
-        if x != y:
-            return i
-    return min(len(a), len(b))
 
 
 def _ids(values: list[Any]) -> list[int]:
