@@ -121,11 +121,6 @@ def apply(acks: list[Ack], changes: dict[str, list[Change]]) -> AckReport:
     return report
 
 
-def _shown(value: Any, other: Any) -> str:
-    text, _ = side_by_side(value, other, EXCERPT)
-    return text
-
-
 def draft(
     directory: Path, baseline: dict[str, Any], candidate: dict[str, Any], changes: dict[str, list[Change]]
 ) -> tuple[Path, int]:
@@ -144,12 +139,13 @@ def draft(
             key = match_key(change)
             entry = by_match.get(key)
             if entry is None:
+                before, after = side_by_side(change.before, change.after, EXCERPT)
                 entry = {
                     "reason": "",
                     "field": fold(change.field),
                     "paths": [],
-                    "before": _shown(change.before, change.after),
-                    "after": _shown(change.after, change.before),
+                    "before": before,
+                    "after": after,
                     "match": key,
                 }
                 by_match[key] = entry

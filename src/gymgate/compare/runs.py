@@ -56,11 +56,20 @@ class ChangeGroup:
     """One change as a reviewer reads it: the same field (indices folded) with the same values on several paths."""
 
     field: str
-    kind: str
-    ack: str
-    ack_file: str
-    sample: Change  # one of the identical changes (for its values)
+    sample: Change  # one of the identical changes: its class, values and acknowledgement are the group's
     paths: list[str] = field(default_factory=list)
+
+    @property
+    def kind(self) -> str:
+        return self.sample.kind
+
+    @property
+    def ack(self) -> str:
+        return self.sample.ack
+
+    @property
+    def ack_file(self) -> str:
+        return self.sample.ack_file
 
     @property
     def failing(self) -> bool:
@@ -101,9 +110,7 @@ class Comparison:
         for item in self.changed:
             for change in item.changes:
                 key = ack_files.match_key(change)
-                group = groups.setdefault(
-                    key, ChangeGroup(ack_files.fold(change.field), change.kind, change.ack, change.ack_file, change)
-                )
+                group = groups.setdefault(key, ChangeGroup(ack_files.fold(change.field), change))
                 if item.path not in group.paths:
                     group.paths.append(item.path)
         order = {True: 0, False: 1}
