@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import tarfile
 import zipfile
 from pathlib import Path
 
-from gymgate.paths import cache_dir, envs_dir
+from gymgate.locations import cache_dir, envs_dir
 from gymgate.refs import index
-from gymgate.runfolder import write_mark
+from gymgate.runfolder import Failure, PathRecord, RunFolder, RunMark
 
 
 def write_tree(root: Path, version: str, requires_python: str = ">=3.12", extra_files: dict | None = None) -> Path:
@@ -66,36 +65,26 @@ def observation(params=None, result=None):
     return {"requests": {"policy": [{"status": 200, "body": body}]}, "result": returned}
 
 
-def record(path, outcome, **fields):
-    """A path record as the acceptance tests write it."""
+def record(path, outcome, **fields) -> PathRecord:
+    """A path record of the real type the session writes (a change of its shape reaches every test built on it)."""
     env, mode = path.split(":")
-    return {
-        "path": path,
-        "env": env,
-        "mode": mode,
-        "outcome": outcome,
-        "reason": fields.pop("reason", ""),
-        "reward": 1.0 if mode == "accepted" else 0.0,
-        "verifier": {},
-        "tokens": {},
-        "request_contract": {},
-        "tools": {},
-        "result_fields": [],
-        "observed": observation(),
-        **fields,
-    }
+    fields.setdefault("reward", 1.0 if mode == "accepted" else 0.0)
+    fields.setdefault("blame", "")  # as a completed path has it (an ERROR names its own)
+    fields.setdefault("observed", observation())
+    fields["failures"] = [Failure(**f) if isinstance(f, dict) else f for f in fields.get("failures", [])]
+    return PathRecord(path=path, env=env, mode=mode, gym={}, outcome=outcome, **fields)
 
 
 def stored_run(root, name, pin, records, complete=True, **mark):
     """A finished run folder as `gymgate accept` leaves it, with the lock of `pin`."""
-    run = root / name
-    (run / "paths").mkdir(parents=True)
-    (run / "source.json").write_text(json.dumps({"name": pin, "version": pin, "kind": "pin", "digest": f"d-{pin}"}))
-    write_mark(run, {"complete": complete, **mark})
-    shutil.copyfile(envs_dir() / pin / "uv.lock", run / "uv.lock")
-    for record in records:
-        (run / "paths" / f"{record['env']}-{record['mode']}.json").write_text(json.dumps(record))
-    return run
+    run = RunFolder(root / name)
+    run.paths_dir.mkdir(parents=True)
+    run.write_source({"name": pin, "version": pin, "kind": "pin", "digest": f"d-{pin}"})
+    run.write_mark(RunMark(complete=complete, **mark))
+    shutil.copyfile(envs_dir() / pin / "uv.lock", run.lock)
+    for made in records:
+        run.write_record(made)
+    return run.root
 
 
 def sdist(version: str) -> Path:

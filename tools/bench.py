@@ -25,6 +25,8 @@ import threading
 import time
 from pathlib import Path
 
+from gymgate.runfolder import RunFolder
+
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
 
@@ -91,7 +93,7 @@ def bench_up(pin: str, repeats: int) -> dict:
             sampler.join()
             assert code == 0, out
             (run_dir,) = Path(runs).iterdir()
-            record = json.loads((run_dir / "services.json").read_text())
+            record = RunFolder(run_dir).up_record()
             ready.append(record["ready_seconds"])
             stop.append(record["stop_seconds"])
             wall.append(seconds)
@@ -159,10 +161,11 @@ def bench_paths(pin: str, repeats: int, workers: list[str]) -> dict:
             sampler.join()
             assert code == 0, text
             (run_dir,) = Path(runs).iterdir()
-            started = (run_dir / "source.json").stat().st_mtime
-            paths = [json.loads(p.read_text()) for p in (run_dir / "paths").glob("*.json")]
-            services = [json.loads(p.read_text()) for p in (run_dir / "services").glob("*.json")]
-            workers_ = [json.loads(p.read_text()) for p in (run_dir / "workers").glob("*.json")]
+            run = RunFolder(run_dir)
+            started = run.source_file.stat().st_mtime
+            paths = [r.to_json() for r in run.records().values()]
+            services = list(run.service_statuses().values())
+            workers_ = list(run.workers().values())
             row = out.setdefault(n, {})
             for key, value in (
                 ("wall_s", seconds),

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from gymgate.errors import EXIT_ERROR, EXIT_OK, GymgateError, UsageError
-from gymgate.matrix.run import RunOptions, accept_ref, open_run_dir, prepare, record_environment, service_args
+from gymgate.matrix.run import RunOptions, accept_ref, open_run, prepare, record_environment, service_args
 from gymgate.refs import resolve_ref
 from gymgate.refs.pins import known_pins
 
@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    from gymgate.runner import terminate_as_interrupt
+    from gymgate.envs.child import terminate_as_interrupt
 
     args = build_parser().parse_args(argv)
     terminate_as_interrupt()
@@ -200,18 +200,19 @@ def cmd_lock(args) -> int:
 
 
 def cmd_up(args) -> int:
-    from gymgate.catalog import load_environments
-    from gymgate.runner import new_run_id, run_in_env
+    from gymgate.cases.environments import load_environments
+    from gymgate.envs.child import run_in_env
+    from gymgate.runfolder import new_run_id
     from gymgate.services.ports import free_port
 
     load_environments(args.envs)  # unknown names are a usage error before anything is built
     source = resolve_ref(args.gym_ref, args.gym_repo)
     env = prepare(source)
     opts, run_id = _options(args), new_run_id()
-    run_dir = open_run_dir(source, opts, run_id)
-    record_environment(run_dir, env)
+    run = open_run(source, opts, run_id)
+    record_environment(run, env)
     url = f"http://127.0.0.1:{free_port()}/v1"
-    child = ["-m", "gymgate.session.up", "--policy-base-url", url, *service_args(run_dir, opts)]
+    child = ["-m", "gymgate.session.up", "--policy-base-url", url, *service_args(run, opts)]
     code = run_in_env(env, child, run_id).code
     if code not in (0, 1, 2):
         print(f"gymgate: services run ended with status {code}", file=sys.stderr)
@@ -240,7 +241,7 @@ def _read_paths(values: list[str], known: list[str]) -> set[str]:
 def cmd_accept(args) -> int:
     """One ref through the matrix; unless it is the baseline itself, also the baseline (reused when none of its
     inputs changed), reruns of what did not pass, and a comparison whose verdict decides the exit code."""
-    from gymgate.catalog import load_environments
+    from gymgate.cases.environments import load_environments
     from gymgate.matrix.bump import judge_bump
     from gymgate.refs.pins import baseline_pin
 
@@ -289,13 +290,14 @@ def cmd_ack(args) -> int:
 
 def _compared_baseline(candidate: Path) -> Path:
     """The baseline run a compared candidate was judged against (its results.json says)."""
-    results = candidate / "results.json"
-    try:
-        return Path(json.loads(results.read_text())["provenance"]["baseline"]["run_dir"])
-    except (OSError, KeyError, ValueError) as exc:
+    from gymgate.report.outputs import compared_baseline
+
+    found = compared_baseline(candidate)
+    if found is None:
         raise UsageError(
             f"{candidate} has no comparison (results.json) to acknowledge; pass BASELINE CANDIDATE run folders"
-        ) from exc
+        )
+    return found
 
 
 COMMANDS = {

@@ -11,12 +11,12 @@ import pytest
 
 from gymgate.acceptance import checks
 from gymgate.acceptance.expected import UnsupportedInput, first_turn_messages
-from gymgate.acceptance.record import PathResult
-from gymgate.cases import load_case
-from gymgate.catalog import load_environments
+from gymgate.cases.case import load_case
+from gymgate.cases.environments import load_environments
 from gymgate.consumer.rollout import GenerationConfig
-from gymgate.model.endpoint import JUDGE, POLICY, Exchange
-from gymgate.model.tokenizer import build_tokenizer, encode, render
+from gymgate.endpoint.server import JUDGE, POLICY, Exchange
+from gymgate.endpoint.tokenizer import build_tokenizer, encode, render
+from gymgate.runfolder import PathRecord
 
 TOKENIZER = build_tokenizer()
 CONFIG = GenerationConfig(max_new_tokens=64, temperature=0.7, top_p=0.95)
@@ -41,8 +41,8 @@ SENT = [
 ]
 
 
-def _result() -> PathResult:
-    return PathResult(path="mcqa:accepted", env="mcqa", mode="accepted", gym={})
+def _result() -> PathRecord:
+    return PathRecord(path="mcqa:accepted", env="mcqa", mode="accepted", gym={})
 
 
 def _policy(messages, **body) -> Exchange:
@@ -54,7 +54,7 @@ def _processed(messages) -> dict:
     return {"message_log": [{"role": "user", "token_ids": np.array(ids, dtype=np.int64)}]}
 
 
-def _failed(result: PathResult) -> list[tuple[str, str]]:
+def _failed(result: PathRecord) -> list[tuple[str, str]]:
     return [(f.kind, f.field.split(" (")[0]) for f in result.failures]
 
 

@@ -9,9 +9,9 @@ import urllib.request
 
 import pytest
 
-from gymgate.model.endpoint import ModelEndpoint, Sampling
-from gymgate.model.script import Script, ToolCall, Turn, logprobs
-from gymgate.model.tokenizer import assistant_body, encode, render
+from gymgate.endpoint.script import Script, ToolCall, Turn, logprobs
+from gymgate.endpoint.server import ModelEndpoint, Sampling
+from gymgate.endpoint.tokenizer import assistant_body, encode, render
 
 SAMPLING = Sampling(temperature=0.7, top_p=0.95)
 SCRIPT = Script(

@@ -4,17 +4,17 @@ ERROR with its trace and who is to blame — never a pass."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from gymgate.acceptance import path as path_module
 from gymgate.acceptance.path import RunContext, run_path
-from gymgate.catalog import load_environments
+from gymgate.cases.environments import load_environments
 from gymgate.consumer.errors import GymDied, RolloutDataFailure, RolloutTimeout
 from gymgate.consumer.rollout import RolloutResult, prepare_rows
-from gymgate.model.endpoint import Exchange
+from gymgate.endpoint.server import Exchange
+from gymgate.runfolder import RunFolder
 from gymgate.services.fleet import EnvStatus
 
 (MCQA,) = load_environments(["mcqa"])
@@ -25,7 +25,7 @@ def _ctx(tmp_path: Path, status: EnvStatus | None, inputs=None) -> RunContext:
         endpoint=None,
         tokenizer=None,
         gym_root=tmp_path,
-        run_dir=tmp_path / "run",
+        run=RunFolder(tmp_path / "run"),
         gym={"version": "x"},
         statuses={"mcqa": status} if status else {},
         inputs=inputs,
@@ -36,8 +36,8 @@ def test_failed_start_is_an_error_for_its_paths_with_the_cause(tmp_path):
     status = EnvStatus("mcqa", "failed", "RuntimeError: Process mcqa finished unexpectedly!")
     result = run_path(_ctx(tmp_path, status), MCQA, "accepted")
     assert result.outcome == "ERROR" and result.reason == "startup: RuntimeError: Process mcqa finished unexpectedly!"
-    written = json.loads((tmp_path / "run" / "paths" / "mcqa-accepted.json").read_text())
-    assert written["outcome"] == "ERROR" and written["reward"] is None
+    written = RunFolder(tmp_path / "run").records()["mcqa:accepted"]
+    assert written.outcome == "ERROR" and written.reward is None
 
 
 def test_absent_environment_is_a_skip_with_its_reason(tmp_path):
@@ -72,7 +72,7 @@ class FakeHandle:
 
 
 def _ready_ctx(tmp_path, endpoint=None, **extra) -> RunContext:
-    from gymgate.cases import load_case, read_row
+    from gymgate.cases.case import load_case, read_row
     from gymgate.services import gym_compat
 
     raw = read_row(load_case(MCQA), gym_compat.gym_root())
@@ -80,7 +80,7 @@ def _ready_ctx(tmp_path, endpoint=None, **extra) -> RunContext:
         endpoint=endpoint or FakeEndpoint(),
         tokenizer=None,
         gym_root=tmp_path,
-        run_dir=tmp_path / "run",
+        run=RunFolder(tmp_path / "run"),
         gym={"version": "x"},
         handles={"mcqa": FakeHandle()},
         statuses={"mcqa": EnvStatus("mcqa", "ready")},
@@ -128,8 +128,7 @@ def test_a_dead_gym_server_names_its_own_error_line(tmp_path, monkeypatch):
     assert (result.outcome, result.blame) == ("ERROR", "gym")
     first = result.reason.splitlines()[0]
     assert first == "ModuleNotFoundError: No module named 'gone' (logs/mcqa.log)"  # the cause, without colour codes
-    written = json.loads((tmp_path / "run" / "paths" / "mcqa-accepted.json").read_text())
-    assert "\x1b[" not in written["reason"]
+    assert "\x1b[" not in RunFolder(tmp_path / "run").records()["mcqa:accepted"].reason
 
 
 def test_a_refused_override_is_a_contract_fail_not_an_error(tmp_path, monkeypatch):
@@ -186,7 +185,7 @@ def test_an_exception_anywhere_is_an_error_with_its_trace(tmp_path, where):
     result = run_path(ctx, MCQA, "accepted")
     assert (result.outcome, result.blame) == ("ERROR", blame), result.reason
     assert "Traceback" in result.reason
-    assert json.loads((tmp_path / "run" / "paths" / "mcqa-accepted.json").read_text())["outcome"] == "ERROR"
+    assert RunFolder(tmp_path / "run").records()["mcqa:accepted"].outcome == "ERROR"
 
 
 def test_ray_failures_are_the_harness(tmp_path):

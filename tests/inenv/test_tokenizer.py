@@ -6,7 +6,7 @@ import pickle
 
 import pytest
 
-from gymgate.model.tokenizer import EOS, MAX_LENGTH, assistant_body, build_tokenizer, encode, render
+from gymgate.endpoint.tokenizer import EOS, MAX_LENGTH, assistant_body, build_tokenizer, encode, render
 
 
 @pytest.fixture(scope="module")

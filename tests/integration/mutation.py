@@ -11,7 +11,8 @@ import sys
 import tomllib
 from pathlib import Path
 
-from gymgate.runfolder import read_mark
+from gymgate.runfolder import RunFolder
+from gymgate.runfolder.folder import MARK
 from gymgate.services.processes import marked_pids
 from tests.helpers import sdist, unpack
 
@@ -54,7 +55,7 @@ def gymgate(*args: str) -> subprocess.CompletedProcess:
 
 
 def run_dirs(runs: Path) -> list[Path]:
-    return [mark.parent for mark in runs.rglob("run.json")]
+    return [mark.parent for mark in runs.rglob(MARK)]
 
 
 def judge(name: str, runs: Path, tmp_path: Path) -> None:
@@ -71,7 +72,7 @@ def judge(name: str, runs: Path, tmp_path: Path) -> None:
     started = [d for d in run_dirs(runs) if d not in before]
     assert started, out
     for run in started:
-        run_id = read_mark(run).get("run_id")
+        run_id = RunFolder(run).mark().run_id
         assert run_id and marked_pids(run_id) == [], f"{run} left processes running"
 
     (candidate,) = [d for d in started if (d / "results.json").is_file()]

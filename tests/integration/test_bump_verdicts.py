@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+from gymgate.runfolder import RunFolder
 from tests.helpers import sdist, unpack, write_tree
 
 MCQA = "resources_servers/mcqa/app.py"
@@ -59,8 +60,7 @@ def test_a_changed_verifier_is_a_regression_confirmed_by_reruns(runs, tmp_path):
     assert (run / "retry.txt").read_text() == "mcqa:accepted\n"
     # Attempt 2 ran in its own fresh sessions, on both refs, for the failing path only.
     for role in ("candidate", "baseline"):
-        (record,) = (run / "reruns" / f"{role}-2" / "paths").glob("*.json")
-        assert json.loads(record.read_text())["path"] == "mcqa:accepted"
+        assert list(RunFolder(run).attempt(role, 2).records()) == ["mcqa:accepted"]
     results = json.loads((run / "results.json").read_text())
     by_path = {p["path"]: p for p in results["paths"]}
     assert by_path["mcqa:rejected"]["category"] == "same-pass"
@@ -95,8 +95,8 @@ def test_a_candidate_that_cannot_be_locked_is_broken(runs, tmp_path):
     assert code == 1, out
     assert "**Verdict: candidate BROKEN: build: cannot lock" in out
     run = _candidate_run(runs, "-tree-0.4.")
-    records = [json.loads(p.read_text()) for p in (run / "paths").glob("*.json")]
-    assert sorted((r["path"], r["outcome"]) for r in records) == [
+    records = RunFolder(run).records().values()
+    assert sorted((r.path, r.outcome) for r in records) == [
         ("mcqa:accepted", "BROKEN"),
         ("mcqa:rejected", "BROKEN"),
     ]

@@ -3,13 +3,13 @@ two commits, resolved by (abbreviated) SHA, locked, synced and started through t
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 
 import pytest
 
 from gymgate.refs import resolve_ref
+from gymgate.runfolder import RunFolder
 from gymgate.services.processes import marked_pids
 from tests.helpers import commit_all, git, sdist, unpack
 
@@ -67,8 +67,8 @@ def test_accept_run_by_sha_starts_real_services(sdist_repo, tmp_path):
     assert "[unpinned]" in output
     (run_dir,) = tmp_path.iterdir()
     assert run_dir.name.endswith(run_dir.name.rsplit("-", 1)[1]) and f"git-{sha[:12]}" in run_dir.name
-    record = json.loads((run_dir / "services.json").read_text())
+    record = RunFolder(run_dir).up_record()
     assert record["complete"] and record["environments"]["mcqa"]["status"] == "ready"
-    source = json.loads((run_dir / "source.json").read_text())
+    source = RunFolder(run_dir).source()
     assert source["commit"] == sha and source["version"] == "0.4.0"
     assert marked_pids(record["run_id"]) == []

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gymgate.runfolder import read_mark
+from gymgate.runfolder import RunFolder
 from tests.integration.mutation import SUITE, group, judge, run_dirs
 
 
@@ -35,8 +35,7 @@ def test_two_runs_of_the_same_ref_agree_exactly(runs, tmp_path):
         return sorted(
             d
             for d in found
-            if json.loads((d / "source.json").read_text())["name"] == "0.4.0"
-            and sorted(read_mark(d).get("expected", [])) == expected
+            if RunFolder(d).source()["name"] == "0.4.0" and sorted(RunFolder(d).mark().expected) == expected
         )
 
     while len(pin_runs()) < 2:

@@ -3,7 +3,6 @@ pins side by side without seeing each other, and a crashed worker contained to i
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from gymgate.compare.observation import diff
+from gymgate.runfolder import RunFolder
 from gymgate.services.processes import marked_pids
 
 # Multi-turn tools (workplace), a judge (equivalence) and the self-test environment (mcqa).
@@ -38,11 +38,8 @@ def finish(proc: subprocess.Popen, runs: Path) -> tuple[int, str, Path]:
 
 
 def normalized(run_dir: Path) -> dict[str, dict]:
-    records = {}
-    for path in sorted((run_dir / "paths").glob("*.json")):
-        record = json.loads(path.read_text())
-        records[path.stem] = {k: v for k, v in record.items() if k not in RUN_SPECIFIC}
-    return records
+    records = RunFolder(run_dir).records()
+    return {name: {k: v for k, v in r.to_json().items() if k not in RUN_SPECIFIC} for name, r in records.items()}
 
 
 def _env_args() -> list[str]:
@@ -58,11 +55,9 @@ def test_results_do_not_depend_on_parallelism(tmp_path):
     assert len(a) == 2 * len(ENVS)
     assert a == b
     for name in a:
-        observed = [
-            json.loads((run / "paths" / f"{name}.json").read_text())["observed"] for run in (serial[2], parallel[2])
-        ]
+        observed = [RunFolder(run).records()[name].observed for run in (serial[2], parallel[2])]
         assert observed[0]["requests"] and diff(*observed) == [], name
-    owners = {json.loads(p.read_text())["worker"] for p in (parallel[2] / "services").glob("*.json")}
+    owners = {status["worker"] for status in RunFolder(parallel[2]).service_statuses().values()}
     assert owners == {"gw0", "gw1"}  # the environments really were spread over two workers
 
 
@@ -75,7 +70,7 @@ def test_two_pins_side_by_side_are_isolated(tmp_path):
         run_id = re.search(r"^run (\w+):", out, re.M).group(1)
         records = normalized(run_dir)
         assert {r["gym"]["version"] for r in records.values()} == {ref}
-        (worker,) = [json.loads(p.read_text()) for p in (run_dir / "workers").glob("*.json")]
+        (worker,) = RunFolder(run_dir).workers().values()
         gcs.add(worker["gcs"])
         assert worker["named_actors"] and all(a.startswith(f"gymgate-{run_id}-") for a in worker["named_actors"])
     assert len(gcs) == 2  # two clusters, one per run

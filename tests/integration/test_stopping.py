@@ -5,7 +5,6 @@ bound, the run folder marked interrupted, and the exit code that of an interrupt
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -17,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from gymgate.paths import repo_root
+from gymgate.locations import repo_root
+from gymgate.runfolder import RunFolder
 from gymgate.services.processes import marked_pids
 
 STOP_BOUND_S = 200  # gymgate gives its session 60 s, nox waits up to 150 s for gymgate
@@ -87,5 +87,5 @@ def test_a_stopped_run_leaves_nothing_running(tmp_path, how, moment):
     assert "gymgate: interrupted; every process the run started has been stopped" in output
     assert marked_pids(run_id) == [], output
     (run_dir,) = tmp_path.iterdir()
-    mark = json.loads((run_dir / "run.json").read_text())
-    assert mark["complete"] is False and mark["incomplete"].startswith("interrupted"), mark
+    mark = RunFolder(run_dir).mark()
+    assert mark.complete is False and mark.incomplete.startswith("interrupted"), mark

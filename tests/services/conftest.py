@@ -4,7 +4,6 @@ real Gym servers on loopback, with their own Ray cluster per run."""
 from __future__ import annotations
 
 import importlib.metadata
-import json
 import os
 import subprocess
 import sys
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from gymgate.runfolder import RunFolder
 from gymgate.services.ports import free_port
 from gymgate.services.processes import RUN_MARKER, marked_pids, sweep
 from gymgate.services.ray_cluster import RUN_ENVIRONMENT
@@ -57,7 +57,7 @@ class UpRun:
         return self.proc.returncode
 
     def record(self) -> dict:
-        return json.loads((self.run_dir / "services.json").read_text())
+        return RunFolder(self.run_dir).up_record()
 
     def cleanup(self) -> list[int]:
         if self.proc.poll() is None:

@@ -9,7 +9,7 @@ import signal
 import time
 from pathlib import Path
 
-from gymgate.catalog import cases_dir, load_environments
+from gymgate.cases.environments import cases_dir, load_environments
 from gymgate.services.processes import alive
 
 STRUCTURED_FIRST_PIN = (0, 3, 0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import pytest
 
@@ -74,7 +75,7 @@ def test_flaky_side():
 def test_labels_of_records():
     assert c.label(record("mcqa:accepted", "ERROR", blame="gym")) == "ERROR"
     assert c.label(record("mcqa:accepted", "ERROR", blame="harness")) == "ERROR(harness)"
-    assert c.label({**record("mcqa:accepted", "ERROR", blame="harness"), "missing": True}) == "NO_RECORD"
+    assert c.label(replace(record("mcqa:accepted", "ERROR", blame="harness"), missing=True)) == "NO_RECORD"
     assert c.label(record("mcqa:accepted", "FAIL", blame="contract")) == "FAIL"
     assert c.label(record("mcqa:accepted", "MAYBE")) == "ERROR"  # unknown outcomes are never a pass
     assert c.label(None) is None

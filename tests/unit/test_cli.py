@@ -92,9 +92,10 @@ def test_free_port_in_skips_a_port_in_use():
 def test_a_crash_of_gymgate_itself_is_never_a_verdict(tmp_path, monkeypatch, capsys):
     """Any exception that is not a judged outcome exits 2 with one line naming it and the trace in the run folder."""
     import gymgate.cli as cli
-    from gymgate.runfolder import CRASH, opened
+    from gymgate.runfolder import RunFolder
+    from gymgate.runfolder.folder import CRASH
 
-    run = opened(tmp_path / "run")
+    run = RunFolder(tmp_path / "run").opened().root
     run.mkdir()
 
     def broken(args):

@@ -14,7 +14,7 @@ from gymgate.envs import sync
 from gymgate.envs.project import uv_env
 from gymgate.envs.python import Interpreter
 from gymgate.errors import InfraError, StaleLockError
-from gymgate.refs.model import KIND_TREE, GymSource
+from gymgate.refs.source import KIND_TREE, GymSource
 
 INTERP = Interpreter(Path(sys.executable), ".".join(map(str, sys.version_info[:3])), "CPython")
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gymgate.compare.lockdiff import diff, packages
-from gymgate.paths import envs_dir
+from gymgate.locations import envs_dir
 
 
 def test_0_2_1_to_0_4_0_shows_the_gym_and_openai_bumps_and_the_new_dependencies():

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import io
-import json
 from pathlib import Path
 
 import pytest
 
-from gymgate.catalog import load_environments
+from gymgate.cases.environments import load_environments
 from gymgate.matrix.progress import Progress
 from gymgate.report.summary import verdict
-from gymgate.runfolder import load_records
+from gymgate.runfolder import RunFolder, RunMark
 from gymgate.session.plan import owned_by, plan
 from gymgate.session.schedule import env_of
 from tests.helpers import record
@@ -41,41 +40,38 @@ def test_scope_of_a_test_is_its_environment():
     assert env_of("tests/other.py::test_x") == "tests/other.py::test_x"
 
 
-def _write(run_dir, sub, name, data):
-    (run_dir / sub).mkdir(parents=True, exist_ok=True)
-    (run_dir / sub / f"{name}.json").write_text(json.dumps(data))
-
-
 def test_missing_records_are_errors_and_verdicts_follow_outcomes(tmp_path):
-    _write(tmp_path, "paths", "mcqa-accepted", record("mcqa:accepted", "PASS"))
+    run = RunFolder(tmp_path)
+    run.write_record(record("mcqa:accepted", "PASS"))
     (tmp_path / "paths" / "code_gen-accepted.json").write_text("{not json")
-    records = load_records(tmp_path, expected=["mcqa:accepted", "mcqa:rejected"])
+    records = run.records(expected=["mcqa:accepted", "mcqa:rejected"])
     missing = records["mcqa:rejected"]
-    assert missing["outcome"] == "ERROR" and missing["reason"].startswith("no record:") and missing["missing"]
+    assert missing.outcome == "ERROR" and missing.reason.startswith("no record:") and missing.missing
     unreadable = records["code_gen:accepted"]  # a damaged record is an ERROR, never skipped over
-    assert unreadable["outcome"] == "ERROR" and "unreadable" in unreadable["reason"]
+    assert unreadable.outcome == "ERROR" and "unreadable" in unreadable.reason
     assert verdict(list(records.values()), pytest_code=1) == 1
     assert verdict([records["mcqa:accepted"]], pytest_code=0) == 0
     assert verdict([records["mcqa:accepted"]], pytest_code=0, lifecycle=["mcqa: shutdown timed out"]) == 1
     assert verdict([], pytest_code=0) == 2  # nothing judged
-    assert verdict([{"outcome": "SKIP"}], pytest_code=2) == 2  # pytest itself failed to run
+    assert verdict([record("mcqa:accepted", "SKIP")], pytest_code=2) == 2  # pytest itself failed to run
     # The run's own mark names what it expected: a path it never wrote is found without being told.
-    (tmp_path / "run.json").write_text(json.dumps({"complete": True, "expected": ["mcqa:rejected"]}))
-    assert load_records(tmp_path)["mcqa:rejected"]["missing"]
+    run.write_mark(RunMark(complete=True, expected=["mcqa:rejected"]))
+    assert run.records()["mcqa:rejected"].missing
 
 
 def test_progress_reports_each_event_once_plain_and_live(tmp_path):
     out = io.StringIO()
-    progress = Progress(tmp_path, total_paths=2, stream=out, tty=False)
-    _write(tmp_path, "services", "mcqa", {"env": "mcqa", "status": "starting", "worker": "gw0"})
+    run = RunFolder(tmp_path)
+    progress = Progress(run, total_paths=2, stream=out, tty=False)
+    run.write_service_status("mcqa", {"env": "mcqa", "status": "starting", "worker": "gw0"})
     assert progress.poll() == ["starting mcqa (gw0)"]
-    _write(tmp_path, "services", "mcqa", {"env": "mcqa", "status": "ready", "worker": "gw0", "seconds": 31.25})
-    _write(tmp_path, "paths", "mcqa-accepted", {"path": "mcqa:accepted", "outcome": "FAIL", "reason": "[reward] x"})
+    run.write_service_status("mcqa", {"env": "mcqa", "status": "ready", "worker": "gw0", "seconds": 31.25})
+    run.write_record(record("mcqa:accepted", "FAIL", reason="[reward] x"))
     assert progress.poll() == ["ready    mcqa (gw0) 31.2s", "FAIL     mcqa:accepted  [reward] x"]
     assert progress.poll() == []
     assert progress.footer().startswith("paths 1/2: 0 passed, 1 failed")
     tty = io.StringIO()
-    with Progress(tmp_path, total_paths=2, stream=tty, tty=True, interval=0.05):
+    with Progress(run, total_paths=2, stream=tty, tty=True, interval=0.05):
         pass
     assert "mcqa" in tty.getvalue() and "FAIL" in tty.getvalue()
 

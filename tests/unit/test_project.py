@@ -9,7 +9,7 @@ import pytest
 from gymgate.envs.distribution import Distribution
 from gymgate.envs.project import check_artifact, declared_extras, project_dir, render_project
 from gymgate.errors import InfraError, StaleLockError
-from gymgate.paths import envs_dir
+from gymgate.locations import envs_dir
 from gymgate.refs import resolve_ref
 from tests.helpers import write_tree
 

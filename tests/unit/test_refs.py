@@ -10,8 +10,8 @@ import pytest
 
 from gymgate.errors import UsageError
 from gymgate.refs import resolve_ref
-from gymgate.refs.model import KIND_GIT, KIND_INDEX, KIND_PIN, KIND_TREE, KIND_WHEEL
 from gymgate.refs.pins import baseline_pin, known_pins
+from gymgate.refs.source import KIND_GIT, KIND_INDEX, KIND_PIN, KIND_TREE, KIND_WHEEL
 from tests.helpers import commit_all, git, write_tree, write_wheel
 
 

@@ -8,10 +8,10 @@ import re
 from collections import Counter
 
 from gymgate.compare import categories as c
-from gymgate.compare.attempts import MANIFEST, RERUNS_DIR
 from gymgate.compare.runs import compare_runs
 from gymgate.matrix.bump import compare_and_report
 from gymgate.report.outputs import RETRY_CATEGORIES, junit_categories
+from gymgate.runfolder import RunFolder
 from tests.helpers import observation, record, stored_run
 
 REWARD = {"kind": "reward", "field": "reward", "expected": 1.0, "actual": 0.0}
@@ -35,10 +35,9 @@ def _runs(tmp_path):
     base = stored_run(tmp_path, "base", "0.3.0", [record(p, spec[0]) for p, spec in CASES.items()])
     cand = stored_run(tmp_path, "cand", "0.4.0", [record(p, spec[1][0], **spec[1][1]) for p, spec in CASES.items()])
     reruns = {p: spec[2] for p, spec in CASES.items() if spec[2]}
-    folder = cand / RERUNS_DIR
-    folder.mkdir()
-    (folder / MANIFEST).write_text(json.dumps({"baseline_run": base.name, "paths": sorted(reruns)}))
-    stored_run(folder, "candidate-2", "0.4.0", [record(p, o) for p, o in reruns.items()])
+    RunFolder(cand).write_reruns_manifest({"baseline_run": base.name, "paths": sorted(reruns)})
+    attempt = RunFolder(cand).attempt("candidate", 2).root
+    stored_run(attempt.parent, attempt.name, "0.4.0", [record(p, o) for p, o in reruns.items()])
     return base, cand
 
 

@@ -3,15 +3,14 @@ cause. The runs are fakes written to disk (fault injection); the real matrix run
 
 from __future__ import annotations
 
-import json
-
 from gymgate.compare.attempts import load_attempts
 from gymgate.compare.runs import compare_runs
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
 from gymgate.matrix.reruns import run_reruns
 from gymgate.matrix.run import RunResult, write_broken_run
-from gymgate.refs.model import GymSource
+from gymgate.refs.source import GymSource
 from gymgate.report.markdown import render_markdown
+from gymgate.runfolder import RunFolder, RunMark
 from tests.helpers import record, stored_run
 
 REWARD = {"kind": "reward", "field": "reward", "expected": 1.0, "actual": 0.0}
@@ -45,7 +44,7 @@ class FakeMatrix:
         for path in paths:
             outcome = self.script[source.name][n]
             fields = {"failures": [REWARD]} if outcome == "FAIL" else {}
-            (run / "paths" / f"{path.replace(':', '-')}.json").write_text(json.dumps(record(path, outcome, **fields)))
+            RunFolder(run).write_record(record(path, outcome, **fields))
         return RunResult(run, 0)
 
 
@@ -108,15 +107,15 @@ def test_baseline_attempts_belong_to_their_baseline_and_unfinished_attempts_do_n
     assert load_attempts(cand, base)["baseline"] == {"mcqa:accepted": ["PASS", "FAIL"]}
     other = stored_run(tmp_path, "other-baseline", "0.3.0", [record("mcqa:accepted", "PASS")])
     assert load_attempts(cand, other)["baseline"] == {}  # made for another baseline run
-    (cand / "reruns" / "candidate-3" / "run.json").write_text(json.dumps({"complete": False}))
+    RunFolder(cand).attempt("candidate", 3).write_mark(RunMark(complete=False))
     assert load_attempts(cand, base)["candidate"] == {"mcqa:accepted": ["FAIL"]}
 
 
 def _broken(tmp_path, reason):
-    run = tmp_path / "broken"
-    run.mkdir()
+    run = RunFolder(tmp_path / "broken")
+    run.root.mkdir()
     write_broken_run(run, _source("0.5.0"), ["mcqa:accepted", "mcqa:rejected"], reason)
-    return run
+    return run.root
 
 
 def test_a_candidate_that_cannot_be_built_is_broken_and_fails_the_bump(tmp_path):
@@ -149,7 +148,7 @@ def test_a_ref_none_of_whose_environments_starts_is_broken(tmp_path):
     assert {p.category for p in comparison.paths} == {"broken"}
     assert comparison.candidate_broken.startswith("no environment could start: startup: Process mcqa")
     # One environment starting is enough for the ref not to be broken: then it is a per-path error.
-    (cand / "paths" / "code_gen-accepted.json").write_text(json.dumps(record("code_gen:accepted", "PASS")))
+    RunFolder(cand).write_record(record("code_gen:accepted", "PASS"))
     comparison = compare_runs(base, cand)
     assert {p.path: p.category for p in comparison.paths}["mcqa:accepted"] == "regressed"
     assert comparison.candidate_broken == ""

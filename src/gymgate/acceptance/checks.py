@@ -9,12 +9,12 @@ from typing import Any
 import numpy as np
 
 from gymgate.acceptance.expected import first_turn_messages, seen
-from gymgate.acceptance.record import PathResult
-from gymgate.cases import NULL, Case, lookup
+from gymgate.cases.case import NULL, Case, lookup
 from gymgate.consumer.rollout import GenerationConfig
-from gymgate.model.endpoint import JUDGE, POLICY, Exchange
-from gymgate.model.script import Script, logprobs
-from gymgate.model.tokenizer import encode, render
+from gymgate.endpoint.script import Script, logprobs
+from gymgate.endpoint.server import JUDGE, POLICY, Exchange
+from gymgate.endpoint.tokenizer import encode, render
+from gymgate.runfolder import PathRecord
 from gymgate.text import excerpt, first_difference
 
 MISSING = "<missing>"
@@ -53,7 +53,7 @@ def _expected(value: Any) -> Any:
     return None if value == NULL else value
 
 
-def check_verifier(result: PathResult, case: Case, full: dict[str, Any]) -> None:
+def check_verifier(result: PathRecord, case: Case, full: dict[str, Any]) -> None:
     result.reward = full.get("reward")
     result.result_fields = sorted(full)
     for key, want in case.modes[result.mode].expect.items():
@@ -72,7 +72,7 @@ def _ok(exchanges: list[Exchange], kind: str) -> list[Exchange]:
 
 
 def check_first_turn(
-    result: PathResult, row: dict[str, Any], exchanges: list[Exchange], processed: dict[str, Any], tokenizer: Any
+    result: PathRecord, row: dict[str, Any], exchanges: list[Exchange], processed: dict[str, Any], tokenizer: Any
 ) -> None:
     """The first policy request's messages, and the first-turn prompt tokens RL trains on, against what the pinned
     row (after the case's transforms) stands for: independent of everything Gym did in this run. The tools are held
@@ -117,7 +117,7 @@ def _message_excerpt(a: Any, b: Any) -> tuple[Any, Any]:
     return {"role": a.get("role"), key: left}, {"role": b.get("role"), key: right}
 
 
-def check_tokens(result: PathResult, script: Script, exchanges: list[Exchange], processed: dict[str, Any]) -> None:
+def check_tokens(result: PathRecord, script: Script, exchanges: list[Exchange], processed: dict[str, Any]) -> None:
     log = processed["message_log"]
     policy = _ok(exchanges, POLICY)
     turns = len(log) // 2
@@ -160,7 +160,7 @@ def _chat_tool(tool: dict[str, Any]) -> dict[str, Any]:
 
 
 def check_requests(
-    result: PathResult,
+    result: PathRecord,
     case: Case,
     script: Script,
     exchanges: list[Exchange],
@@ -223,7 +223,7 @@ def check_requests(
     }
 
 
-def check_routing(result: PathResult, case: Case, script: Script, exchanges: list[Exchange], reported: Any) -> None:
+def check_routing(result: PathRecord, case: Case, script: Script, exchanges: list[Exchange], reported: Any) -> None:
     """`reported`: the agent Gym itself says served the row (its result's agent_ref, else the agent_ref of the row
     Gym yields with the result), taken before the consumer writes the rows' agent_ref onto the results."""
     strays = sorted({e.env for e in exchanges if e.env != case.env.name})
@@ -237,7 +237,7 @@ def check_routing(result: PathResult, case: Case, script: Script, exchanges: lis
         result.fail("routing", "scripted turns consumed", len(script.turns), len(policy))
 
 
-def check_tools(result: PathResult, sent_row: dict[str, Any], exchanges: list[Exchange], full: dict[str, Any]) -> None:
+def check_tools(result: PathRecord, sent_row: dict[str, Any], exchanges: list[Exchange], full: dict[str, Any]) -> None:
     row_tools = [_chat_tool(t) for t in sent_row["responses_create_params"].get("tools") or []]
     strict = set()
     for exchange in _ok(exchanges, POLICY):
@@ -251,7 +251,7 @@ def check_tools(result: PathResult, sent_row: dict[str, Any], exchanges: list[Ex
     check_tool_outputs(result, exchanges, full)
 
 
-def check_tool_outputs(result: PathResult, exchanges: list[Exchange], full: dict[str, Any]) -> None:
+def check_tool_outputs(result: PathRecord, exchanges: list[Exchange], full: dict[str, Any]) -> None:
     """Every tool output Gym produced must come back to the model, verbatim, in the next turn's history."""
     outputs = [i for i in (full.get("response") or {}).get("output", []) if i.get("type") == "function_call_output"]
     later = _ok(exchanges, POLICY)[1:]
@@ -271,7 +271,7 @@ def check_tool_outputs(result: PathResult, exchanges: list[Exchange], full: dict
             )
 
 
-def check_history_echo(result: PathResult, exchanges: list[Exchange]) -> None:
+def check_history_echo(result: PathRecord, exchanges: list[Exchange]) -> None:
     """Multi-turn continuity on the wire: each later request echoes the previous turn's own token ids."""
     policy = _ok(exchanges, POLICY)
     for previous, current in zip(policy, policy[1:], strict=False):

@@ -1,5 +1,5 @@
 """Running one path: Gym row -> dataset -> processor/collate -> Gym services -> rollout -> postprocess,
-then every check, into one PathResult. Infrastructure trouble is an ERROR, never a reward-0 pass or fail."""
+then every check, into one PathRecord. Infrastructure trouble is an ERROR, never a reward-0 pass or fail."""
 
 from __future__ import annotations
 
@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from gymgate.acceptance import checks
-from gymgate.acceptance.record import PathResult
-from gymgate.cases import InputDrift, load_case, read_row, transform_row
-from gymgate.catalog import Environment
+from gymgate.cases.case import InputDrift, load_case, read_row, transform_row
+from gymgate.cases.environments import Environment
 from gymgate.consumer.dataset import load_rows
 from gymgate.consumer.errors import (
     GymDied,
@@ -26,9 +25,10 @@ from gymgate.consumer.errors import (
 )
 from gymgate.consumer.processor import collate, process_datum
 from gymgate.consumer.rollout import GenerationConfig, run_rollout_sync
-from gymgate.model.endpoint import ModelEndpoint
-from gymgate.model.script import Script
+from gymgate.endpoint.script import Script
+from gymgate.endpoint.server import ModelEndpoint
 from gymgate.outcomes import CONTRACT, GYM, HARNESS
+from gymgate.runfolder import PathRecord, RunFolder
 from gymgate.services import gymlog
 from gymgate.services.ray_cluster import is_ray_failure
 
@@ -43,7 +43,7 @@ class RunContext:
     endpoint: ModelEndpoint
     tokenizer: Any
     gym_root: Path
-    run_dir: Path
+    run: RunFolder
     gym: dict[str, Any]
     handles: dict[str, Any] = field(default_factory=dict)
     statuses: dict[str, Any] = field(default_factory=dict)
@@ -56,12 +56,12 @@ class RunContext:
 
 
 def run_path(
-    ctx: RunContext, env: Environment, mode: str, script: Script | None = None, records: Path | None = None
-) -> PathResult:
+    ctx: RunContext, env: Environment, mode: str, script: Script | None = None, into: RunFolder | None = None
+) -> PathRecord:
     """`script` replaces the case's own behaviour for `mode` (negative tests swap answers with it);
-    `records` is where the result record goes (default: the run's paths/). The record fails closed: whatever
+    `into` is the run folder the record goes to (default: the run's). The record fails closed: whatever
     raises, wherever, the path is an ERROR with the exception and its trace, never a PASS."""
-    result = PathResult(path=f"{env.name}:{mode}", env=env.name, mode=mode, gym=ctx.gym)
+    result = PathRecord(path=f"{env.name}:{mode}", env=env.name, mode=mode, gym=ctx.gym)
     began = time.monotonic()
     stage = "waiting for the Gym"
     try:
@@ -81,7 +81,7 @@ def run_path(
     finally:
         result.timings["path_s"] = round(time.monotonic() - began, 3)
         result.timings["finished_at"] = round(time.time(), 3)
-        result.write(records or ctx.run_dir / "paths")
+        (into or ctx.run).write_record(result)
     return result
 
 
@@ -89,7 +89,7 @@ def _trace(exc: BaseException) -> str:
     return "".join(traceback.format_exception(exc))[-2000:]
 
 
-def _run(ctx: RunContext, env: Environment, mode: str, result: PathResult, script: Script | None) -> None:
+def _run(ctx: RunContext, env: Environment, mode: str, result: PathRecord, script: Script | None) -> None:
     status = ctx.statuses.get(env.name)
     if status is None:
         result.error(HARNESS, "startup: the environment was never started in this session")
@@ -115,7 +115,7 @@ def _run(ctx: RunContext, env: Environment, mode: str, result: PathResult, scrip
         result.complete()
         result.reason = f"input drift: {drift}"
         return
-    data_file = ctx.run_dir / "data" / env.name / f"{mode}.jsonl"
+    data_file = ctx.run.data_file(env.name, mode)
     data_file.parent.mkdir(parents=True, exist_ok=True)
     fed = transform_row(case, raw)  # the pinned row after the declared transforms: what the checks expect from
     data_file.write_text(json.dumps(fed) + "\n")
@@ -125,7 +125,7 @@ def _run(ctx: RunContext, env: Environment, mode: str, result: PathResult, scrip
     mark = len(ctx.endpoint.exchanges)
     ctx.endpoint.set_script(env.name, script)
     handle = ctx.handles[env.name]
-    log_mark = gymlog.size(ctx.run_dir / "logs" / f"{env.name}.log")  # the Gym log's causes come after this point
+    log_mark = gymlog.size(ctx.run.log(env.name))  # the Gym log's causes come after this point
     try:
         rollout = run_rollout_sync(
             handle.actor,
@@ -176,7 +176,7 @@ def _rollout_failed(
     ctx: RunContext,
     env: Environment,
     mode: str,
-    result: PathResult,
+    result: PathRecord,
     exc: BaseException,
     exchanges: list,
     log_mark: int = 0,
@@ -202,7 +202,7 @@ def _rollout_failed(
         return
     if refused:
         exc = RolloutDataFailure(f"the endpoint refused Gym's request ({refused[0].violation}); then: {exc}")
-    log = ctx.run_dir / "logs" / f"{env.name}.log"
+    log = ctx.run.log(env.name)
     if isinstance(exc, (RolloutTimeout, GymDied)) and ctx.discard is not None:
         ctx.discard(env.name, f"{env.name}:{mode}: {exc.category}")  # a hung or half-dead Gym serves no one
     if isinstance(exc, RolloutError):

@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from gymgate.atomic import write_json_atomic
-from gymgate.cases import InputDrift, load_case, read_row
-from gymgate.catalog import Environment
+from gymgate.cases.case import InputDrift, load_case, read_row
+from gymgate.cases.environments import Environment
 from gymgate.locks import held
+from gymgate.runfolder import RunFolder
 
 SETUP_LOCK_TIMEOUT_S = 600.0  # the first worker builds the tokenizer and checks the rows in seconds
 
@@ -28,12 +29,12 @@ def _inputs(environments: list[Environment], gym_root: Path) -> dict[str, Any]:
     return inputs
 
 
-def shared_setup(run_dir: Path, environments: list[Environment], gym_root: Path) -> tuple[Any, dict[str, Any]]:
+def shared_setup(run: RunFolder, environments: list[Environment], gym_root: Path) -> tuple[Any, dict[str, Any]]:
     from transformers import PreTrainedTokenizerFast
 
-    from gymgate.model.tokenizer import build_tokenizer
+    from gymgate.endpoint.tokenizer import build_tokenizer
 
-    setup = run_dir / "setup"
+    setup = run.setup_dir
     setup.mkdir(parents=True, exist_ok=True)
     with held(setup / "setup.lock", SETUP_LOCK_TIMEOUT_S, "the run's shared setup"):
         done = setup / "inputs.json"

@@ -23,7 +23,7 @@ import tomli_w
 from gymgate.atomic import write_text_atomic
 from gymgate.compare.observation import CONTRACT, Change, side_by_side
 from gymgate.errors import UsageError
-from gymgate.paths import repo_root
+from gymgate.locations import repo_root
 
 HEADER = """\
 # gymgate acknowledgements: {baseline} -> {candidate}

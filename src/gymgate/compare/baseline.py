@@ -6,11 +6,13 @@ never reused."""
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 
-from gymgate.paths import PACKAGE_DIR, repo_root
+from gymgate.errors import UsageError
+from gymgate.locations import PACKAGE_DIR, repo_root
 from gymgate.refs.local import tree_digest
+from gymgate.runfolder import FINISHED_STATUSES, RunFolder
+from gymgate.runfolder.folder import stored_runs
 
 
 def inputs_digest(gym_digest: str, lock: Path, python: str, selection: list[str]) -> str:
@@ -27,24 +29,22 @@ def inputs_digest(gym_digest: str, lock: Path, python: str, selection: list[str]
     return digest.hexdigest()
 
 
-def find_reusable(runs_dir: Path, digest: str) -> Path | None:
+def find_reusable(runs_dir: Path, digest: str) -> RunFolder | None:
     """The newest complete, judged run with exactly these inputs, in which gymgate itself did not fail (no harness
-    error, no missing record, no lifecycle problem): such a run is rerun, never reused."""
+    error, no missing record, no lifecycle problem): such a run is rerun, never reused. Folders of another gymgate
+    version, or damaged, are passed over."""
     from gymgate.compare.attempts import labels
     from gymgate.compare.categories import HARNESS_ERROR, NO_RECORD
-    from gymgate.runfolder import lifecycle_failures
 
     candidates = []
-    for mark in runs_dir.glob("*/run.json"):
+    for run in stored_runs(runs_dir):
         try:
-            data = json.loads(mark.read_text())
-        except (OSError, ValueError):
+            mark = run.mark()
+        except UsageError:
             continue
-        if data.get("complete") and data.get("inputs") == digest and data.get("pytest_exit") in (0, 1):
-            run = mark.parent
-            if data.get("lifecycle") or lifecycle_failures(run):
-                continue
-            if {HARNESS_ERROR, NO_RECORD} & set(labels(run).values()):
-                continue
-            candidates.append((data.get("finished", 0), run))
-    return max(candidates)[1] if candidates else None
+        if mark is None or not mark.complete or mark.inputs != digest or mark.pytest_exit not in FINISHED_STATUSES:
+            continue
+        if run.lifecycle_failures() or {HARNESS_ERROR, NO_RECORD} & set(labels(run).values()):
+            continue
+        candidates.append((mark.finished or 0, str(run.root), run))
+    return max(candidates)[2] if candidates else None

@@ -16,9 +16,8 @@ which fails the gate like a regression (compare/runs.py decides it from the two 
 
 from __future__ import annotations
 
-from typing import Any
-
 from gymgate.outcomes import BROKEN, ERROR, FAIL, HARNESS, PASS, SKIP
+from gymgate.runfolder import PathRecord
 
 HARNESS_ERROR = "ERROR(harness)"
 NO_RECORD = "NO_RECORD"
@@ -97,14 +96,14 @@ TABLE: dict[str | None, dict[str | None, str]] = {
 }
 
 
-def label(record: dict[str, Any] | None) -> str | None:
+def label(record: PathRecord | None) -> str | None:
     """What one record says about Gym, as the table reads it."""
     if record is None:
         return None
-    outcome = record.get("outcome")
-    if record.get("missing"):
+    outcome = record.outcome
+    if record.missing:
         return NO_RECORD
-    if outcome == ERROR and record.get("blame") == HARNESS:
+    if outcome == ERROR and record.blame == HARNESS:
         return HARNESS_ERROR
     if outcome in (PASS, FAIL, ERROR, SKIP, BROKEN):
         return outcome

@@ -4,9 +4,8 @@ The analyzer never formats (report/ renders it)."""
 
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +30,7 @@ from gymgate.compare.observation import ABSENT, CONTRACT, Change
 from gymgate.compare.observation import diff as observation_diff
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK, UsageError
 from gymgate.outcomes import BROKEN, ERROR, HARNESS, PASS, SKIP
-from gymgate.runfolder import PATHS, check_schema, lifecycle_failures, load_records, read_mark
+from gymgate.runfolder import PathRecord, RunFolder, RunMark
 
 OBSERVED = "observed"  # the record field holding a path's full observation (acceptance/checks.observe)
 
@@ -86,8 +85,8 @@ class Comparison:
     locks: LockDiff | None
     baseline_broken: str = ""
     candidate_broken: str = ""
-    baseline_records: dict[str, dict] = field(default_factory=dict)
-    candidate_records: dict[str, dict] = field(default_factory=dict)
+    baseline_records: dict[str, PathRecord] = field(default_factory=dict)
+    candidate_records: dict[str, PathRecord] = field(default_factory=dict)
     # What did not stop within its bounds (and was killed), per side.
     lifecycle: dict[str, list[str]] = field(default_factory=dict)
     acks: ack_files.AckReport = field(default_factory=ack_files.AckReport)
@@ -159,46 +158,40 @@ class Comparison:
         return judged + (f", {unjudged} unjudged" if unjudged else "") + noted
 
 
-def _load_run(run_dir: Path) -> tuple[dict[str, Any], dict[str, dict], dict[str, Any]]:
-    if not (run_dir / PATHS).is_dir():
+def _load_run(run_dir: Path) -> tuple[dict[str, Any], dict[str, PathRecord], RunMark]:
+    run = RunFolder(run_dir)
+    if not run.paths_dir.is_dir():
         raise UsageError(f"{run_dir} is not a gymgate run folder (no paths/)")
-    mark = read_mark(run_dir)
-    if mark:
-        check_schema(run_dir, mark)
-    if not mark.get("complete"):
-        why = (mark.get("incomplete") or "run.json says incomplete") if mark else "it has no run.json"
+    mark = run.mark()
+    if mark is None or not mark.complete:
+        why = (mark.incomplete or "run.json says incomplete") if mark else "it has no run.json"
         raise UsageError(f"{run_dir} did not finish ({why}); it cannot be compared — rerun it")
-    source = json.loads((run_dir / "source.json").read_text()) if (run_dir / "source.json").is_file() else {}
-    return {"dir": str(run_dir), **source}, load_records(run_dir), mark
+    return {"dir": str(run_dir), **run.source()}, run.records(), mark
 
 
-def _never_started(records: dict[str, dict], attempts: dict[str, list[str | None]]) -> str:
+def _never_started(records: dict[str, PathRecord], attempts: dict[str, list[str | None]]) -> str:
     """A ref none of whose environments ever started (every attempt of every judged path a startup ERROR blamed on
     Gym) is BROKEN: it says nothing about paths, only that this Gym cannot run here."""
-    judged = [r for r in records.values() if r.get("outcome") != SKIP]
-    startup = [
-        r
-        for r in judged
-        if r.get("outcome") == ERROR and r.get("blame") != HARNESS and str(r.get("reason", "")).startswith("startup")
-    ]
+    judged = [r for r in records.values() if r.outcome != SKIP]
+    startup = [r for r in judged if r.outcome == ERROR and r.blame != HARNESS and r.reason.startswith("startup")]
     if not judged or len(startup) != len(judged):
         return ""
-    if any(o != ERROR for r in judged for o in attempts.get(r["path"], [])):
+    if any(o != ERROR for r in judged for o in attempts.get(r.path, [])):
         return ""
-    return f"no environment could start: {startup[0]['reason']}"
+    return f"no environment could start: {startup[0].reason}"
 
 
-def _break(records: dict[str, dict]) -> dict[str, dict]:
-    return {k: ({**r, "outcome": BROKEN} if r.get("outcome") != SKIP else r) for k, r in records.items()}
+def _break(records: dict[str, PathRecord]) -> dict[str, PathRecord]:
+    return {k: (replace(r, outcome=BROKEN) if r.outcome != SKIP else r) for k, r in records.items()}
 
 
-def _changes(a: dict[str, Any], b: dict[str, Any]) -> list[Change]:
-    """Every difference between two passing records' full observations. A record without one (written by an older
-    gymgate) cannot be shown to be unchanged: that is itself a contract change."""
-    if OBSERVED not in a or OBSERVED not in b:
-        shown = ["recorded" if OBSERVED in r else ABSENT for r in (a, b)]
+def _changes(a: PathRecord, b: PathRecord) -> list[Change]:
+    """Every difference between two passing records' full observations. A record without one cannot be shown to
+    be unchanged: that is itself a contract change."""
+    if not a.observed or not b.observed:
+        shown = ["recorded" if r.observed else ABSENT for r in (a, b)]
         return [Change(OBSERVED, shown[0], shown[1], CONTRACT)]
-    return observation_diff(a[OBSERVED], b[OBSERVED])
+    return observation_diff(a.observed, b.observed)
 
 
 def compare_runs(baseline_dir: Path, candidate_dir: Path, acks_dir: Path | None = None) -> Comparison:
@@ -207,8 +200,8 @@ def compare_runs(baseline_dir: Path, candidate_dir: Path, acks_dir: Path | None 
     base_info, base, base_mark = _load_run(baseline_dir)
     cand_info, cand, cand_mark = _load_run(candidate_dir)
     reruns = load_attempts(candidate_dir, baseline_dir)
-    base_broken = base_mark.get("broken", "") or _never_started(base, reruns["baseline"])
-    cand_broken = cand_mark.get("broken", "") or _never_started(cand, reruns["candidate"])
+    base_broken = base_mark.broken or _never_started(base, reruns["baseline"])
+    cand_broken = cand_mark.broken or _never_started(cand, reruns["candidate"])
     base, cand = (_break(base) if base_broken else base), (_break(cand) if cand_broken else cand)
     paths = []
     for name in sorted(set(base) | set(cand)):
@@ -221,16 +214,16 @@ def compare_runs(baseline_dir: Path, candidate_dir: Path, acks_dir: Path | None 
         category = categorize(label(a), label(b), attempts.get("candidate"), attempts.get("baseline"))
         item = PathComparison(
             name,
-            (a or {}).get("outcome"),
-            (b or {}).get("outcome"),
+            a.outcome if a else None,
+            b.outcome if b else None,
             category,
-            reason=(b or a or {}).get("reason", ""),
-            blame=(b or {}).get("blame", ""),
+            reason=(b or a).reason if (b or a) else "",
+            blame=b.blame if b else "",
             attempts=attempts,
         )
         if category == FLAKY:
             item.flaky_on = flaky_side(attempts.get("baseline", []), attempts.get("candidate", []))
-        if b is not None and b.get("outcome") != PASS and (b.get("outcome") != SKIP or category == REGRESSED):
+        if b is not None and b.outcome != PASS and (b.outcome != SKIP or category == REGRESSED):
             item.causes = root_causes(b)
         if a and b and item.category == SAME_PASS:
             item.changes = _changes(a, b)
@@ -244,25 +237,22 @@ def compare_runs(baseline_dir: Path, candidate_dir: Path, acks_dir: Path | None 
             item.causes = sorted(
                 {f"[changed] {ack_files.fold(c.field)}" for c in item.changes if c.kind == CONTRACT and not c.ack}
             )
+    base_run, cand_run = RunFolder(baseline_dir), RunFolder(candidate_dir)
     locks = None
-    if (baseline_dir / "uv.lock").is_file() and (candidate_dir / "uv.lock").is_file():
-        locks = diff(baseline_dir / "uv.lock", candidate_dir / "uv.lock")
-    lifecycle = {
-        role: list(mark.get("lifecycle") or []) + lifecycle_failures(folder)
-        for role, mark, folder in (("baseline", base_mark, baseline_dir), ("candidate", cand_mark, candidate_dir))
-    }
+    if base_run.lock.is_file() and cand_run.lock.is_file():
+        locks = diff(base_run.lock, cand_run.lock)
+    lifecycle = {"baseline": base_run.lifecycle_failures(), "candidate": cand_run.lifecycle_failures()}
     return Comparison(base_info, cand_info, paths, locks, base_broken, cand_broken, base, cand, lifecycle, report)
 
 
-def root_causes(record: dict[str, Any]) -> list[str]:
+def root_causes(record: PathRecord) -> list[str]:
     """What a failing path broke, as keys shared across paths: `[kind] field` per failed check, or
     `[blame] <first line of the reason>` (numbers masked) for an ERROR, an absent environment or BROKEN."""
-    failures = record.get("failures") or []
-    if failures:
-        return sorted({f"[{f['kind']}] {_mask(f['field'])}" for f in failures})
-    reason = str(record.get("reason") or "").splitlines()[0] if record.get("reason") else ""
-    tag = {SKIP: "removed", BROKEN: "broken"}.get(record.get("outcome", ""), record.get("blame") or "error")
-    return [f"[{tag}] {_mask(reason)[:160]}"] if reason else [f"[{tag}] {record.get('outcome', '?')}"]
+    if record.failures:
+        return sorted({f"[{f.kind}] {_mask(f.field)}" for f in record.failures})
+    reason = record.reason.splitlines()[0] if record.reason else ""
+    tag = {SKIP: "removed", BROKEN: "broken"}.get(record.outcome, record.blame or "error")
+    return [f"[{tag}] {_mask(reason)[:160]}"] if reason else [f"[{tag}] {record.outcome}"]
 
 
 def _mask(text: str) -> str:

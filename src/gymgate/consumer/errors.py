@@ -64,3 +64,17 @@ class GymDied(RolloutError):
     """A process of the environment's Gym died while the rollout was waiting on it."""
 
     category = "gym died"
+
+
+def run_failure(exc: BaseException) -> Exception:
+    """A /run failure as a picklable, typed error carrying Gym's response body (the useful part)."""
+    status = getattr(exc, "status", None)
+    content = getattr(exc, "response_content", b"") or b""
+    if isinstance(content, bytes):
+        content = content.decode(errors="replace")
+    detail = f"{type(exc).__name__}: {exc}" + (f"; response: {content[:2000]}" if content else "")
+    if status is None:
+        return RolloutDataFailure(f"/run failed without an HTTP status: {detail}")
+    if status >= 500 or status in (408, 429):
+        return GymTransportError(f"/run answered HTTP {status}: {detail}")
+    return RolloutDataFailure(f"/run answered HTTP {status}: {detail}")

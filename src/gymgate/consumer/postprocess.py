@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import copy
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from gymgate.consumer.errors import NaNLogprobs, NoGenerationData, NonContiguousError, RolloutDataFailure
+from gymgate.consumer.errors import NaNLogprobs, NoGenerationData, NonContiguousError, RolloutDataFailure, run_failure
 from gymgate.text import first_difference
 
 INVALID_TOOL_CALL_PATTERNS = ("<tool_call>", "</tool_call>", "<function_call>", "</function_call>")
@@ -106,3 +107,16 @@ def postprocess_result(result: Any, tokenizer) -> dict[str, Any]:
         "gym_result": as_returned,
         "wire": {"generation_token_id_types": sorted(wire_types), "trainable_item_keys": sorted(item_keys)},
     }
+
+
+@dataclass(frozen=True)
+class ActorSide:
+    """The consumer's half that runs inside the Gym actor (services.gym_actor calls it, never imports it)."""
+
+    tokenizer: Any
+
+    def postprocess(self, result: Any) -> dict[str, Any]:
+        return postprocess_result(result, self.tokenizer)
+
+    def failure(self, exc: BaseException) -> Exception:
+        return run_failure(exc)

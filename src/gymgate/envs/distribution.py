@@ -6,10 +6,10 @@ import zipfile
 from pathlib import Path
 
 from gymgate.errors import InfraError
-from gymgate.paths import cache_dir
+from gymgate.locations import cache_dir
 from gymgate.refs import index
 from gymgate.refs.local import sha256_file
-from gymgate.refs.model import KIND_GIT, KIND_INDEX, KIND_PIN, KIND_TREE, KIND_WHEEL, GymSource
+from gymgate.refs.source import KIND_GIT, KIND_INDEX, KIND_PIN, KIND_TREE, KIND_WHEEL, GymSource
 
 
 class Distribution:

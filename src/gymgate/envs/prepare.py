@@ -8,7 +8,7 @@ from gymgate.envs.project import lock, project_dir, write_project
 from gymgate.envs.python import Interpreter, select
 from gymgate.envs.sync import SyncedEnv, ensure_env
 from gymgate.locks import held
-from gymgate.refs.model import GymSource
+from gymgate.refs.source import GymSource
 
 
 def interpreter_for(source: GymSource) -> Interpreter:

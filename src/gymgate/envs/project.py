@@ -13,13 +13,13 @@ from pathlib import Path
 
 import tomli_w
 
-from gymgate.catalog import load_environments
+from gymgate.cases.environments import load_environments
 from gymgate.envs.distribution import Distribution
 from gymgate.envs.python import Interpreter
 from gymgate.errors import BuildError, InfraError, StaleLockError
-from gymgate.paths import cache_dir, envs_dir, repo_root
-from gymgate.refs.model import KIND_GIT, KIND_TREE, KIND_WHEEL, GymSource
+from gymgate.locations import cache_dir, envs_dir, repo_root
 from gymgate.refs.pins import defaults
+from gymgate.refs.source import KIND_GIT, KIND_TREE, KIND_WHEEL, GymSource
 
 # What every pin environment carries besides Gym: the harness and what its tests run with.
 TOOLING = [

@@ -18,7 +18,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from gymgate.errors import BuildError, InfraError
-from gymgate.paths import cache_dir
+from gymgate.locations import cache_dir
 
 PROBE_CACHE = "interpreters.json"
 PROBE = "import json, sys, platform; print(json.dumps([platform.python_version(), platform.python_implementation()]))"

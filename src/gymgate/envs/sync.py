@@ -18,9 +18,9 @@ from pathlib import Path
 from gymgate.envs.project import check_artifact, uv_env
 from gymgate.envs.python import Interpreter
 from gymgate.errors import BuildError, StaleLockError
+from gymgate.locations import cache_dir, repo_root
 from gymgate.locks import held
-from gymgate.paths import cache_dir, repo_root
-from gymgate.refs.model import GymSource
+from gymgate.refs.source import GymSource
 
 # 2: bytecode compiled at install time (machines here set PYTHONDONTWRITEBYTECODE=1, so without it every Gym
 # server process recompiled ~4 CPU-s of imports from source on every start).

@@ -9,7 +9,7 @@ from pathlib import Path
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
 from gymgate.matrix.reruns import real_attempt, run_reruns
 from gymgate.matrix.run import RunOptions, accept_ref
-from gymgate.refs.model import GymSource
+from gymgate.refs.source import GymSource
 
 
 def judge_bump(

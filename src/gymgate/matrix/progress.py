@@ -7,60 +7,49 @@ short line per event.
 
 from __future__ import annotations
 
-import json
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 from gymgate.outcomes import ERROR, FAIL, PASS, SKIP
+from gymgate.runfolder import PathRecord, RunFolder
 
 OUTCOME_STYLE = {PASS: "green", FAIL: "red", ERROR: "red", SKIP: "yellow"}
 ENV_STYLE = {"starting": "cyan", "ready": "green", "failed": "red", "skipped": "yellow"}
 
 
-def _read_all(directory: Path) -> dict[str, dict[str, Any]]:
-    found = {}
-    for path in sorted(directory.glob("*.json")):
-        try:
-            found[path.stem] = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue  # being replaced right now; next poll sees it
-    return found
-
-
 class Progress:
-    def __init__(self, run_dir: Path, total_paths: int, stream=None, tty: bool | None = None, interval: float = 0.5):
-        self.run_dir = run_dir
+    def __init__(self, run: RunFolder, total_paths: int, stream=None, tty: bool | None = None, interval: float = 0.5):
+        self.run = run
         self.total = total_paths
         self.stream = stream or sys.stdout
         self.tty = self.stream.isatty() if tty is None else tty
         self.interval = interval
         self.began = time.monotonic()
         self.envs: dict[str, dict[str, Any]] = {}
-        self.paths: dict[str, dict[str, Any]] = {}
+        self.paths: dict[str, PathRecord] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def poll(self) -> list[str]:
         """Read the run folder; returns plain lines for what changed since the last poll."""
         lines = []
-        for env, status in _read_all(self.run_dir / "services").items():
+        for env, status in self.run.service_statuses().items():
             if self.envs.get(env, {}).get("status") != status.get("status"):
                 self.envs[env] = status
                 extra = f" ({status.get('worker', '')})" if status.get("worker") else ""
                 took = f" {status['seconds']:.1f}s" if status.get("status") != "starting" else ""
                 lines.append(f"{status['status']:<8} {env}{extra}{took}")
-        for name, record in _read_all(self.run_dir / "paths").items():
+        for name, record in self.run.written_records().items():
             if name not in self.paths:
                 self.paths[name] = record
-                reason = f"  {record['reason'].splitlines()[0][:100]}" if record.get("reason") else ""
-                lines.append(f"{record['outcome']:<8} {record['path']}{reason}")
+                reason = f"  {record.reason.splitlines()[0][:100]}" if record.reason else ""
+                lines.append(f"{record.outcome:<8} {record.path}{reason}")
         return lines
 
     def counts(self) -> dict[str, int]:
-        outcomes = [r["outcome"] for r in self.paths.values()]
+        outcomes = [r.outcome for r in self.paths.values()]
         return {k: outcomes.count(k) for k in (PASS, FAIL, ERROR, SKIP)}
 
     def footer(self) -> str:
@@ -80,7 +69,8 @@ class Progress:
             state = status.get("status", "")
             cells = [env, f"[{ENV_STYLE.get(state, 'white')}]{state}[/]", status.get("worker", "")]
             for mode in ("accepted", "rejected"):
-                outcome = self.paths.get(f"{env}-{mode}", {}).get("outcome", "")
+                record = self.paths.get(f"{env}:{mode}")
+                outcome = record.outcome if record else ""
                 cells.append(f"[{OUTCOME_STYLE.get(outcome, 'white')}]{outcome}[/]")
             table.add_row(*cells)
         return table

@@ -1,7 +1,7 @@
 """Flaky or real: every non-PASS candidate path (and every path the baseline could not judge) runs again on both
 refs in fresh Gym instances (a new pytest session, so a new Ray cluster and new Gym servers) until its outcomes are
-mixed or the attempts are used up. The attempts are stored in the candidate's run folder (layout in
-compare/attempts.py, which reads them back); a stored baseline run is never modified.
+mixed or the attempts are used up. The attempts are stored in the candidate's run folder (runfolder/folder.py;
+compare/attempts.py reads them back); a stored baseline run is never modified.
 """
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from gymgate.atomic import write_json_atomic
-from gymgate.compare.attempts import MANIFEST, RERUNS_DIR, labels
+from gymgate.compare.attempts import labels
 from gymgate.compare.categories import HARNESS_ERROR, NO_RECORD, mixed
 from gymgate.matrix.run import RunOptions, RunResult, accept_ref
 from gymgate.outcomes import BROKEN, ERROR, FAIL, SKIP
-from gymgate.refs.model import GymSource
+from gymgate.refs.source import GymSource
+from gymgate.runfolder import RunFolder
 
 # A pass needs no second opinion; skip (the config is absent) and broken are deterministic.
 RERUN_CANDIDATE = (FAIL, ERROR, HARNESS_ERROR, NO_RECORD)
@@ -44,15 +44,14 @@ def run_reruns(
     """Rerun each target up to `attempts` more times on both refs; a path stops once either side is mixed
     (flaky is decided). The outcomes are read back from disk by compare/attempts.py."""
     (base_source, base_dir), (cand_source, cand_dir) = baseline, candidate
-    first = {"candidate": labels(cand_dir), "baseline": labels(base_dir)}
+    cand_run = RunFolder(cand_dir)
+    first = {"candidate": labels(cand_run), "baseline": labels(RunFolder(base_dir))}
     chosen = targets(first["candidate"], first["baseline"])
     history = {role: {p: [first[role][p]] for p in chosen if p in first[role]} for role in first}
-    folder = cand_dir / RERUNS_DIR
     manifest = {"baseline_run": base_dir.name, "attempts": attempts, "paths": chosen, "done": 1}
     if not chosen or attempts <= 0:
         return
-    folder.mkdir(exist_ok=True)
-    write_json_atomic(folder / MANIFEST, manifest)
+    cand_run.write_reruns_manifest(manifest)
     for n in range(2, attempts + 2):
         active = [p for p in chosen if not any(mixed(history[role].get(p, [])) for role in history)]
         if not active:
@@ -62,10 +61,10 @@ def run_reruns(
             paths = [p for p in active if p in history[role] and history[role][p][0] != SKIP]
             if not paths:
                 continue
-            got = labels(run_attempt(source, paths, folder / f"{role}-{n}").dir)
+            got = labels(RunFolder(run_attempt(source, paths, cand_run.attempt(role, n).root).dir))
             for path in paths:
                 history[role][path].append(got.get(path, NO_RECORD))
-        write_json_atomic(folder / MANIFEST, {**manifest, "done": n})
+        cand_run.write_reruns_manifest({**manifest, "done": n})
 
 
 def real_attempt(opts: RunOptions) -> RunAttempt:

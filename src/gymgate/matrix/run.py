@@ -7,19 +7,17 @@ a usage error before anything starts.
 
 from __future__ import annotations
 
-import json
-import shutil
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from gymgate.acceptance.record import stub_record
-from gymgate.atomic import write_json_atomic
 from gymgate.errors import BuildError
+from gymgate.locations import PACKAGE_DIR, repo_root
 from gymgate.outcomes import BROKEN
-from gymgate.refs.model import GymSource
-from gymgate.runfolder import FINISHED_STATUSES, opened, write_mark
+from gymgate.refs.source import GymSource
+from gymgate.report.summary import print_summary
+from gymgate.runfolder import FINISHED_STATUSES, PathRecord, RunFolder, RunMark, new_run_id, runs_dir
 
 
 @dataclass(frozen=True)
@@ -57,28 +55,26 @@ def prepare(source: GymSource):
     return env
 
 
-def open_run_dir(source: GymSource, opts: RunOptions, run_id: str, run_dir: Path | None = None) -> Path:
-    from gymgate.runner import new_run_dir
-
-    if run_dir is None:
-        run_dir = new_run_dir(source.name, run_id, opts.runs_dir)
+def open_run(source: GymSource, opts: RunOptions, run_id: str, at: Path | None = None) -> RunFolder:
+    """A new run folder (at `at`, or a fresh one under the runs dir) holding the resolved ref."""
+    if at is None:
+        run = RunFolder.create(source.name, run_id, opts.runs_dir)
     else:
-        run_dir.mkdir(parents=True, exist_ok=False)
-    (run_dir / "source.json").write_text(json.dumps(source.to_json(), indent=2))
-    print(f"run {run_id}: {run_dir}", flush=True)
-    return opened(run_dir)
+        at.mkdir(parents=True, exist_ok=False)
+        run = RunFolder(at)
+    run.write_source(source.to_json())
+    print(f"run {run_id}: {run.root}", flush=True)
+    return run.opened()
 
 
-def record_environment(run_dir: Path, env) -> None:
-    # The lock travels with the run, so two stored runs can be compared without their checkouts.
-    shutil.copyfile(env.project / "uv.lock", run_dir / "uv.lock")
-    (run_dir / "environment.json").write_text(
-        json.dumps({"key": env.key, "python": env.interpreter.version, "project": str(env.project)}, indent=2)
+def record_environment(run: RunFolder, env) -> None:
+    run.keep_environment(
+        env.project / "uv.lock", {"key": env.key, "python": env.interpreter.version, "project": str(env.project)}
     )
 
 
-def service_args(run_dir: Path, opts: RunOptions) -> list[str]:
-    args = ["--run-dir", str(run_dir), "--spinup-timeout", str(opts.spinup_timeout)]
+def service_args(run: RunFolder, opts: RunOptions) -> list[str]:
+    args = ["--run-dir", str(run.root), "--spinup-timeout", str(opts.spinup_timeout)]
     args += ["--stop-timeout", str(opts.stop_timeout)]
     for name in opts.envs or []:
         args += ["--env", name]
@@ -94,78 +90,78 @@ def accept_ref(
     run_dir: Path | None = None,
     narrowed: bool = False,
 ) -> RunResult:
-    """Run `expected` paths of `source` (or reuse a stored run with the same inputs when `reuse`).
+    """Run `expected` paths of `source` (or reuse a stored run with the same inputs when `reuse`), in four steps:
+    build the ref's environment (a ref that cannot be built is a BROKEN run), reuse a stored run if allowed,
+    open the run folder, run the in-environment session and mark how it ended.
     `narrowed`: only `expected` runs (passed to pytest path by path), not the whole selection."""
     from gymgate.compare.baseline import find_reusable, inputs_digest
-    from gymgate.matrix.progress import Progress
-    from gymgate.paths import PACKAGE_DIR, repo_root
-    from gymgate.report.summary import print_summary
-    from gymgate.runner import Terminated, new_run_id, run_in_env, runs_dir
 
     run_id = new_run_id()
     try:
         env = prepare(source)
     except BuildError as exc:
-        run_dir = open_run_dir(source, opts, run_id, run_dir)
-        write_broken_run(run_dir, source, expected, f"build: {exc}")
+        run = open_run(source, opts, run_id, run_dir)
+        write_broken_run(run, source, expected, f"build: {exc}")
         print(f"gymgate: {source.name} is BROKEN: {str(exc).splitlines()[0]}", file=sys.stderr)
-        return RunResult(run_dir, print_summary(run_dir, pytest_code=1, expected=expected), broken=str(exc))
+        return RunResult(run.root, print_summary(run, pytest_code=1, expected=expected), broken=str(exc))
     inputs = inputs_digest(source.digest, env.project / "uv.lock", env.interpreter.version, expected)
     if reuse:
         stored = find_reusable(opts.runs_dir or runs_dir(), inputs)
         if stored is not None:
-            print(f"reusing {stored}: none of its inputs changed (inputs sha256:{inputs[:12]})", flush=True)
-            return RunResult(stored, print_summary(stored, pytest_code=0, expected=expected), reused=True)
-    run_dir = open_run_dir(source, opts, run_id, run_dir)
-    record_environment(run_dir, env)
+            print(f"reusing {stored.root}: none of its inputs changed (inputs sha256:{inputs[:12]})", flush=True)
+            return RunResult(stored.root, print_summary(stored, pytest_code=0, expected=expected), reused=True)
+    run = open_run(source, opts, run_id, run_dir)
+    record_environment(run, env)
+    mark = RunMark(expected=expected, run_id=run_id, inputs=inputs, started=time.time())
+    code = run_session(env, run, mark, session_args(run, opts, expected if narrowed else None), opts)
+    return RunResult(run.root, print_summary(run, pytest_code=code, expected=expected))
+
+
+def session_args(run: RunFolder, opts: RunOptions, only: list[str] | None) -> list[str]:
+    """The in-environment session's command line: pytest with gymgate's session plugin over the path items."""
     session = PACKAGE_DIR / "session"
-    child = [
-        "-m",
-        "pytest",
-        "-p",
-        "gymgate.session.plugin",
-        str(session / "items.py"),
-        *([str(session / "selftest.py")] if opts.selftest else []),
-        "-p",
-        "no:cacheprovider",
-        "--rootdir",
-        str(repo_root()),
-        "--gym-source",
-        str(run_dir / "source.json"),
-        "-q",
-        "-rfEs",
-        *service_args(run_dir, opts),
-    ]
-    child += ["--path-timeout", str(opts.path_timeout)]
+    args = ["-m", "pytest", "-p", "gymgate.session.plugin", str(session / "items.py")]
+    if opts.selftest:
+        args.append(str(session / "selftest.py"))
+    args += ["-p", "no:cacheprovider", "--rootdir", str(repo_root()), "-q", "-rfEs", *service_args(run, opts)]
+    args += ["--path-timeout", str(opts.path_timeout)]
     if opts.workers != "0":
-        child += ["-n", opts.workers]
-    if narrowed:
-        child += [a for p in expected for a in ("--path", p)]
-    log = run_dir / "pytest.log"
-    print(f"workers: {opts.workers}; pytest output: {log}", flush=True)
-    mark = {"run_id": run_id, "complete": False, "started": time.time(), "inputs": inputs, "expected": expected}
-    write_mark(run_dir, mark)  # an interrupted run stays marked incomplete
-    deadline = run_deadline(opts, len(expected))
+        args += ["-n", opts.workers]
+    for path in only or []:
+        args += ["--path", path]
+    return args
+
+
+def run_session(env, run: RunFolder, mark: RunMark, args: list[str], opts: RunOptions) -> int:
+    """Run the session inside the ref's environment under the whole run's deadline, showing progress, and mark
+    the run with how it ended (an interrupt marks it incomplete and propagates). Returns pytest's exit status."""
+    from gymgate.envs.child import Terminated, run_in_env
+    from gymgate.matrix.progress import Progress
+
+    print(f"workers: {opts.workers}; pytest output: {run.pytest_log}", flush=True)
+    run.write_mark(mark)  # an interrupted run stays marked incomplete
+    deadline = run_deadline(opts, len(mark.expected))
     try:
-        with Progress(run_dir, total_paths=len(expected)):
-            child_exit = run_in_env(env, child, run_id, cwd=repo_root(), log=log, timeout_s=deadline)
+        with Progress(run, total_paths=len(mark.expected)):
+            child_exit = run_in_env(env, args, mark.run_id, cwd=repo_root(), log=run.pytest_log, timeout_s=deadline)
     except KeyboardInterrupt as exc:
-        signal_name = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
-        write_mark(run_dir, {**mark, "finished": time.time(), "incomplete": f"interrupted ({signal_name})"})
+        mark.finished = time.time()
+        mark.incomplete = f"interrupted ({'SIGTERM' if isinstance(exc, Terminated) else 'SIGINT'})"
+        run.write_mark(mark)
         raise
     code = child_exit.code
-    mark.update(pytest_exit=code, finished=time.time(), complete=code in FINISHED_STATUSES)
+    mark.pytest_exit, mark.finished, mark.complete = code, time.time(), code in FINISHED_STATUSES
     if child_exit.timed_out:
-        mark["incomplete"] = f"the test session did not finish within its deadline ({deadline:g} s)"
-    elif not mark["complete"]:
-        mark["incomplete"] = f"the test session ended with status {code} before judging every path"
+        mark.incomplete = f"the test session did not finish within its deadline ({deadline:g} s)"
+    elif not mark.complete:
+        mark.incomplete = f"the test session ended with status {code} before judging every path"
     if child_exit.leftovers:
-        mark["lifecycle"] = [f"{len(child_exit.leftovers)} process(es) of the run outlived it and were killed"]
-    write_mark(run_dir, mark)
+        mark.lifecycle = [f"{len(child_exit.leftovers)} process(es) of the run outlived it and were killed"]
+    run.write_mark(mark)
     if code not in FINISHED_STATUSES:
-        tail = log.read_text(errors="replace").splitlines()[-25:]
-        print("\n".join(["", f"pytest exited {code}; last lines of {log}:", *tail]), file=sys.stderr)
-    return RunResult(run_dir, print_summary(run_dir, pytest_code=code, expected=expected))
+        tail = run.pytest_log.read_text(errors="replace").splitlines()[-25:]
+        print("\n".join(["", f"pytest exited {code}; last lines of {run.pytest_log}:", *tail]), file=sys.stderr)
+    return code
 
 
 def run_deadline(opts: RunOptions, paths: int) -> float:
@@ -174,21 +170,9 @@ def run_deadline(opts: RunOptions, paths: int) -> float:
     return 2 * opts.spinup_timeout + paths * opts.path_timeout + 2 * opts.stop_timeout + 300.0
 
 
-def write_broken_run(run_dir: Path, source: GymSource, expected: list[str], reason: str) -> None:
+def write_broken_run(run: RunFolder, source: GymSource, expected: list[str], reason: str) -> None:
     """A complete run whose every path is BROKEN with `reason`; comparable like any other run, never reused."""
-    (run_dir / "paths").mkdir(exist_ok=True)
     for path in expected:
-        record = stub_record(path, BROKEN, reason, gym=source.to_json())
-        write_json_atomic(run_dir / "paths" / f"{record['env']}-{record['mode']}.json", record)
+        run.write_record(PathRecord.stub(path, BROKEN, reason, gym=source.to_json()))
     now = time.time()
-    write_mark(
-        run_dir,
-        {
-            "complete": True,
-            "broken": reason,
-            "pytest_exit": None,
-            "started": now,
-            "finished": now,
-            "expected": expected,
-        },
-    )
+    run.write_mark(RunMark(expected=expected, complete=True, broken=reason, started=now, finished=now))

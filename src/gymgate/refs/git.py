@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 from gymgate.errors import UsageError
-from gymgate.paths import cache_dir
+from gymgate.locations import cache_dir
 
 UPSTREAM_REPO = "https://github.com/NVIDIA-NeMo/Gym.git"
 REPO_ENV_VAR = "GYMGATE_GYM_REPO"

@@ -6,8 +6,8 @@ import tomllib
 from pathlib import Path
 
 from gymgate.errors import InfraError
-from gymgate.paths import pins_dir
-from gymgate.refs.model import KIND_PIN, GymSource
+from gymgate.locations import pins_dir
+from gymgate.refs.source import KIND_PIN, GymSource
 
 DEFAULTS_FILE = "defaults.toml"
 PIN_FIELDS = ("name", "version", "requires-python")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from gymgate.errors import UsageError
 from gymgate.refs import git, index, local
-from gymgate.refs.model import KIND_GIT, KIND_INDEX, KIND_TREE, KIND_WHEEL, GymSource
 from gymgate.refs.pins import known_pins, load_pin
+from gymgate.refs.source import KIND_GIT, KIND_INDEX, KIND_TREE, KIND_WHEEL, GymSource
 
 VERSION_RE = re.compile(r"^v?\d+(\.\d+)+((a|b|rc)\d+)?(\.post\d+)?(\.dev\d+)?$")
 SHA_RE = re.compile(r"^[0-9a-fA-F]{7,40}$")

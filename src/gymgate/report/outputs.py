@@ -30,29 +30,31 @@ from gymgate.compare.lockdiff import packages
 from gymgate.compare.observation import Change, side_by_side
 from gymgate.compare.runs import Comparison, PathComparison
 from gymgate.outcomes import ERROR, PASS, SKIP
+from gymgate.runfolder import RunFolder, RunMark
 
 RETRY_CATEGORIES = (REGRESSED, UNJUDGED, FLAKY, BROKEN_CATEGORY)
+RESULTS = "results.json"
 
 
 def _run_provenance(info: dict[str, Any]) -> dict[str, Any]:
-    run = Path(info["dir"])
-    lock = run / "uv.lock"
+    run = RunFolder(Path(info["dir"]))
+    lock = run.lock
     found = packages(lock) if lock.is_file() else {}
-    env = json.loads((run / "environment.json").read_text()) if (run / "environment.json").is_file() else {}
-    mark = json.loads((run / "run.json").read_text()) if (run / "run.json").is_file() else {}
+    env = run.environment()
+    mark = run.mark() or RunMark()
     return {
         "ref": info.get("name"),
         "kind": info.get("kind"),
         "version": info.get("version"),
         "artifact_digest": info.get("digest"),
         "commit": info.get("commit"),
-        "run_dir": str(run),
+        "run_dir": str(run.root),
         "lock_sha256": hashlib.sha256(lock.read_bytes()).hexdigest() if lock.is_file() else None,
         "python": env.get("python"),
         "ray": found.get("ray"),
         "environment_key": env.get("key"),
-        "started": mark.get("started"),
-        "finished": mark.get("finished"),
+        "started": mark.started,
+        "finished": mark.finished,
     }
 
 
@@ -77,8 +79,8 @@ def write_results(comparison: Comparison, directory: Path) -> Path:
                 "category": p.category,
                 "blame": p.blame,
                 "flaky_on": p.flaky_on,
-                "baseline": base.get(p.path),
-                "candidate": cand.get(p.path),
+                "baseline": base[p.path].to_json() if p.path in base else None,
+                "candidate": cand[p.path].to_json() if p.path in cand else None,
                 "changed": [_change_json(c) for c in p.changes],
                 "attempts": p.attempts,
                 "root_causes": p.causes,
@@ -92,7 +94,15 @@ def write_results(comparison: Comparison, directory: Path) -> Path:
         "stale": [a.where for a in comparison.acks.stale],
         "refused": [a.where for a in comparison.acks.refused],
     }
-    return write_json_atomic(directory / "results.json", data)
+    return write_json_atomic(directory / RESULTS, data)
+
+
+def compared_baseline(directory: Path) -> Path | None:
+    """The baseline run a comparison written into `directory` was judged against, or None without one."""
+    try:
+        return Path(json.loads((directory / RESULTS).read_text())["provenance"]["baseline"]["run_dir"])
+    except (OSError, KeyError, TypeError, ValueError):
+        return None
 
 
 def _change_json(change: Change) -> dict[str, Any]:
@@ -132,14 +142,14 @@ def write_junit(comparison: Comparison, directory: Path) -> Path:
         suite = TestSuite(f"{side} {info.get('name')}")
         for name, record in sorted(records.items()):
             case = TestCase(name, classname=f"gymgate.{side}.{info.get('name')}")
-            reason = (record.get("reason") or "").splitlines()[0][:500] if record.get("reason") else ""
-            blame = f" [{record['blame']}]" if record.get("blame") else ""
-            if record["outcome"] == ERROR:
+            reason = record.reason.splitlines()[0][:500] if record.reason else ""
+            blame = f" [{record.blame}]" if record.blame else ""
+            if record.outcome == ERROR:
                 case.result = [Error(f"ERROR{blame}: {reason}")]
-            elif record["outcome"] == SKIP:
+            elif record.outcome == SKIP:
                 case.result = [Skipped(reason)]
-            elif record["outcome"] != PASS:
-                case.result = [Failure(f"{record['outcome']}{blame}: {reason}")]
+            elif record.outcome != PASS:
+                case.result = [Failure(f"{record.outcome}{blame}: {reason}")]
             suite.add_testcase(case)
         xml.add_testsuite(suite)
     target = directory / "junit.xml"

@@ -4,36 +4,34 @@ from anything but the records)."""
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
 from gymgate.outcomes import BROKEN, ERROR, FAIL, PASS, SKIP
-from gymgate.runfolder import FINISHED_STATUSES, lifecycle_failures, load_records, read_mark
+from gymgate.runfolder import FINISHED_STATUSES, PathRecord, RunFolder
 
 ORDER = {BROKEN: 0, FAIL: 1, ERROR: 2, PASS: 3, SKIP: 4}
 
 
-def verdict(records: list[dict], pytest_code: int, lifecycle: list[str] | None = None) -> int:
+def verdict(records: list[PathRecord], pytest_code: int, lifecycle: list[str] | None = None) -> int:
     """0 every path passed or was skipped; 1 a path failed or errored, or a Gym did not stop within its bound;
     2 the run could not judge anything (or its test session did not finish)."""
     if not records or pytest_code not in FINISHED_STATUSES:
         return EXIT_ERROR  # nothing judged, or the test session itself did not finish
-    if any(r["outcome"] not in (PASS, SKIP) for r in records) or lifecycle or pytest_code == 1:
+    if any(r.outcome not in (PASS, SKIP) for r in records) or lifecycle or pytest_code == 1:
         return EXIT_FAILED
     return EXIT_OK
 
 
-def print_summary(run_dir: Path, pytest_code: int, expected: list[str] | None = None, out=sys.stdout) -> int:
-    records = sorted(load_records(run_dir, expected).values(), key=lambda r: (ORDER.get(r["outcome"], 9), r["path"]))
-    lifecycle = list(read_mark(run_dir).get("lifecycle") or []) + lifecycle_failures(run_dir)
-    counts = {k: sum(1 for r in records if r["outcome"] == k) for k in ORDER}
+def print_summary(run: RunFolder, pytest_code: int, expected: list[str] | None = None, out=sys.stdout) -> int:
+    records = sorted(run.records(expected).values(), key=lambda r: (ORDER.get(r.outcome, 9), r.path))
+    lifecycle = run.lifecycle_failures()
+    counts = {k: sum(1 for r in records if r.outcome == k) for k in ORDER}
     print("", file=out)
     print(f"{'path':<56} {'outcome':<7} {'blame':<8} {'reward':>6}  reason", file=out)
     for record in records:
-        reward = "" if record.get("reward") is None else f"{record['reward']:.1f}"
-        reason = (record.get("reason") or "").splitlines()[0][:110] if record.get("reason") else ""
-        blame = record.get("blame") or ""
-        print(f"{record['path']:<56} {record['outcome']:<7} {blame:<8} {reward:>6}  {reason}", file=out)
+        reward = "" if record.reward is None else f"{record.reward:.1f}"
+        reason = record.reason.splitlines()[0][:110] if record.reason else ""
+        print(f"{record.path:<56} {record.outcome:<7} {record.blame:<8} {reward:>6}  {reason}", file=out)
     for problem in lifecycle:
         print(f"{'lifecycle':<56} {FAIL:<7} {'':<8} {'':>6}  did not stop within its bound: {problem}", file=out)
     code = verdict(records, pytest_code, lifecycle)
@@ -42,7 +40,7 @@ def print_summary(run_dir: Path, pytest_code: int, expected: list[str] | None = 
         f"\n{counts[PASS]} passed, {counts[FAIL]} failed, {counts[ERROR]} errors, {counts[SKIP]} skipped"
         + (f", {counts[BROKEN]} broken" if counts[BROKEN] else "")
         + (", lifecycle check failed" if lifecycle else "")
-        + f" — {label}; records in {run_dir / 'paths'}",
+        + f" — {label}; records in {run.paths_dir}",
         file=out,
     )
     return code

@@ -17,8 +17,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gymgate.catalog import MODEL_CONFIG, Environment
+from gymgate.cases.environments import MODEL_CONFIG, Environment
 from gymgate.outcomes import GYM, HARNESS
+from gymgate.runfolder import RunFolder
 from gymgate.services import gym_compat, gymlog, lifecycle
 from gymgate.services.gym_actor import GymActor
 from gymgate.services.ports import BandLease, free_port_in, lease_band
@@ -103,16 +104,16 @@ class Fleet:
 
     def __init__(
         self,
-        run_dir: Path,
+        run: RunFolder,
         environments: list[Environment],
         policy_base_url: str,
-        tokenizer: Any = None,
+        consumer: Any = None,
         spinup_timeout_s: float = SPINUP_TIMEOUT_S,
     ):
-        self.run_dir = run_dir
+        self.run = run
         self.environments = environments
         self.policy_base_url = policy_base_url
-        self.tokenizer = tokenizer
+        self.consumer = consumer  # installed into every Gym actor (GymActor.set_consumer)
         self.spinup_timeout_s = spinup_timeout_s
         self.handles: dict[str, lifecycle.GymHandle] = {}
         self.statuses: dict[str, EnvStatus] = {}
@@ -128,90 +129,93 @@ class Fleet:
         """Begin starting the named environments (default: all) in parallel and return at once: one future per
         environment, done when its status (ready, failed or skipped) is in `statuses`. A caller waits only for the
         environment it needs next, so its paths run while the others are still starting. `stop()` ends all."""
-        import ray
-
-        venvs = self.run_dir / "venvs"
-        link_venvs(venvs, Path(sys.prefix), self.environments)
-        (self.run_dir / "logs").mkdir(parents=True, exist_ok=True)
-        remote_cls = ray.remote(GymActor)
-        present = []
-        wanted = [e for e in self.environments if names is None or e.name in names]
+        link_venvs(self.run.venvs_dir, Path(sys.prefix), self.environments)
+        self.run.logs_dir.mkdir(parents=True, exist_ok=True)
         futures: dict[str, Future] = {}
-        for env in wanted:
+        present = []
+        for env in self.environments:
+            if names is not None and env.name not in names:
+                continue
             if gym_compat.has_config(env.config):
                 present.append(env)
-            else:
-                status = EnvStatus(env.name, SKIPPED, f"{env.config} is not in nemo-gym {gym_compat.gym_version()}")
-                self._record(status, on_status)
+            else:  # this Gym does not have the environment: its paths are skipped
+                reason = f"{env.config} is not in nemo-gym {gym_compat.gym_version()}"
+                self._record(EnvStatus(env.name, SKIPPED, reason), on_status)
                 futures[env.name] = Future()
                 futures[env.name].set_result(None)
-
-        def start_one(env: Environment) -> None:
-            began = time.monotonic()
-            if on_status:
-                on_status(EnvStatus(env.name, STARTING))
-            log = self.run_dir / "logs" / f"{env.name}.log"
-            since = gymlog.size(log)  # a restarted Gym appends to the same log: its cause is after this point
-            try:
-                lease = lease_band()
-            except Exception as exc:  # noqa: BLE001 - gymgate's own resource, not Gym's doing
-                status = EnvStatus(env.name, FAILED, f"port band: {exc}", time.monotonic() - began, blame=HARNESS)
-                self._record(status, on_status)
-                return
-            with self._lock:
-                self._leases[env.name] = lease
-                generation = self._generations[env.name] = self._generations.get(env.name, -1) + 1
-            try:
-                handle = lifecycle.start_gym(
-                    ray,
-                    remote_cls,
-                    env.name,
-                    (env.name, str(self.run_dir / "gym" / env.name), str(log)),
-                    gym_config(env, self._base_url(env.name), venvs, gcs, (lease.low, lease.high)),
-                    self.tokenizer,
-                    spinup_timeout_s=self.spinup_timeout_s,
-                    actor_options={
-                        "name": f"gym-{env.name}" + (f"-{generation}" if generation else ""),
-                        "num_cpus": 0,
-                        "max_concurrency": 4,
-                        "max_restarts": 0,
-                    },
-                    on_created=self._register,
-                )
-            except Exception as exc:  # one environment's failure must not stop the others
-                with self._lock:  # start_gym tore it down already; stop() must not tear it down twice
-                    self.handles.pop(env.name, None)
-                    self._leases.pop(env.name, None)
-                lease.release()  # nothing of this Gym listens any more
-                notes = "".join(f"\n  {n}" for n in getattr(exc, "__notes__", []))
-                status = EnvStatus(
-                    env.name,
-                    FAILED,
-                    gymlog.with_log_cause(f"{type(exc).__name__}: {_short(exc)}{notes}", log, since),
-                    time.monotonic() - began,
-                    log=str(log),
-                    blame=HARNESS if is_ray_failure(exc) else GYM,
-                )
-            else:
-                servers = [dict(s, http_status=probe(s)) for s in handle.servers]
-                dead = [s["name"] for s in servers if s["http_status"] is None]
-                status = EnvStatus(
-                    env.name,
-                    FAILED if dead else READY,
-                    gymlog.with_log_cause(f"no answer from {', '.join(dead)}", log, since) if dead else "",
-                    time.monotonic() - began,
-                    servers,
-                    str(log),
-                    blame=GYM if dead else "",
-                )
-            self._record(status, on_status)
-
         if present:
             pool = ThreadPoolExecutor(max_workers=len(present), thread_name_prefix="gym-start")
             self._pools.append(pool)
-            futures.update({env.name: pool.submit(start_one, env) for env in present})
+            futures.update({env.name: pool.submit(self._start_one, env, gcs, on_status) for env in present})
             pool.shutdown(wait=False)  # no more work; the threads end when their start does
         return futures
+
+    def _start_one(self, env: Environment, gcs: str, on_status) -> None:
+        """Lease a port band, start the Gym actor, probe its servers; record ready or failed (never raises)."""
+        began = time.monotonic()
+        if on_status:
+            on_status(EnvStatus(env.name, STARTING))
+        log = self.run.log(env.name)
+        since = gymlog.size(log)  # a restarted Gym appends to the same log: its cause is after this point
+        try:
+            lease = lease_band()
+        except Exception as exc:  # noqa: BLE001 - gymgate's own resource, not Gym's doing
+            status = EnvStatus(env.name, FAILED, f"port band: {exc}", time.monotonic() - began, blame=HARNESS)
+            self._record(status, on_status)
+            return
+        with self._lock:
+            self._leases[env.name] = lease
+            generation = self._generations[env.name] = self._generations.get(env.name, -1) + 1
+        try:
+            handle = self._start_actor(env, gcs, lease, generation)
+        except Exception as exc:  # one environment's failure must not stop the others
+            with self._lock:  # start_gym tore it down already; stop() must not tear it down twice
+                self.handles.pop(env.name, None)
+                self._leases.pop(env.name, None)
+            lease.release()  # nothing of this Gym listens any more
+            notes = "".join(f"\n  {n}" for n in getattr(exc, "__notes__", []))
+            status = EnvStatus(
+                env.name,
+                FAILED,
+                gymlog.with_log_cause(f"{type(exc).__name__}: {_short(exc)}{notes}", log, since),
+                time.monotonic() - began,
+                log=str(log),
+                blame=HARNESS if is_ray_failure(exc) else GYM,
+            )
+        else:
+            servers = [dict(s, http_status=probe(s)) for s in handle.servers]
+            dead = [s["name"] for s in servers if s["http_status"] is None]
+            status = EnvStatus(
+                env.name,
+                FAILED if dead else READY,
+                gymlog.with_log_cause(f"no answer from {', '.join(dead)}", log, since) if dead else "",
+                time.monotonic() - began,
+                servers,
+                str(log),
+                blame=GYM if dead else "",
+            )
+        self._record(status, on_status)
+
+    def _start_actor(self, env: Environment, gcs: str, lease: BandLease, generation: int) -> lifecycle.GymHandle:
+        """The environment's Gym actor, spun up inside `lease` with the consumer installed (lifecycle.start_gym)."""
+        import ray
+
+        return lifecycle.start_gym(
+            ray,
+            ray.remote(GymActor),
+            env.name,
+            (env.name, str(self.run.gym_copy(env.name)), str(self.run.log(env.name))),
+            gym_config(env, self._base_url(env.name), self.run.venvs_dir, gcs, (lease.low, lease.high)),
+            self.consumer,
+            spinup_timeout_s=self.spinup_timeout_s,
+            actor_options={
+                "name": f"gym-{env.name}" + (f"-{generation}" if generation else ""),
+                "num_cpus": 0,
+                "max_concurrency": 4,
+                "max_restarts": 0,
+            },
+            on_created=self._register,
+        )
 
     def _base_url(self, env_name: str) -> str:
         url = self.policy_base_url

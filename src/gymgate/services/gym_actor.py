@@ -20,7 +20,7 @@ class GymActor:
     def __init__(self, env_name: str, workdir: str, log_path: str):
         self.env_name = env_name
         self.rh = None
-        self.tokenizer = None
+        self.consumer = None  # the RL consumer's actor-side half (set_consumer)
         with contextlib.suppress(OSError):
             os.setpgrp()
         Path(workdir).mkdir(parents=True, exist_ok=True)
@@ -102,14 +102,12 @@ class GymActor:
         import queue
         import time
 
-        from gymgate.consumer.postprocess import postprocess_result
-
         if self.rh is None:
             raise RuntimeError(f"Gym for {self.env_name}: _spinup() was never called")
         if not rows:
             raise ValueError("NeMo-Gym rollout batch must not be empty")
-        if self.tokenizer is None:
-            raise RuntimeError("GymActor.set_tokenizer must be called before run_rollouts")
+        if self.consumer is None:
+            raise RuntimeError("GymActor.set_consumer must be called before run_rollouts")
         loop = self._event_loop()
         results: queue.Queue = queue.Queue()
         began = time.monotonic()
@@ -136,9 +134,9 @@ class GymActor:
             if status == "done":
                 break
             if status == "error":
-                first_error = first_error or _typed_failure(payload)
+                first_error = first_error or self.consumer.failure(payload)
                 continue
-            processed = postprocess_result(payload, self.tokenizer)  # typed errors travel to the driver as-is
+            processed = self.consumer.postprocess(payload)  # typed errors travel to the driver as-is
             # The agent Gym says served this row, before the consumer writes the rows' own agent_ref onto results.
             reported = payload.get("agent_ref") if "agent_ref" in payload else (row or {}).get("agent_ref")
             processed["gym_agent_ref"] = copy.deepcopy(reported)
@@ -163,15 +161,13 @@ class GymActor:
         head = get_global_config_dict()["head_server"]
         return BaseServerConfig(host=head["host"], port=head["port"])
 
-    def set_tokenizer(self, tokenizer: Any) -> None:
+    def set_consumer(self, consumer: Any) -> None:
+        """The RL consumer's half that runs here, as NeMo RL's does: `postprocess(result) -> dict` turns one Gym
+        result into training data, `failure(exc) -> Exception` types a failed /run. Passed in (picklable), so the
+        services never depend on the consumer."""
         if self.rh is None:
-            raise RuntimeError("GymActor.set_tokenizer called before _spinup")
-        self.tokenizer = tokenizer
-
-    def health_check(self) -> None:
-        if self.rh is None:
-            raise RuntimeError(f"Gym for {self.env_name}: _spinup() was never called")
-        self.rh.poll()
+            raise RuntimeError("GymActor.set_consumer called before _spinup")
+        self.consumer = consumer
 
     def shutdown(self) -> None:
         """Idempotent; tolerates a RunHelper whose start() failed before its process table or head thread existed."""
@@ -186,19 +182,3 @@ class GymActor:
                 proc.kill()
             return
         rh.shutdown()
-
-
-def _typed_failure(exc: BaseException) -> Exception:
-    """A /run failure as a picklable, typed error carrying Gym's response body (the useful part)."""
-    from gymgate.consumer.errors import GymTransportError, RolloutDataFailure
-
-    status = getattr(exc, "status", None)
-    content = getattr(exc, "response_content", b"") or b""
-    if isinstance(content, bytes):
-        content = content.decode(errors="replace")
-    detail = f"{type(exc).__name__}: {exc}" + (f"; response: {content[:2000]}" if content else "")
-    if status is None:
-        return RolloutDataFailure(f"/run failed without an HTTP status: {detail}")
-    if status >= 500 or status in (408, 429):
-        return GymTransportError(f"/run answered HTTP {status}: {detail}")
-    return RolloutDataFailure(f"/run answered HTTP {status}: {detail}")

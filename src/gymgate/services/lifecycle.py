@@ -1,6 +1,6 @@
 """Starting and stopping one Gym actor so that failure never leaves anything behind.
 
-On a failed spin-up or tokenizer installation: attempt a graceful actor shutdown with a bounded wait,
+On a failed spin-up or consumer installation: attempt a graceful actor shutdown with a bounded wait,
 always `ray.kill` the actor, always kill its process group, and re-raise the *original* exception,
 with any cleanup failures attached as notes, never in its place. Stopping a healthy actor walks the
 same steps. The Ray API and the group killer are parameters so unit tests can inject a fault at each step.
@@ -62,14 +62,14 @@ def start_gym(
     env_name: str,
     actor_args: tuple[Any, ...],
     config: dict[str, Any],
-    tokenizer: Any,
+    consumer: Any,
     spinup_timeout_s: float,
     shutdown_timeout_s: float = SHUTDOWN_TIMEOUT_S,
     killpg: Callable[[int, int], Any] = kill_group,
     actor_options: dict[str, Any] | None = None,
     on_created: Callable[[GymHandle], Any] | None = None,
 ) -> GymHandle:
-    """A spun-up Gym actor with its tokenizer installed, or the original exception after full cleanup."""
+    """A spun-up Gym actor with the consumer's actor-side half installed, or the original exception after full cleanup."""
     actor = actor_cls.options(**(actor_options or {})).remote(*actor_args)
     handle = GymHandle(env_name=env_name, actor=actor)
     try:
@@ -78,7 +78,7 @@ def start_gym(
         identity = ray_api.get(actor.identity.remote(), timeout=IDENTITY_TIMEOUT_S)
         handle.pid, handle.pgid = identity["pid"], identity["pgid"]
         handle.servers = ray_api.get(actor._spinup.remote(config), timeout=spinup_timeout_s)
-        ray_api.get(actor.set_tokenizer.remote(tokenizer), timeout=IDENTITY_TIMEOUT_S)
+        ray_api.get(actor.set_consumer.remote(consumer), timeout=IDENTITY_TIMEOUT_S)
     except BaseException as exc:
         for error in teardown(ray_api, handle, shutdown_timeout_s, killpg):
             exc.add_note(f"cleanup after failed start of {env_name}: {error}")

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import Future
-from pathlib import Path
 from typing import Any
 
-from gymgate.atomic import write_json_atomic
-from gymgate.catalog import Environment
+from gymgate.cases.environments import Environment
+from gymgate.consumer.postprocess import ActorSide
+from gymgate.runfolder import RunFolder
 from gymgate.services.fleet import INTERRUPT_SHUTDOWN_TIMEOUT_S, EnvStatus, Fleet
 from gymgate.services.lifecycle import SHUTDOWN_TIMEOUT_S
 
@@ -22,7 +22,7 @@ class WorkerSession:
 
     def __init__(
         self,
-        run_dir: Path,
+        run: RunFolder,
         worker: str,
         gcs: str,
         environments: list[Environment],
@@ -33,21 +33,17 @@ class WorkerSession:
         on_status=None,
         began: float | None = None,
     ):
-        self.run_dir, self.worker, self.gcs = run_dir, worker, gcs
+        self.run, self.worker, self.gcs = run, worker, gcs
         self.stop_timeout_s = stop_timeout_s
         self._on_status = on_status
-        self.fleet = Fleet(
-            run_dir, environments, policy_base_url, tokenizer=tokenizer, spinup_timeout_s=spinup_timeout_s
-        )
+        consumer = ActorSide(tokenizer) if tokenizer is not None else None  # `up` starts Gyms without a consumer
+        self.fleet = Fleet(run, environments, policy_base_url, consumer=consumer, spinup_timeout_s=spinup_timeout_s)
         self.starting: dict[str, Future] = {}
         self.record: dict[str, Any] = {"worker": worker, "gcs": gcs}
         self._began = time.monotonic() if began is None else began  # when this worker began (ready_seconds)
 
     def _status(self, status: EnvStatus) -> None:
-        write_json_atomic(
-            self.run_dir / "services" / f"{status.env}.json",
-            {**status.to_json(), "worker": self.worker, "at": time.time()},
-        )
+        self.run.write_service_status(status.env, {**status.to_json(), "worker": self.worker, "at": time.time()})
         if self._on_status is not None:
             self._on_status(status)
 
@@ -93,4 +89,4 @@ class WorkerSession:
         return errors
 
     def write_record(self) -> None:
-        write_json_atomic(self.run_dir / "workers" / f"{self.worker}.json", self.record)
+        self.run.write_worker(self.worker, self.record)

@@ -8,8 +8,8 @@ import os
 import pytest
 
 from gymgate.acceptance.path import run_path
-from gymgate.cases import MODES
-from gymgate.catalog import load_environments
+from gymgate.cases.case import MODES
+from gymgate.cases.environments import load_environments
 from gymgate.outcomes import PASS, SKIP
 
 PATHS = [(env, mode) for env in load_environments() for mode in MODES]

@@ -19,7 +19,6 @@ from gymgate.services.ray_cluster import RUN_ENVIRONMENT
 
 os.environ.update(RUN_ENVIRONMENT)  # before anything imports Ray
 
-import json  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 from contextlib import ExitStack  # noqa: E402
@@ -28,12 +27,11 @@ from pathlib import Path  # noqa: E402
 import pytest  # noqa: E402
 
 from gymgate.acceptance.path import GENERATION, PATH_TIMEOUT_S, RunContext  # noqa: E402
-from gymgate.acceptance.record import stub_record  # noqa: E402
 from gymgate.acceptance.setup import shared_setup  # noqa: E402
-from gymgate.atomic import write_json_atomic  # noqa: E402
-from gymgate.catalog import load_environments  # noqa: E402
-from gymgate.model.endpoint import ModelEndpoint, Sampling  # noqa: E402
+from gymgate.cases.environments import load_environments  # noqa: E402
+from gymgate.endpoint.server import ModelEndpoint, Sampling  # noqa: E402
 from gymgate.outcomes import ERROR, HARNESS  # noqa: E402
+from gymgate.runfolder import PathRecord, RunFolder  # noqa: E402
 from gymgate.services import gym_compat  # noqa: E402
 from gymgate.services.lifecycle import SHUTDOWN_TIMEOUT_S  # noqa: E402
 from gymgate.services.processes import RUN_MARKER, sweep  # noqa: E402
@@ -42,13 +40,13 @@ from gymgate.session.controller import WorkerSession  # noqa: E402
 from gymgate.session.plan import owned_by  # noqa: E402
 
 RAY_ADDRESS_VAR = "GYMGATE_RUN_RAY_ADDRESS"
+RUN_DIR_VAR = "GYMGATE_RUN_DIR"
 ITEMS = "items.py"  # the module whose items are the rollout paths (one per path id)
 _controller = ExitStack()
 
 
 def pytest_addoption(parser):
     parser.addoption("--run-dir", help="run folder for results (default: a temp dir)")
-    parser.addoption("--gym-source", help="JSON file describing the resolved Gym ref (provenance)")
     parser.addoption("--env", action="append", dest="envs", help="only this environment's paths (repeatable)")
     parser.addoption("--spinup-timeout", type=float, default=600.0, help="seconds one Gym may take to start")
     parser.addoption("--path", action="append", dest="paths", help="only this path id, e.g. mcqa:accepted")
@@ -62,14 +60,14 @@ def _is_worker(config) -> bool:
     return hasattr(config, "workerinput")
 
 
-def run_dir_of(config) -> Path:
-    option = config.getoption("--run-dir") or os.environ.get("GYMGATE_RUN_DIR")
+def run_of(config) -> RunFolder:
+    option = config.getoption("--run-dir") or os.environ.get(RUN_DIR_VAR)
     if not option:
         option = tempfile.mkdtemp(prefix="gymgate-run-")
-    os.environ["GYMGATE_RUN_DIR"] = option  # workers and the controller's hooks agree on one folder
+    os.environ[RUN_DIR_VAR] = option  # workers and the controller's hooks agree on one folder
     path = Path(option)
     path.mkdir(parents=True, exist_ok=True)
-    return path
+    return RunFolder(path)
 
 
 def selected_environments(config):
@@ -83,7 +81,7 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "selftest: gymgate's own negative tests on real paths")
     if _is_worker(config) or os.environ.get(RAY_ADDRESS_VAR):
         return
-    run_dir_of(config)
+    run_of(config)
     run_id = os.environ.get(RUN_MARKER, "adhoc")
     gcs = _controller.enter_context(private_ray(run_id, namespace=f"gymgate-{run_id}"))
     os.environ[RAY_ADDRESS_VAR] = gcs  # workers are spawned after configure and inherit it
@@ -105,17 +103,17 @@ def pytest_runtest_logreport(report):
     if report.when == "call" and "crashed" not in str(report.longrepr or ""):
         return  # run_path wrote the record itself
     path_id = report.nodeid.rsplit("[", 1)[1].rstrip("]")
-    env, mode = path_id.split(":")
-    run_dir = Path(os.environ.get("GYMGATE_RUN_DIR", ""))
-    target = run_dir / "paths" / f"{env}-{mode}.json"
-    if not run_dir.name or target.exists():
+    if not os.environ.get(RUN_DIR_VAR):
+        return
+    run = RunFolder(Path(os.environ[RUN_DIR_VAR]))
+    if run.has_record(path_id):
         return
     stage = "" if report.when in ("call", "???") else f" ({report.when})"  # "???" is xdist's crash report
     lines = [ln.strip() for ln in str(report.longrepr or "").splitlines() if ln.strip()]
     cause = next((ln for ln in lines if "crashed" in ln), None) or next(
         (ln for ln in reversed(lines) if ln.startswith("E ")), lines[-1] if lines else "unknown"
     )
-    write_json_atomic(target, stub_record(path_id, ERROR, f"infrastructure{stage}: {cause}", blame=HARNESS))
+    run.write_record(PathRecord.stub(path_id, ERROR, f"infrastructure{stage}: {cause}", blame=HARNESS))
 
 
 def pytest_xdist_make_scheduler(config, log):
@@ -143,10 +141,9 @@ def run_context(request, worker_id):
     import ray
 
     config = request.config
-    run_dir = run_dir_of(config)
+    run = run_of(config)
     run_id = os.environ.get(RUN_MARKER, "adhoc")
-    source_file = config.getoption("--gym-source")
-    gym = json.loads(Path(source_file).read_text()) if source_file else {}
+    gym = run.source()  # the resolved ref, written by the harness ({} when run by hand)
     gym.setdefault("version", gym_compat.gym_version())
     environments = selected_environments(config)
     names = [e.name for e in environments]
@@ -154,12 +151,12 @@ def run_context(request, worker_id):
     mine = owned_by(names, workers, worker_id if worker_id != "master" else "gw0")
     namespace = f"gymgate-{run_id}-{worker_id}"
     began = time.monotonic()
-    tokenizer, inputs = shared_setup(run_dir, environments, gym_compat.gym_root())
+    tokenizer, inputs = shared_setup(run, environments, gym_compat.gym_root())
     gcs = os.environ[RAY_ADDRESS_VAR]
     ray.init(address=gcs, namespace=namespace, log_to_driver=False, configure_logging=False, ignore_reinit_error=True)
     with ModelEndpoint(Sampling(GENERATION.temperature, GENERATION.top_p), tokenizer) as endpoint:
         session = WorkerSession(
-            run_dir,
+            run,
             worker_id,
             gcs,
             environments,
@@ -177,7 +174,7 @@ def run_context(request, worker_id):
                 endpoint=endpoint,
                 tokenizer=tokenizer,
                 gym_root=gym_compat.gym_root(),
-                run_dir=run_dir,
+                run=run,
                 gym=gym,
                 handles=session.fleet.handles,
                 statuses=session.fleet.statuses,

@@ -20,9 +20,9 @@ from gymgate.services.ray_cluster import RUN_ENVIRONMENT
 # Ray reads some of these at import time (loopback node IP), so they are set before anything imports it.
 os.environ.update(RUN_ENVIRONMENT)
 
-from gymgate.atomic import write_json_atomic  # noqa: E402
-from gymgate.catalog import load_environments  # noqa: E402
+from gymgate.cases.environments import load_environments  # noqa: E402
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK  # noqa: E402
+from gymgate.runfolder import RunFolder  # noqa: E402
 from gymgate.services.fleet import FAILED, READY, EnvStatus  # noqa: E402
 from gymgate.services.processes import RUN_MARKER  # noqa: E402
 from gymgate.services.ray_cluster import private_ray  # noqa: E402
@@ -54,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     run_id = os.environ.get(RUN_MARKER) or "adhoc"
     environments = load_environments(args.envs)
     args.run_dir.mkdir(parents=True, exist_ok=True)
+    run = RunFolder(args.run_dir)
     record: dict = {"run_id": run_id, "started": time.time(), "complete": False, "environments": {}}
     session = None
     began = time.monotonic()
@@ -64,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"Ray cluster {gcs} (namespace gymgate-{run_id}); starting {len(environments)} environments", flush=True
             )
             session = WorkerSession(
-                args.run_dir,
+                run,
                 "up",
                 gcs,
                 environments,
@@ -97,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         code = EXIT_ERROR
     finally:
         record["finished"] = time.time()
-        write_json_atomic(args.run_dir / "services.json", record)
+        run.write_up_record(record)
     statuses = session.fleet.statuses if session is not None else {}
     ready = sum(1 for s in statuses.values() if s.status == READY)
     print(

@@ -6,10 +6,7 @@ it ends, for whatever reason, the harness sweeps any process still carrying that
 
 from __future__ import annotations
 
-import datetime as dt
 import os
-import re
-import secrets
 import signal
 import subprocess
 import sys
@@ -17,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gymgate.envs.sync import SyncedEnv
-from gymgate.paths import repo_root
 from gymgate.services.processes import RUN_MARKER, sweep
 from gymgate.services.ray_cluster import RUN_ENVIRONMENT
 
@@ -30,22 +26,6 @@ def _stop(proc: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait(timeout=STOP_GRACE_S)
-
-
-def new_run_id() -> str:
-    return secrets.token_hex(4)
-
-
-def runs_dir() -> Path:
-    return Path(os.environ.get("GYMGATE_RUNS") or repo_root() / "runs")
-
-
-def new_run_dir(label: str, run_id: str, base: Path | None = None) -> Path:
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", label)[:60]
-    path = (base or runs_dir()) / f"{stamp}-{safe}-{run_id}"
-    path.mkdir(parents=True, exist_ok=False)
-    return path
 
 
 def child_environment(env: SyncedEnv, run_id: str) -> dict[str, str]:

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gymgate.catalog import Environment
-from gymgate.model.script import Script, Turn
+from gymgate.cases.environments import Environment
+from gymgate.endpoint.script import Script, Turn
 
 MODES = ("accepted", "rejected")
 NULL = "null"  # TOML has no null: this string in `expect` means JSON null

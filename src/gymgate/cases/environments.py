@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gymgate.errors import UsageError
-from gymgate.paths import repo_root
+from gymgate.locations import repo_root
 
 # Every environment's model ref is `policy_model`; this config turns token-id information on.
 MODEL_CONFIG = "responses_api_models/vllm_model/configs/vllm_model_for_training.yaml"

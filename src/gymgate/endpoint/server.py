@@ -17,8 +17,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from gymgate.model.script import Script, logprobs
-from gymgate.model.tokenizer import EOS, MAX_LENGTH, assistant_body, build_tokenizer, encode, render
+from gymgate.endpoint.script import Script, logprobs
+from gymgate.endpoint.tokenizer import EOS, MAX_LENGTH, assistant_body, build_tokenizer, encode, render
 from gymgate.outcomes import CONTRACT, GYM, HARNESS
 from gymgate.text import content_text
 
@@ -82,10 +82,6 @@ class ModelEndpoint:
             else:
                 self._activations += 1
                 self._scripts[env] = (script, self._activations)
-
-    def exchanges_for(self, path_id: str) -> list[Exchange]:
-        with self._lock:
-            return [e for e in self.exchanges if e.path_id == path_id]
 
     def base_url(self, env: str) -> str:
         return f"http://127.0.0.1:{self.port}/e/{env}/v1"

@@ -7,9 +7,9 @@ import sys
 import time
 from pathlib import Path
 
-from gymgate import runner
+from gymgate.envs import child as runner
+from gymgate.envs.child import TIMED_OUT, run_in_env
 from gymgate.envs.sync import SyncedEnv
-from gymgate.runner import TIMED_OUT, run_in_env
 from gymgate.services.processes import marked_pids
 
 

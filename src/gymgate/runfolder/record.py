@@ -1,4 +1,5 @@
-"""The result record every path writes (JSON), the unit later comparisons work on.
+"""The record of one path (`paths/<env>-<mode>.json`): written by the in-environment session, read back by
+the harness, reruns, comparison and reports, always as this type.
 
 It fails closed: a record starts as an ERROR ("did not run to its end") and becomes PASS only through
 `complete()`, called after every check ran. Every ERROR names who is to blame (gymgate.outcomes).
@@ -7,11 +8,9 @@ It fails closed: a record starts as an ERROR ("did not run to its end") and beco
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from gymgate.atomic import write_json_atomic
 from gymgate.outcomes import BLAMES, ERROR, FAIL, HARNESS, PASS, SKIP, Outcome
 from gymgate.text import strip_ansi
 
@@ -33,7 +32,7 @@ class Failure:
 
 
 @dataclass
-class PathResult:
+class PathRecord:
     path: str  # "<env>:<mode>"
     env: str
     mode: str
@@ -53,21 +52,22 @@ class PathResult:
     timings: dict[str, float] = field(default_factory=dict)
     # Everything the model received and everything Gym returned, raw (compare/observation.py normalizes and diffs it).
     observed: dict[str, Any] = field(default_factory=dict)
+    missing: bool = False  # an expected path that left no record (a stub the reader made, never written)
 
     def fail(self, kind: str, name: str, expected: Any, actual: Any) -> None:
         self.failures.append(Failure(kind, name, expected, actual))
 
-    def error(self, blame: str, reason: str) -> PathResult:
+    def error(self, blame: str, reason: str) -> PathRecord:
         if blame not in BLAMES:
             raise ValueError(f"unknown blame {blame!r}")
         self.outcome, self.blame, self.reason = ERROR, blame, reason
         return self
 
-    def skip(self, reason: str) -> PathResult:
+    def skip(self, reason: str) -> PathRecord:
         self.outcome, self.blame, self.reason = SKIP, "", reason
         return self
 
-    def complete(self, blame: str = "") -> PathResult:
+    def complete(self, blame: str = "") -> PathRecord:
         """The path ran to its end: PASS if no check failed, else FAIL with the first failures as its reason."""
         self.blame = blame
         if not self.failures:
@@ -79,24 +79,41 @@ class PathResult:
         )
         return self
 
+    @property
+    def file_stem(self) -> str:
+        """The record's file name in paths/ (without .json); a record under another name is damaged."""
+        return f"{self.env}-{self.mode}"
+
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["reason"] = strip_ansi(data["reason"])
         return data
 
-    def write(self, directory: Path) -> Path:
-        return write_json_atomic(directory / f"{self.env}-{self.mode}.json", self.to_json())
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PathRecord:
+        """The record a file holds; anything that is not a record's shape raises ValueError (a damaged record)."""
+        if not isinstance(data, dict):
+            raise ValueError(f"a record is an object, not {type(data).__name__}")
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        missing = sorted({"path", "env", "mode", "gym", "outcome"} - set(data))
+        if unknown or missing:
+            raise ValueError(f"not a path record (unknown fields {unknown}, missing fields {missing})")
+        record = cls(**data)
+        record.outcome = Outcome(record.outcome)
+        record.failures = [Failure(**f) for f in data.get("failures") or []]
+        if record.path != f"{record.env}:{record.mode}":
+            raise ValueError(f"its path {record.path!r} is not {record.env}:{record.mode}")
+        return record
 
-
-def stub_record(
-    path: str, outcome: Outcome, reason: str, gym: dict[str, Any] | None = None, blame: str = ""
-) -> dict[str, Any]:
-    """The record of a path that never ran (a crashed worker, a missing result, a BROKEN ref): a PathResult's
-    shape with nothing measured, so every reader handles one shape."""
-    env, mode = path.split(":")
-    return PathResult(
-        path=path, env=env, mode=mode, gym=gym or {}, outcome=outcome, reason=reason, blame=blame
-    ).to_json()
+    @classmethod
+    def stub(
+        cls, path: str, outcome: Outcome, reason: str, gym: dict[str, Any] | None = None, blame: str = ""
+    ) -> PathRecord:
+        """The record of a path that never ran (a crashed worker, a missing result, a BROKEN ref): nothing measured,
+        so every reader handles one shape."""
+        env, mode = path.split(":")
+        return cls(path=path, env=env, mode=mode, gym=gym or {}, outcome=outcome, reason=reason, blame=blame)
 
 
 def _short(value: Any, limit: int = 160) -> str:

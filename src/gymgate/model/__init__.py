@@ -1,1 +1,0 @@
-"""Where the model lives: the byte-level tokenizer and the deterministic OpenAI-compatible endpoint."""

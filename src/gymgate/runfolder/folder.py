@@ -1,0 +1,339 @@
+"""The run folder's layout, marks and records: every file of a run is named, read and written here.
+
+A run folder is the one contract between the harness (resolve, build, judge, report) and the session that runs
+inside a pin's environment. Layout:
+
+    run.json                 the run mark: what the run was asked to do and how it ended (RunMark)
+    source.json              the resolved Gym ref (provenance)
+    uv.lock, environment.json  the lock and the environment the run used (so stored runs compare without a checkout)
+    paths/<env>-<mode>.json  one PathRecord per path that ran
+    services/<env>.json      each environment's start-up status, as it happens (the progress view reads them)
+    workers/<worker>.json    what each session worker started, stopped and could not stop in time
+    services.json            `gymgate up`'s record of the environments it started
+    logs/<env>.log, gym/<env>/, data/<env>/, venvs/, setup/   the Gyms' logs, working copies, rows, shared setup
+    pytest.log, crash.txt    the session's output; gymgate's own traceback when a command crashed
+    reruns/reruns.json, reruns/<role>-<n>/   attempts in fresh Gyms (each one a run folder itself)
+
+Readers get one record per expected path: an expected path that left no record is an ERROR ("no record: …"), and
+a record that cannot be read is an ERROR naming the file: never silently absent, never a pass. A folder written by
+another gymgate (another SCHEMA) or with a damaged run.json is refused (UsageError, exit 2).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import secrets
+import shutil
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from gymgate.atomic import write_json_atomic
+from gymgate.errors import UsageError
+from gymgate.locations import repo_root
+from gymgate.outcomes import ERROR, HARNESS
+from gymgate.runfolder.record import NO_RECORD, PathRecord
+
+SCHEMA = 2  # the run folder's shape; bumped when its files change (2: every path record carries `observed`)
+# pytest's exit statuses of a session that ran its tests to the end (0 all passed, 1 some failed)
+FINISHED_STATUSES = (0, 1)
+
+MARK = "run.json"
+SOURCE = "source.json"
+LOCK = "uv.lock"
+ENVIRONMENT = "environment.json"
+PATHS = "paths"
+SERVICES = "services"
+WORKERS = "workers"
+UP_RECORD = "services.json"
+LOGS = "logs"
+SETUP = "setup"
+PYTEST_LOG = "pytest.log"
+CRASH = "crash.txt"
+RERUNS = "reruns"
+RERUNS_MANIFEST = "reruns.json"
+
+_opened: list[Path] = []  # run folders this process opened, newest last (where a crash's trace goes)
+
+
+@dataclass
+class RunMark:
+    """run.json. A run is `complete` only when its test session ran every path to its end (or the ref is BROKEN);
+    an incomplete run says why, and is never compared or reused."""
+
+    expected: list[str] = field(default_factory=list)  # the path ids the run was asked for
+    complete: bool = False
+    run_id: str = ""
+    inputs: str = ""  # the digest of every input that can change the results (compare/baseline.py)
+    started: float | None = None
+    finished: float | None = None
+    pytest_exit: int | None = None  # the test session's exit status
+    incomplete: str = ""  # why the run did not finish (interrupted, deadline, session status)
+    broken: str = ""  # why the ref could not be locked or built (every path BROKEN)
+    lifecycle: list[str] = field(default_factory=list)  # what outlived the run and was killed
+    schema: int = SCHEMA
+
+    @classmethod
+    def from_json(cls, data: Any) -> RunMark:
+        if not isinstance(data, dict) or set(data) - {f.name for f in fields(cls)}:
+            raise ValueError("it is not a run mark")
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    root: Path
+
+    # -- creating ------------------------------------------------------------------------------------------------
+    @classmethod
+    def create(cls, label: str, run_id: str, base: Path | None = None) -> RunFolder:
+        """A new, empty run folder `<stamp>-<label>-<run id>` under `base` (default: runs_dir())."""
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
+        safe = re.sub(r"[^A-Za-z0-9._-]+", "_", label)[:60]
+        path = (base or runs_dir()) / f"{stamp}-{safe}-{run_id}"
+        path.mkdir(parents=True, exist_ok=False)
+        return cls(path)
+
+    def opened(self) -> RunFolder:
+        """Note that this process works here: a crash's trace is written into the folder opened last."""
+        _opened.append(self.root)
+        return self
+
+    # -- layout ----------------------------------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.root.name
+
+    @property
+    def lock(self) -> Path:
+        return self.root / LOCK
+
+    @property
+    def paths_dir(self) -> Path:
+        return self.root / PATHS
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.root / LOGS
+
+    @property
+    def setup_dir(self) -> Path:
+        return self.root / SETUP
+
+    @property
+    def venvs_dir(self) -> Path:
+        return self.root / "venvs"
+
+    @property
+    def pytest_log(self) -> Path:
+        return self.root / PYTEST_LOG
+
+    @property
+    def source_file(self) -> Path:
+        return self.root / SOURCE
+
+    def record_file(self, path_id: str) -> Path:
+        env, mode = path_id.split(":")
+        return self.paths_dir / f"{env}-{mode}.json"
+
+    def log(self, env: str) -> Path:
+        return self.logs_dir / f"{env}.log"
+
+    def gym_copy(self, env: str) -> Path:
+        return self.root / "gym" / env
+
+    def data_file(self, env: str, mode: str) -> Path:
+        return self.root / "data" / env / f"{mode}.jsonl"
+
+    # -- the run mark, the ref and its environment -------------------------------------------------------------------
+    def mark(self) -> RunMark | None:
+        """run.json, or None when the folder has none; refused (UsageError) when damaged or of another schema."""
+        path = self.root / MARK
+        if not path.is_file():
+            return None
+        try:
+            data = json.loads(path.read_text())
+        except ValueError as exc:
+            raise UsageError(f"{path} is damaged ({exc}); rerun") from exc
+        if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+            found = (
+                data.get("schema", "none (written before run folders carried one)") if isinstance(data, dict) else "?"
+            )
+            raise UsageError(
+                f"{self.root} was written by another version of gymgate (run folder schema {found}; this gymgate "
+                f"reads {SCHEMA}); rerun it with this version"
+            )
+        try:
+            return RunMark.from_json(data)
+        except (TypeError, ValueError) as exc:
+            raise UsageError(f"{path} is damaged ({exc}); rerun") from exc
+
+    def write_mark(self, mark: RunMark) -> Path:
+        return write_json_atomic(self.root / MARK, asdict(mark))
+
+    def source(self) -> dict[str, Any]:
+        """The resolved ref as `GymSource.to_json()` wrote it ({} when absent)."""
+        return _read_json(self.source_file) or {}
+
+    def write_source(self, source: dict[str, Any]) -> Path:
+        return write_json_atomic(self.source_file, source)
+
+    def keep_environment(self, lock: Path, environment: dict[str, Any]) -> None:
+        """The lock travels with the run, so two stored runs can be compared without their checkouts."""
+        shutil.copyfile(lock, self.lock)
+        write_json_atomic(self.root / ENVIRONMENT, environment)
+
+    def environment(self) -> dict[str, Any]:
+        return _read_json(self.root / ENVIRONMENT) or {}
+
+    # -- path records ----------------------------------------------------------------------------------------------
+    def write_record(self, record: PathRecord) -> Path:
+        return write_json_atomic(self.record_file(record.path), record.to_json())
+
+    def has_record(self, path_id: str) -> bool:
+        return self.record_file(path_id).exists()
+
+    def written_records(self) -> dict[str, PathRecord]:
+        """The records readable right now, by path id (the live progress view: a file being replaced is skipped)."""
+        found = {}
+        for file in sorted(self.paths_dir.glob("*.json")):
+            try:
+                record = _record_of(file)
+            except (OSError, ValueError, TypeError):
+                continue
+            found[record.path] = record
+        return found
+
+    def records(self, expected: list[str] | None = None) -> dict[str, PathRecord]:
+        """Every path record of the run, by path id, plus an ERROR stub for each expected path (from `expected` or the
+        run's mark) that has none. A record that cannot be read is an ERROR too, never a pass."""
+        records: dict[str, PathRecord] = {}
+        for file in sorted(self.paths_dir.glob("*.json")):
+            try:
+                record = _record_of(file)
+            except (OSError, ValueError, TypeError) as exc:
+                env, _, mode = file.stem.rpartition("-")
+                reason = f"{NO_RECORD}: {file.name} is unreadable ({exc})"
+                record = PathRecord.stub(f"{env}:{mode}", ERROR, reason, blame=HARNESS)
+            records[record.path] = record
+        if expected is None:
+            mark = self.mark()
+            expected = mark.expected if mark else []
+        for path in expected:
+            if path not in records:
+                reason = f"{NO_RECORD}: the path left no result (its worker died, or the session ended before it)"
+                records[path] = PathRecord.stub(path, ERROR, reason, blame=HARNESS)
+                records[path].missing = True
+        return records
+
+    # -- the session's live state ----------------------------------------------------------------------------------
+    def write_service_status(self, env: str, status: dict[str, Any]) -> Path:
+        return write_json_atomic(self.root / SERVICES / f"{env}.json", status)
+
+    def service_statuses(self) -> dict[str, dict[str, Any]]:
+        """Each environment's latest start-up status, by environment (a file being replaced is skipped)."""
+        return _read_all(self.root / SERVICES)
+
+    def write_worker(self, worker: str, record: dict[str, Any]) -> Path:
+        return write_json_atomic(self.root / WORKERS / f"{worker}.json", record)
+
+    def workers(self) -> dict[str, dict[str, Any]]:
+        return _read_all(self.root / WORKERS)
+
+    def write_up_record(self, record: dict[str, Any]) -> Path:
+        return write_json_atomic(self.root / UP_RECORD, record)
+
+    def up_record(self) -> dict[str, Any]:
+        return _read_json(self.root / UP_RECORD) or {}
+
+    def lifecycle_failures(self) -> list[str]:
+        """What did not stop within its bounds (each was killed): the run mark's and every worker's."""
+        mark = self.mark()
+        found = list(mark.lifecycle) if mark else []
+        for _, data in sorted(self.workers().items()):
+            for env, errors in sorted((data.get("stop_errors") or {}).items()):
+                found += [f"{env}: {error}" for error in errors]
+        return found
+
+    # -- reruns ----------------------------------------------------------------------------------------------------
+    def attempt(self, role: str, n: int) -> RunFolder:
+        """Attempt `n` (n >= 2) of the reruns on `role` ("candidate" or "baseline"); attempt 1 is this run."""
+        return RunFolder(self.root / RERUNS / f"{role}-{n}")
+
+    def attempts(self) -> Iterator[tuple[str, int, RunFolder]]:
+        """The stored attempt folders, in attempt order."""
+        found = []
+        for folder in (self.root / RERUNS).glob("*-*"):
+            role, _, n = folder.name.rpartition("-")
+            if n.isdigit():
+                found.append((int(n), role, RunFolder(folder)))
+        for n, role, folder in sorted(found, key=lambda item: item[:2]):
+            yield role, n, folder
+
+    def reruns_manifest(self) -> dict[str, Any] | None:
+        return _read_json(self.root / RERUNS / RERUNS_MANIFEST)
+
+    def write_reruns_manifest(self, manifest: dict[str, Any]) -> Path:
+        return write_json_atomic(self.root / RERUNS / RERUNS_MANIFEST, manifest)
+
+
+def runs_dir() -> Path:
+    """Where run folders go by default: $GYMGATE_RUNS, else runs/ in the checkout."""
+    return Path(os.environ.get("GYMGATE_RUNS") or repo_root() / "runs")
+
+
+def new_run_id() -> str:
+    return secrets.token_hex(4)
+
+
+def stored_runs(base: Path) -> Iterator[RunFolder]:
+    """Every folder under `base` that has a run mark (of any version: reading the mark decides)."""
+    for mark in sorted(base.glob(f"*/{MARK}")):
+        yield RunFolder(mark.parent)
+
+
+def write_crash(exc: BaseException) -> Path:
+    """The traceback of gymgate's own crash, into the run folder this process opened last (else a temp file).
+    The run stays marked incomplete, so it is never compared or reused."""
+    import tempfile
+    import traceback
+
+    text = "".join(traceback.format_exception(exc))
+    if _opened and _opened[-1].is_dir():
+        target = _opened[-1] / CRASH
+    else:
+        handle, name = tempfile.mkstemp(prefix="gymgate-crash-", suffix=".txt")
+        os.close(handle)
+        target = Path(name)
+    target.write_text(text)
+    return target
+
+
+def _record_of(file: Path) -> PathRecord:
+    record = PathRecord.from_json(json.loads(file.read_text()))
+    if record.file_stem != file.stem:
+        raise ValueError(f"it holds the record of {record.path}")
+    return record
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{path} is damaged ({exc}); rerun") from exc
+
+
+def _read_all(directory: Path) -> dict[str, dict[str, Any]]:
+    found = {}
+    for path in sorted(directory.glob("*.json")):
+        try:
+            found[path.stem] = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue  # being replaced right now; the next read sees it
+    return found

@@ -1,0 +1,108 @@
+"""The xdist scheduler override (gymgate.session.schedule) against the pytest-xdist version the pins lock.
+
+EnvScheduling overrides private methods of xdist's LoadScopeScheduling, so the pin environments declare a bounded
+pytest-xdist range (envs/project.py TOOLING). These tests run the override through xdist's own scheduling code
+(`schedule`, `mark_test_complete`, `remove_node`) with stand-in worker controllers, on that same version.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import tomllib
+
+import pytest
+from packaging.requirements import Requirement
+
+from gymgate.envs.project import TOOLING
+from gymgate.locations import envs_dir
+from gymgate.session.plan import plan
+from gymgate.session.schedule import EnvScheduling
+
+ENVS = ["mcqa", "code_gen", "workplace_assistant"]
+ITEMS = "src/gymgate/session/items.py::test_path"
+COLLECTION = [f"{ITEMS}[{env}:{mode}]" for env in ENVS for mode in ("accepted", "rejected")]
+
+
+def _xdist_range() -> Requirement:
+    (spec,) = [Requirement(r) for r in TOOLING if Requirement(r).name == "pytest-xdist"]
+    return spec
+
+
+def test_the_pins_lock_a_bounded_xdist_and_these_tests_run_on_that_version():
+    spec = _xdist_range()
+    assert any(s.operator in ("<", "<=", "==", "~=") for s in spec.specifier), f"{spec} has no upper bound"
+    installed = importlib.metadata.version("pytest-xdist")
+    assert spec.specifier.contains(installed), f"pytest-xdist {installed} is outside {spec}"
+    for lock in sorted(envs_dir().glob("*/uv.lock")):
+        (locked,) = [p["version"] for p in tomllib.loads(lock.read_text())["package"] if p["name"] == "pytest-xdist"]
+        assert locked == installed, f"{lock} locks pytest-xdist {locked}; the harness tests run {installed}"
+
+
+class Node:
+    """A stand-in for xdist's WorkerController: what the scheduler sends it is recorded."""
+
+    def __init__(self, worker: str):
+        self.gateway = type("Gateway", (), {"id": worker})()
+        self.sent: list[int] = []
+        self.shutting_down = False
+
+    def send_runtest_some(self, indices: list[int]) -> None:
+        self.sent += indices
+
+    def shutdown(self) -> None:
+        self.shutting_down = True
+
+
+class Config:
+    class option:  # noqa: N801 - pytest's shape
+        loadscopereorder = False
+
+    def getvalue(self, name):
+        return {"tx": ["2*popen"]}[name]
+
+
+def _scheduler(workers: int) -> tuple[EnvScheduling, list[Node]]:
+    scheduler = EnvScheduling(Config())
+    nodes = [Node(f"gw{i}") for i in range(workers)]
+    for node in nodes:
+        scheduler.add_node(node)
+        scheduler.add_node_collection(node, list(COLLECTION))
+    assert scheduler.collection_is_completed
+    scheduler.schedule()
+    return scheduler, nodes
+
+
+def _sent_envs(node: Node) -> set[str]:
+    return {COLLECTION[i].split("[")[1].split(":")[0] for i in node.sent}
+
+
+def test_each_environment_runs_on_the_worker_the_plan_names():
+    scheduler, nodes = _scheduler(2)
+    owners = plan(ENVS, 2)
+    for node in nodes:
+        assert _sent_envs(node) == {env for env, owner in owners.items() if owner == node.gateway.id}
+    assert sorted(i for node in nodes for i in node.sent) == list(range(len(COLLECTION)))  # each path once
+    for node in nodes:
+        for index in list(node.sent):
+            scheduler.mark_test_complete(node, index)
+    assert scheduler.tests_finished and all(node.shutting_down for node in nodes)
+
+
+def test_a_crashed_worker_loses_only_the_path_it_was_running():
+    scheduler, (first, second) = _scheduler(2)
+    crashed_on = COLLECTION[first.sent[0]]
+    crash = scheduler.remove_node(first)
+    assert crash == crashed_on  # reported as crashed, not handed to the next worker to crash it too
+    rest = [n for i, n in enumerate(COLLECTION) if i not in second.sent and n != crashed_on]
+    for index in list(second.sent):
+        scheduler.mark_test_complete(second, index)
+    # The crashed worker's other paths went to the surviving worker.
+    assert {COLLECTION[i] for i in second.sent} >= set(rest)
+    assert scheduler.tests_finished
+
+
+@pytest.mark.parametrize("name", ["_split_scope", "_assign_work_unit", "_reschedule", "remove_node"])
+def test_the_overridden_methods_exist_in_the_pinned_xdist(name):
+    from xdist.scheduler import LoadScopeScheduling
+
+    assert callable(getattr(LoadScopeScheduling, name, None)), f"xdist no longer has LoadScopeScheduling.{name}"
