@@ -141,3 +141,17 @@ def test_folders_of_another_version_or_damaged_are_refused_with_exit_2(tmp_path,
     comparison = compare_runs(base, moved)
     assert comparison.exit_code == 2
     assert {p.path: p.category for p in comparison.paths}["mcqa:rejected"] == "unjudged"
+    # Missing or unparsable run files: refused with the file named, exit 2, never a traceback.
+    capsys.readouterr()
+    (moved / "source.json").unlink()
+    assert main(["compare", str(base), str(moved)]) == 2
+    assert "is damaged: it has no source.json" in capsys.readouterr().err
+    good = stored_run(tmp_path, "d", "0.4.0", [record("mcqa:accepted", "PASS")])
+    assert main(["compare", str(base), str(good)]) == 0
+    (base / "workers").mkdir()
+    (base / "workers" / "gw0.json").write_text("{cut")
+    assert main(["compare", str(base), str(good)]) == 2
+    assert "gw0.json is damaged" in capsys.readouterr().err
+    (base / "run.json").write_text("[]")
+    assert main(["compare", str(base), str(good)]) == 2
+    assert "was written by another version of gymgate" in capsys.readouterr().err

@@ -114,6 +114,7 @@ def test_baseline_attempts_belong_to_their_baseline_and_unfinished_attempts_do_n
 def _broken(tmp_path, reason):
     run = RunFolder(tmp_path / "broken")
     run.root.mkdir()
+    run.write_source(_source("0.5.0").to_json())  # as accept_ref opens every run folder
     write_broken_run(run, _source("0.5.0"), ["mcqa:accepted", "mcqa:rejected"], reason)
     return run.root
 

@@ -166,7 +166,7 @@ def _load_run(run_dir: Path) -> tuple[dict[str, Any], dict[str, PathRecord], Run
     if mark is None or not mark.complete:
         why = (mark.incomplete or "run.json says incomplete") if mark else "it has no run.json"
         raise UsageError(f"{run_dir} did not finish ({why}); it cannot be compared — rerun it")
-    return {"dir": str(run_dir), **run.source()}, run.records(), mark
+    return {"dir": str(run_dir), **run.source(required=True)}, run.records(), mark
 
 
 def _never_started(records: dict[str, PathRecord], attempts: dict[str, list[str | None]]) -> str:

@@ -175,9 +175,12 @@ class RunFolder:
     def write_mark(self, mark: RunMark) -> Path:
         return write_json_atomic(self.root / MARK, asdict(mark))
 
-    def source(self) -> dict[str, Any]:
-        """The resolved ref as `GymSource.to_json()` wrote it ({} when absent)."""
-        return _read_json(self.source_file) or {}
+    def source(self, required: bool = False) -> dict[str, Any]:
+        """The resolved ref as `GymSource.to_json()` wrote it ({} when absent, unless `required`)."""
+        found = _read_json(self.source_file)
+        if found is None and required:
+            raise UsageError(f"{self.root} is damaged: it has no {SOURCE} (which Gym ref it ran); rerun")
+        return found or {}
 
     def write_source(self, source: dict[str, Any]) -> Path:
         return write_json_atomic(self.source_file, source)
@@ -242,7 +245,8 @@ class RunFolder:
         return write_json_atomic(self.root / WORKERS / f"{worker}.json", record)
 
     def workers(self) -> dict[str, dict[str, Any]]:
-        return _read_all(self.root / WORKERS)
+        """Every worker's record (read after the session ended: one that cannot be read is damage, not absence)."""
+        return {path.stem: _read_json(path) for path in sorted((self.root / WORKERS).glob("*.json"))}
 
     def write_up_record(self, record: dict[str, Any]) -> Path:
         return write_json_atomic(self.root / UP_RECORD, record)
