@@ -59,10 +59,12 @@ def commit_all(repo: Path, message: str) -> str:
 
 
 def observation(params=None, result=None):
-    """A path's full observation (acceptance/checks.observe): one policy request and Gym's result."""
+    """A path's full observation (PathRecord.observe): one policy request and Gym's result."""
     body = {"messages": [{"role": "user", "content": "Q?"}], "temperature": 0.7, "top_p": 0.95, **(params or {})}
     returned = {"reward": 1.0, "response": {"id": "resp_" + "a" * 32, "output": []}, **(result or {})}
-    return {"requests": {"policy": [{"status": 200, "body": body}]}, "result": returned}
+    made = PathRecord.stub("mcqa:accepted", "PASS", "")
+    made.observe([("policy", 200, body)], returned)
+    return made.observed
 
 
 def record(path, outcome, **fields) -> PathRecord:

@@ -39,16 +39,6 @@ def contains(expected: Any, actual: Any) -> bool:
     return expected == actual
 
 
-def observe(exchanges: list[Exchange], processed: dict[str, Any]) -> dict[str, Any]:
-    """The path's full observation: every request the model received and Gym's result as returned. Requests are
-    grouped by kind, in order (`requests.policy.1`, `requests.judge.0`, `requests.tokenize.0`), so a kind of request
-    that appears or vanishes (0.2.x asks /tokenize) shows as itself, not as a shift of every later request."""
-    requests: dict[str, list[dict[str, Any]]] = {}
-    for e in exchanges:
-        requests.setdefault(e.kind or e.route, []).append({"status": e.status, "body": e.body})
-    return {"requests": requests, "result": processed["gym_result"]}
-
-
 def _expected(value: Any) -> Any:
     return None if value == NULL else value
 

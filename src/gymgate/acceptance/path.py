@@ -154,7 +154,7 @@ def _run(ctx: RunContext, env: Environment, mode: str, result: PathRecord, scrip
     full = processed["full_result"]
     sent_row = batch["extra_env_info"][0]
     result.metrics = {k: v for k, v in rollout.rollout_metrics.items() if not k.startswith("timing/")}
-    result.observed = checks.observe(exchanges, processed)
+    result.observe(((e.kind or e.route, e.status, e.body) for e in exchanges), processed["gym_result"])
     for name, check in (
         ("verifier", lambda: checks.check_verifier(result, case, full)),
         ("tokens", lambda: checks.check_tokens(result, script, exchanges, processed)),

@@ -22,12 +22,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from gymgate.runfolder.record import REQUESTS
 from gymgate.text import excerpt, first_difference
 
 RULES_FILE = Path(__file__).with_name("nondeterministic.toml")
 CONTRACT, ADDITIVE = "contract", "additive"
 ABSENT = "<absent>"  # the leaf does not exist on that side
-REQUESTS = "requests"  # observation key of what the model received (records: PathRecord.observed)
 
 
 @dataclass(frozen=True)

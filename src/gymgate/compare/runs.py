@@ -32,7 +32,7 @@ from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK, UsageError
 from gymgate.outcomes import BROKEN, ERROR, HARNESS, PASS, SKIP
 from gymgate.runfolder import PathRecord, RunFolder, RunMark
 
-OBSERVED = "observed"  # the record field holding a path's full observation (acceptance/checks.observe)
+OBSERVED = "observed"  # the record field holding a path's full observation (PathRecord.observe)
 
 
 @dataclass

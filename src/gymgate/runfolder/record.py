@@ -8,6 +8,7 @@ It fails closed: a record starts as an ERROR ("did not run to its end") and beco
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -15,6 +16,7 @@ from gymgate.outcomes import BLAMES, ERROR, FAIL, HARNESS, PASS, SKIP, Outcome
 from gymgate.text import strip_ansi
 
 NOT_FINISHED = "the path did not run to its end"
+REQUESTS, RESULT = "requests", "result"  # the two halves of `PathRecord.observed`
 NO_RECORD = "no record"  # the reason prefix of an expected path that left no record
 
 
@@ -53,6 +55,15 @@ class PathRecord:
     # Everything the model received and everything Gym returned, raw (compare/observation.py normalizes and diffs it).
     observed: dict[str, Any] = field(default_factory=dict)
     missing: bool = False  # an expected path that left no record (a stub the reader made, never written)
+
+    def observe(self, requests: Iterable[tuple[str, int, Any]], result: Any) -> None:
+        """Keep the path's full observation: every request the model received, as (kind, HTTP status, body), grouped
+        by kind in order (`requests.policy.1`, `requests.judge.0`, `requests.tokenize.0`, so a kind of request that
+        appears or vanishes shows as itself, not as a shift of every later request), and Gym's result as returned."""
+        grouped: dict[str, list[dict[str, Any]]] = {}
+        for kind, status, body in requests:
+            grouped.setdefault(kind, []).append({"status": status, "body": body})
+        self.observed = {REQUESTS: grouped, RESULT: result}
 
     def fail(self, kind: str, name: str, expected: Any, actual: Any) -> None:
         self.failures.append(Failure(kind, name, expected, actual))
