@@ -41,3 +41,6 @@ def test_a_gym_checkout_is_shown_by_its_path_and_counted_as_replaced(tmp_path):
     assert d.replaced == {"nemo-gym": ("0.4.0", "checkout /src/gym")}
     assert d.highlighted["nemo-gym"] == ("0.4.0", "checkout /src/gym")
     assert not d.removed and not d.empty
+    # A git commit's checkout is named by the commit, its subject and version (refs.source.nemo_gym_label).
+    label = '0.4.0 (git v0.4.0 = d67ad6611abc "Release 0.4.0")'
+    assert diff(pinned, checkout, (None, label)).highlighted["nemo-gym"] == ("0.4.0", label)

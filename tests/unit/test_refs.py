@@ -11,7 +11,7 @@ import pytest
 from gymgate.errors import UsageError
 from gymgate.refs import resolve_ref
 from gymgate.refs.pins import baseline_pin, known_pins
-from gymgate.refs.source import KIND_GIT, KIND_INDEX, KIND_PIN, KIND_TREE, KIND_WHEEL
+from gymgate.refs.source import KIND_GIT, KIND_INDEX, KIND_PIN, KIND_TREE, KIND_WHEEL, nemo_gym_label
 from tests.helpers import commit_all, git, write_tree, write_wheel
 
 
@@ -206,3 +206,27 @@ def test_unreachable_repository_points_at_gym_repo(cache, tmp_path):
     (tmp_path / "plain").mkdir()
     with pytest.raises(UsageError, match="not a git repository"):
         resolve_ref("abcdef1", gym_repo=str(tmp_path / "plain"))
+
+
+def test_tags_and_branches_of_a_named_repository_resolve_to_their_commit(gym_repo, cache, monkeypatch):
+    repo, first, second = gym_repo
+    git(repo, "tag", "v0.3.0", first)
+    git(repo, "branch", "-M", "main")
+    tagged = resolve_ref("v0.3.0", gym_repo=str(repo))
+    assert (tagged.kind, tagged.commit, tagged.digest, tagged.version) == (KIND_GIT, first, first, "0.3.0")
+    assert tagged.name == f"git-{first[:12]}"  # keyed by the commit, whatever it was asked by
+    assert (tagged.extra["ref"], tagged.extra["ref_kind"], tagged.extra["subject"]) == ("v0.3.0", "tag", "0.3.0")
+    assert f"{first} (tag v0.3.0) in {repo}" in tagged.describe()
+    branch = resolve_ref("main", gym_repo=str(repo))
+    assert (branch.commit, branch.extra["ref_kind"]) == (second, "branch")
+    assert nemo_gym_label(branch.to_json()) == f'0.4.0 (git main = {second[:12]} "0.4.0")'
+    # The branch moves: the same name now resolves (and is keyed) to the new commit.
+    write_tree(repo, "0.4.1")
+    third = commit_all(repo, "0.4.1")
+    assert resolve_ref("main", gym_repo=str(repo)).digest == third
+    with pytest.raises(UsageError, match="neither a tag nor a branch of Gym repository"):
+        resolve_ref("no-such-branch", gym_repo=str(repo))
+    # Without a named repository a name is never looked up upstream, and v<version> stays the index's.
+    monkeypatch.delenv("GYMGATE_GYM_REPO", raising=False)
+    with pytest.raises(UsageError, match="unknown Gym ref 'main'"):
+        resolve_ref("main")

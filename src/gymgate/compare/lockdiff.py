@@ -26,15 +26,16 @@ class LockDiff:
         return not (self.added or self.removed or self.upgraded or self.downgraded or self.replaced)
 
 
-def packages(lock: Path) -> dict[str, str]:
+def packages(lock: Path, checkout: str | None = None) -> dict[str, str]:
     """name -> version of every locked package (the project itself and editable/virtual entries excluded, except
-    an editable nemo-gym: a checkout under test, shown by its path), plus `python` for the lock's requires-python."""
+    an editable nemo-gym: a checkout under test, shown as `checkout` says, else by its path), plus `python` for the
+    lock's requires-python."""
     data = tomllib.loads(lock.read_text())
     found = {"python": data.get("requires-python", "")}
     for package in data.get("package", []):
         source = package.get("source", {})
         if package["name"] == "nemo-gym" and "editable" in source:
-            found["nemo-gym"] = f"checkout {source['editable']}"
+            found["nemo-gym"] = checkout or f"checkout {source['editable']}"
             continue
         if "virtual" in source or "editable" in source:
             continue
@@ -50,8 +51,9 @@ def _newer(a: str, b: str) -> bool | None:
         return None
 
 
-def diff(baseline: Path, candidate: Path) -> LockDiff:
-    old, new = packages(baseline), packages(candidate)
+def diff(baseline: Path, candidate: Path, checkouts: tuple[str | None, str | None] = (None, None)) -> LockDiff:
+    """`checkouts`: how to name each side's nemo-gym when its lock holds a checkout (a git commit's label)."""
+    old, new = packages(baseline, checkouts[0]), packages(candidate, checkouts[1])
     result = LockDiff()
     for name in sorted(set(old) | set(new)):
         a, b = old.get(name), new.get(name)

@@ -30,6 +30,7 @@ from gymgate.compare.observation import ABSENT, CONTRACT, Change
 from gymgate.compare.observation import diff as observation_diff
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK, UsageError
 from gymgate.outcomes import BROKEN, ERROR, HARNESS, PASS, SKIP
+from gymgate.refs.source import nemo_gym_label
 from gymgate.runfolder import PathRecord, RunFolder, RunMark
 
 OBSERVED = "observed"  # the record field holding a path's full observation (PathRecord.observe)
@@ -240,7 +241,7 @@ def compare_runs(baseline_dir: Path, candidate_dir: Path, acks_dir: Path | None 
     base_run, cand_run = RunFolder(baseline_dir), RunFolder(candidate_dir)
     locks = None
     if base_run.lock.is_file() and cand_run.lock.is_file():
-        locks = diff(base_run.lock, cand_run.lock)
+        locks = diff(base_run.lock, cand_run.lock, (nemo_gym_label(base_info), nemo_gym_label(cand_info)))
     lifecycle = {"baseline": base_run.lifecycle_failures(), "candidate": cand_run.lifecycle_failures()}
     return Comparison(base_info, cand_info, paths, locks, base_broken, cand_broken, base, cand, lifecycle, report)
 

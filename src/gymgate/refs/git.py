@@ -1,4 +1,4 @@
-"""Resolving a commit SHA in a Gym git repository and exporting that commit as a source tree."""
+"""Resolving a commit SHA, tag or branch in a Gym git repository and exporting that commit as a source tree."""
 
 from __future__ import annotations
 
@@ -80,6 +80,27 @@ def resolve_commit(repo_dir: Path, sha: str, repo: str) -> str:
             raise UsageError(f"commit {sha} is ambiguous in {repo}: {', '.join(c[:12] for c in ambiguous)}")
         raise UsageError(f"commit {sha} is not in Gym repository {repo}")
     return result.stdout.strip()
+
+
+def resolve_name(repo_dir: Path, name: str) -> tuple[str, str] | None:
+    """The commit a tag or branch of the repository names, and which of the two it is; None when it names neither.
+    Tags win over branches (a release tag is what people mean by `v0.4.0`)."""
+    for kind, full in (
+        ("tag", f"refs/tags/{name}"),
+        ("branch", f"refs/heads/{name}"),
+        ("branch", f"refs/remotes/origin/{name}"),
+    ):
+        found = _git(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{full}^{{commit}}"], cwd=repo_dir)
+        if found.returncode == 0:
+            return found.stdout.strip(), kind
+    return None
+
+
+def commit_info(repo_dir: Path, commit: str) -> dict[str, str]:
+    """What reports call a commit by besides its SHA: its subject and author date."""
+    shown = _git(["show", "-s", "--format=%s%x00%aI", commit], cwd=repo_dir)
+    subject, _, date = shown.stdout.strip().partition("\0")
+    return {"subject": subject, "date": date} if shown.returncode == 0 else {}
 
 
 def export_commit(repo_dir: Path, commit: str) -> Path:

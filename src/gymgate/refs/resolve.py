@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from gymgate.refs.source import KIND_GIT, KIND_INDEX, KIND_TREE, KIND_WHEEL, Gym
 
 VERSION_RE = re.compile(r"^v?\d+(\.\d+)+((a|b|rc)\d+)?(\.post\d+)?(\.dev\d+)?$")
 SHA_RE = re.compile(r"^[0-9a-fA-F]{7,40}$")
+GIT_NAME_RE = re.compile(r"^(?!-)(?!.*\.\.)[A-Za-z0-9._/-]+(?<![./])$")  # a tag or branch name
 
 
 def accepted_forms() -> str:
@@ -21,7 +23,8 @@ def accepted_forms() -> str:
         + pins
         + "); a nemo-gym version on the package index (e.g. 0.3.1); "
         "a path to a local Gym checkout or wheel; "
-        "a git commit SHA (7-40 hex digits) in the Gym repository given by --gym-repo or GYMGATE_GYM_REPO"
+        "a git commit SHA (7-40 hex digits) in the Gym repository given by --gym-repo or GYMGATE_GYM_REPO (default: "
+        "upstream); a tag or branch of that repository (e.g. v0.4.0, main) when --gym-repo or GYMGATE_GYM_REPO is set"
     )
 
 
@@ -38,10 +41,20 @@ def resolve_ref(ref: str, gym_repo: str | None = None) -> GymSource:
         return pin
     if _looks_like_path(ref) or Path(ref).exists():
         return _resolve_path(Path(ref).expanduser())
-    if VERSION_RE.match(ref):
-        return _resolve_index_version(ref.lstrip("v"))
     if SHA_RE.match(ref):
         return _resolve_git(ref.lower(), gym_repo or git.default_repo())
+    # Tags and branches only of a repository the user named: a typo never becomes a network lookup upstream.
+    explicit = gym_repo or os.environ.get(git.REPO_ENV_VAR)
+    if explicit and GIT_NAME_RE.match(ref):
+        repo_dir = git.open_repo(explicit)
+        named = git.resolve_name(repo_dir, ref)
+        if named is not None:
+            commit, kind = named
+            return _resolve_git(commit, explicit, {"ref": ref, "ref_kind": kind})
+        if not VERSION_RE.match(ref):
+            raise UsageError(f"{ref!r} is neither a tag nor a branch of Gym repository {explicit}. " + accepted_forms())
+    if VERSION_RE.match(ref):
+        return _resolve_index_version(ref.lstrip("v"))
     raise UsageError(f"unknown Gym ref {ref!r}. " + accepted_forms())
 
 
@@ -84,7 +97,9 @@ def _resolve_index_version(version: str) -> GymSource:
     )
 
 
-def _resolve_git(sha: str, repo: str) -> GymSource:
+def _resolve_git(sha: str, repo: str, named: dict[str, str] | None = None) -> GymSource:
+    """A commit (given by SHA, or by the tag or branch in `named`) exported to a tree; the commit is what is recorded
+    and keyed, the name only says how it was asked for."""
     repo_dir = git.open_repo(repo)
     commit = git.resolve_commit(repo_dir, sha, repo)
     tree = git.export_commit(repo_dir, commit)
@@ -98,4 +113,5 @@ def _resolve_git(sha: str, repo: str) -> GymSource:
         origin=repo,
         path=tree,
         commit=commit,
+        extra={**(named or {}), **git.commit_info(repo_dir, commit)},
     )

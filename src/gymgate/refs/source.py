@@ -43,7 +43,8 @@ class GymSource:
             KIND_TREE: "local checkout",
             KIND_GIT: "git commit",
         }[self.kind]
-        where = f" {self.commit} in {self.origin}" if self.commit else f" from {self.origin}"
+        named = f" ({self.extra['ref_kind']} {self.extra['ref']})" if self.extra.get("ref") else ""
+        where = f" {self.commit}{named} in {self.origin}" if self.commit else f" from {self.origin}"
         yanked = f", yanked on the index: {self.extra['yanked']}" if self.extra.get("yanked") else ""
         digest = "" if self.commit else f", sha256:{self.digest[:12]}"
         return f"nemo-gym {self.version} ({label}{where}{digest}{yanked})"
@@ -61,3 +62,14 @@ class GymSource:
             "pinned": self.pinned,
             "extra": dict(self.extra),
         }
+
+
+def nemo_gym_label(source: dict[str, object]) -> str | None:
+    """How reports name a git ref's Gym (a stored source.json): commit, subject and version, instead of the path its
+    lock names the checkout by; None for every other kind (their lock names them well)."""
+    if source.get("kind") != KIND_GIT or not source.get("commit"):
+        return None
+    extra = source.get("extra") or {}
+    subject = f' "{extra["subject"]}"' if isinstance(extra, dict) and extra.get("subject") else ""
+    named = f" {extra['ref']} =" if isinstance(extra, dict) and extra.get("ref") else ""
+    return f"{source.get('version')} (git{named} {str(source['commit'])[:12]}{subject})"

@@ -8,10 +8,11 @@ from typing import Any
 from gymgate.compare.categories import ACTIONABLE, SAME_FAIL
 from gymgate.compare.observation import CONTRACT, side_by_side, text_diff
 from gymgate.compare.runs import Comparison, PathComparison
+from gymgate.refs.source import nemo_gym_label
 
 
 def _ref(info: dict[str, Any]) -> str:
-    return f"{info.get('name', '?')} (nemo-gym {info.get('version', '?')})"
+    return f"{info.get('name', '?')} (nemo-gym {nemo_gym_label(info) or info.get('version', '?')})"
 
 
 def render_markdown(comparison: Comparison) -> str:
