@@ -155,7 +155,7 @@ def bench_paths(pin: str, repeats: int, workers: list[str]) -> dict:
             sampler = threading.Thread(target=_sample_peak, args=(runs, done, peak), daemon=True)
             sampler.start()
             seconds, text, code = timed(
-                gymgate("accept", "--gym-ref", pin, "-n", n), dict(os.environ, GYMGATE_RUNS=runs)
+                gymgate("accept", "--gym-ref", pin, "-n", n, "--no-cache"), dict(os.environ, GYMGATE_RUNS=runs)
             )
             done.set()
             sampler.join()
@@ -213,7 +213,7 @@ def bench_compare(pin: str, baseline: str, repeats: int) -> dict:
         for key in ("fresh_s", "reused_s"):
             seconds, text, code = timed(gymgate("accept", "--gym-ref", pin, "--baseline", baseline), env)
             assert code in (0, 1), text
-            assert (key == "reused_s") == ("reusing " in text), text
+            assert (key == "reused_s") == ("cached: " in text), text
             out[key].append(round(seconds, 3))
         subprocess.run(["rm", "-rf", runs], check=False)
     return out
@@ -239,7 +239,7 @@ def bench_noise(pin: str, repeats: int) -> dict:
     out: dict = {"wall_s": [], "exit_code": [], "changed_paths": [], "flaky_paths": [], "other_categories": []}
     first = None
     for _ in range(repeats):
-        seconds, text, code = timed(gymgate("accept", "--gym-ref", pin, "--no-baseline"), env)
+        seconds, text, code = timed(gymgate("accept", "--gym-ref", pin, "--no-baseline", "--no-cache"), env)
         assert code == 0, text
         out["wall_s"].append(round(seconds, 3))
         run = max(Path(runs).iterdir(), key=lambda p: p.stat().st_mtime)

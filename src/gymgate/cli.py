@@ -87,6 +87,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--baseline", metavar="REF", help="compare against this ref (default: the baseline pin)")
     p.add_argument("--no-baseline", action="store_true", help="run the ref alone, without a comparison")
     p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="run every ref afresh, even when a stored clean run has exactly the same inputs (default: serve it)",
+    )
+    p.add_argument(
         "--reruns",
         type=_attempts,
         default=2,
@@ -177,6 +182,7 @@ def _options(args) -> RunOptions:
         selftest=getattr(args, "selftest", False),
         path_timeout=getattr(args, "path_timeout", 180.0),
         stop_timeout=args.stop_timeout,
+        cache=not getattr(args, "no_cache", False),
     )
 
 
@@ -239,8 +245,9 @@ def _read_paths(values: list[str], known: list[str]) -> set[str]:
 
 
 def cmd_accept(args) -> int:
-    """One ref through the matrix; unless it is the baseline itself, also the baseline (reused when none of its
-    inputs changed), reruns of what did not pass, and a comparison whose verdict decides the exit code."""
+    """One ref through the matrix; unless it is the baseline itself, also the baseline, reruns of what did not pass,
+    and a comparison whose verdict decides the exit code. Each ref is served from the cache when none of its inputs
+    changed and its stored run is clean (`--no-cache`: never)."""
     from gymgate.cases.environments import load_environments
     from gymgate.matrix.bump import judge_bump
     from gymgate.refs.pins import baseline_pin
@@ -254,7 +261,7 @@ def cmd_accept(args) -> int:
     baseline = resolve_ref(base_ref, args.gym_repo) if base_ref else None
     opts = _options(args)
     if baseline is None or baseline.digest == candidate.digest:
-        return accept_ref(candidate, expected, opts, narrowed=bool(args.paths)).code
+        return accept_ref(candidate, expected, opts, reuse=True, narrowed=bool(args.paths)).code
     return judge_bump(
         baseline, candidate, expected, opts, reruns=args.reruns, narrowed=bool(args.paths), acks=args.acks
     )

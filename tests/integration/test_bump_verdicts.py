@@ -78,7 +78,7 @@ def test_a_verifier_that_fails_once_is_flaky_not_a_regression(runs, tmp_path):
     gym = _patched_gym(tmp_path / "gym", flaky)
     code, out = _accept(runs, "--gym-ref", str(gym), "--baseline", "0.4.0", "--env", "mcqa", "-n", "1")
     assert code == 0, out
-    assert "reusing " in out  # the baseline's mcqa run from the test above
+    assert "cached: " in out  # the baseline's mcqa run from the test above
     assert marker.is_file()
     run = _candidate_run(runs, "-tree-0.4.")
     report = (run / "report.md").read_text()

@@ -38,10 +38,17 @@ def test_two_runs_of_the_same_ref_agree_exactly(runs, tmp_path):
             if RunFolder(d).source()["name"] == "0.4.0" and sorted(RunFolder(d).mark().expected) == expected
         )
 
-    while len(pin_runs()) < 2:
-        done = subprocess.run([*command, "--runs-dir", str(runs)], capture_output=True, text=True, timeout=900)
+    while len(pin_runs()) < 2:  # --no-cache: a fresh run even though a clean one with the same inputs is stored
+        done = subprocess.run(
+            [*command, "--runs-dir", str(runs), "--no-cache"], capture_output=True, text=True, timeout=900
+        )
         assert done.returncode == 0, done.stdout + done.stderr
     stored, fresh = pin_runs()[-2:]
+    # Without --no-cache the same command is served from the cache: it names the stored run, and runs nothing.
+    done = subprocess.run([*command, "--runs-dir", str(runs)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"cached: {fresh} (none of its inputs changed" in done.stdout
+    assert len(pin_runs()) == 2
     out = tmp_path / "report"
     out.mkdir()
     compare = [sys.executable, "-m", "gymgate", "compare", str(stored), str(fresh), "--out", str(out)]

@@ -1,15 +1,19 @@
-"""A Gym bump judged end to end: baseline (reused when none of its inputs changed), candidate, reruns of what
-did not pass on both refs, then the comparison whose verdict is the exit code."""
+"""A Gym bump judged end to end: baseline and candidate (each served from the cache when none of its inputs changed
+and its stored run is clean), reruns of what did not pass on both refs, then the comparison whose verdict is the
+exit code."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
+from gymgate.compare.attempts import labels
+from gymgate.compare.categories import HARNESS_ERROR, NO_RECORD
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
 from gymgate.matrix.reruns import real_attempt, run_reruns
 from gymgate.matrix.run import RunOptions, accept_ref
 from gymgate.refs.source import GymSource
+from gymgate.runfolder import RunFolder
 
 
 def judge_bump(
@@ -28,7 +32,10 @@ def judge_bump(
         print(f"gymgate: error: the baseline {baseline.name}: {why}; see {base.dir}", file=sys.stderr)
         return EXIT_ERROR
     print(f"== candidate {candidate.name}", flush=True)
-    cand = accept_ref(candidate, expected, opts, narrowed=narrowed)
+    # A cached candidate needs no reruns of its own; one whose baseline must be asked again runs fresh, so every
+    # rerun of the bump is stored with the candidate run it belongs to.
+    unjudged = {HARNESS_ERROR, NO_RECORD} & set(labels(RunFolder(base.dir)).values())
+    cand = accept_ref(candidate, expected, opts, reuse=not unjudged, narrowed=narrowed)
     if cand.code == EXIT_ERROR and not cand.broken:
         print(f"gymgate: error: the candidate {candidate.name} could not be judged; see {cand.dir}", file=sys.stderr)
         return EXIT_ERROR

@@ -31,6 +31,7 @@ class RunOptions:
     selftest: bool = False
     path_timeout: float = 180.0  # seconds one rollout may take before its path is an ERROR (gym, timeout)
     stop_timeout: float = 60.0  # seconds one Gym may take to stop gracefully before it is killed
+    cache: bool = True  # serve a ref from a stored clean run with the same inputs (compare/cache.py)
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ class RunResult:
     dir: Path
     code: int  # the run's own verdict: 0 clean, 1 failures (or broken), 2 not judged
     broken: str = ""  # why this ref could not be locked or built, if it could not
-    reused: bool = False
+    cached: bool = False  # served from a stored run (nothing ran)
 
 
 def prepare(source: GymSource):
@@ -90,11 +91,11 @@ def accept_ref(
     run_dir: Path | None = None,
     narrowed: bool = False,
 ) -> RunResult:
-    """Run `expected` paths of `source` (or reuse a stored run with the same inputs when `reuse`), in four steps:
-    build the ref's environment (a ref that cannot be built is a BROKEN run), reuse a stored run if allowed,
-    open the run folder, run the in-environment session and mark how it ended.
+    """Run `expected` paths of `source` (or serve a stored clean run with the same inputs, when `reuse` and the
+    options allow the cache), in four steps: build the ref's environment (a ref that cannot be built is a BROKEN
+    run), look in the cache, open the run folder, run the in-environment session and mark how it ended.
     `narrowed`: only `expected` runs (passed to pytest path by path), not the whole selection."""
-    from gymgate.compare.baseline import find_reusable, inputs_digest
+    from gymgate.compare.cache import find_cached, inputs_digest
 
     run_id = new_run_id()
     try:
@@ -105,11 +106,11 @@ def accept_ref(
         print(f"gymgate: {source.name} is BROKEN: {str(exc).splitlines()[0]}", file=sys.stderr)
         return RunResult(run.root, print_summary(run, pytest_code=1, expected=expected), broken=str(exc))
     inputs = inputs_digest(source.digest, env.project / "uv.lock", env.interpreter.version, expected)
-    if reuse:
-        stored = find_reusable(opts.runs_dir or runs_dir(), inputs)
+    if reuse and opts.cache and not opts.selftest:  # gymgate's own negative tests are asked for: they run
+        stored = find_cached(opts.runs_dir or runs_dir(), inputs)
         if stored is not None:
-            print(f"reusing {stored.root}: none of its inputs changed (inputs sha256:{inputs[:12]})", flush=True)
-            return RunResult(stored.root, print_summary(stored, pytest_code=0, expected=expected), reused=True)
+            print(f"cached: {stored.root} (none of its inputs changed: sha256:{inputs[:12]}; --no-cache runs it again)")
+            return RunResult(stored.root, print_summary(stored, pytest_code=0, expected=expected), cached=True)
     run = open_run(source, opts, run_id, run_dir)
     record_environment(run, env)
     mark = RunMark(expected=expected, run_id=run_id, inputs=inputs, started=time.time())

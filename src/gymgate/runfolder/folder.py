@@ -68,7 +68,7 @@ class RunMark:
     expected: list[str] = field(default_factory=list)  # the path ids the run was asked for
     complete: bool = False
     run_id: str = ""
-    inputs: str = ""  # the digest of every input that can change the results (compare/baseline.py)
+    inputs: str = ""  # the digest of every input that can change the results (compare/cache.py)
     started: float | None = None
     finished: float | None = None
     pytest_exit: int | None = None  # the test session's exit status

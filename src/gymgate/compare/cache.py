@@ -1,7 +1,8 @@
-"""Reusing a stored baseline run: a run is reused only when every input that can change its results is the
-same (Bazel's action key): the Gym's digest, the lock, the interpreter, gymgate's own code (the in-environment
-session included), the cases, and the selected paths. Interrupted or unjudged runs, and runs where gymgate itself failed, are
-never reused."""
+"""The result cache: a stored run is served again instead of running a ref when every input that can change its
+results is the same (Bazel's action key): the Gym's digest, the lock, the interpreter, gymgate's own code (the
+in-environment session included), the cases, and the selected paths. Only a clean run is served: every path PASS
+or SKIP, the session finished, nothing outlived it. A run with a FAIL, an ERROR (whoever is to blame), a missing
+record, a lifecycle problem, or that was interrupted is never served: a red result is always looked at again."""
 
 from __future__ import annotations
 
@@ -10,9 +11,12 @@ from pathlib import Path
 
 from gymgate.errors import UsageError
 from gymgate.locations import PACKAGE_DIR, repo_root
+from gymgate.outcomes import PASS, SKIP
 from gymgate.refs.local import tree_digest
 from gymgate.runfolder import FINISHED_STATUSES, RunFolder
 from gymgate.runfolder.folder import stored_runs
+
+CLEAN = {PASS, SKIP}  # the labels a run served from the cache may hold
 
 
 def inputs_digest(gym_digest: str, lock: Path, python: str, selection: list[str]) -> str:
@@ -29,12 +33,10 @@ def inputs_digest(gym_digest: str, lock: Path, python: str, selection: list[str]
     return digest.hexdigest()
 
 
-def find_reusable(runs_dir: Path, digest: str) -> RunFolder | None:
-    """The newest complete, judged run with exactly these inputs, in which gymgate itself did not fail (no harness
-    error, no missing record, no lifecycle problem): such a run is rerun, never reused. Folders of another gymgate
-    version, or damaged, are passed over."""
+def find_cached(runs_dir: Path, digest: str) -> RunFolder | None:
+    """The newest clean, complete run with exactly these inputs, or None. Folders of another gymgate version, or
+    damaged, are passed over."""
     from gymgate.compare.attempts import labels
-    from gymgate.compare.categories import HARNESS_ERROR, NO_RECORD
 
     candidates = []
     for run in stored_runs(runs_dir):
@@ -44,7 +46,7 @@ def find_reusable(runs_dir: Path, digest: str) -> RunFolder | None:
             continue
         if mark is None or not mark.complete or mark.inputs != digest or mark.pytest_exit not in FINISHED_STATUSES:
             continue
-        if run.lifecycle_failures() or {HARNESS_ERROR, NO_RECORD} & set(labels(run).values()):
+        if run.lifecycle_failures() or not set(labels(run).values()) <= CLEAN:
             continue
         candidates.append((mark.finished or 0, str(run.root), run))
     return max(candidates)[2] if candidates else None

@@ -1,0 +1,45 @@
+"""The result cache (compare/cache.py): only a clean, complete run with exactly the same inputs is served."""
+
+from __future__ import annotations
+
+import json
+
+from gymgate.compare.cache import find_cached
+from gymgate.runfolder import RunFolder
+from tests.helpers import record, stored_run
+
+PATHS = ("mcqa:accepted", "mcqa:rejected")
+
+
+def _run(root, name, outcomes=("PASS", "PASS"), inputs="k", finished=1.0, **mark):
+    records = [record(p, o, blame="gym" if o == "ERROR" else "") for p, o in zip(PATHS, outcomes, strict=True)]
+    mark = {"expected": list(PATHS), "inputs": inputs, "pytest_exit": 0, "finished": finished, **mark}
+    return stored_run(root, name, "0.4.0", records, **mark)
+
+
+def test_only_a_clean_complete_run_with_the_same_inputs_is_served(tmp_path):
+    assert find_cached(tmp_path, "k") is None
+    clean = _run(tmp_path, "clean")
+    assert find_cached(tmp_path, "k").root == clean
+    assert find_cached(tmp_path, "other") is None  # any input changed: not this run
+    newer = _run(tmp_path, "newer", ("PASS", "SKIP"), finished=2.0)
+    assert find_cached(tmp_path, "k").root == newer  # the newest clean one; SKIP (absent environment) is clean
+
+
+def test_red_unfinished_or_foreign_runs_are_never_served(tmp_path):
+    _run(tmp_path, "fail", ("PASS", "FAIL"), finished=5.0)
+    _run(tmp_path, "gym-error", ("ERROR", "PASS"), finished=5.0)
+    _run(tmp_path, "interrupted", complete=False, incomplete="interrupted (SIGTERM)", finished=5.0)
+    _run(tmp_path, "session-died", pytest_exit=2, finished=5.0)
+    _run(tmp_path, "lifecycle", lifecycle=["1 process(es) of the run outlived it and were killed"], finished=5.0)
+    missing = _run(tmp_path, "missing", finished=5.0)
+    (missing / "paths" / "mcqa-rejected.json").unlink()  # an expected path without a record
+    old = _run(tmp_path, "old-schema", finished=5.0)
+    mark = json.loads((old / "run.json").read_text())
+    mark["schema"] = 1
+    (old / "run.json").write_text(json.dumps(mark))
+    stopped = _run(tmp_path, "gym-did-not-stop", finished=5.0)
+    RunFolder(stopped).write_worker("gw0", {"stop_errors": {"mcqa": ["shutdown timed out"]}})
+    assert find_cached(tmp_path, "k") is None
+    clean = _run(tmp_path, "clean", finished=1.0)
+    assert find_cached(tmp_path, "k").root == clean  # older than every red run, and still the only one served
