@@ -86,6 +86,31 @@ def accept(session: nox.Session) -> None:
     _gymgate(session, "accept", *session.posargs)
 
 
+def _pins() -> list[str]:
+    """The committed pins, oldest first (pins/*.toml; the version order gymgate uses too)."""
+
+    def key(name: str) -> list[int | str]:
+        return [int(part) if part.isdigit() else part for part in name.split(".")]
+
+    return sorted((p.stem for p in Path("pins").glob("*.toml") if p.name != "defaults.toml"), key=key)
+
+
+MATRIX_ALL = "all"  # the matrix session that writes the report over every ref (served from the cache)
+
+
+@nox.session(default=False)
+@nox.parametrize("pin", [*_pins(), MATRIX_ALL])
+def matrix(session: nox.Session, pin: str) -> None:
+    """The pin matrix. `nox -s matrix` runs each pin in its own session, then the report over all of them (from the
+    cache); `nox -s "matrix(pin='0.3.0')"` runs one pin; `nox -s matrix -- 0.3.0 main --gym-repo ../Gym` runs the
+    refs listed, in that order (options after -- go to `gymgate matrix`)."""
+    _harness(session)
+    if pin == MATRIX_ALL:
+        _gymgate(session, "matrix", *session.posargs)
+    else:
+        _gymgate(session, "matrix", "--only", pin, *session.posargs)
+
+
 @nox.session(default=False)
 def compare(session: nox.Session) -> None:
     """Compare two stored runs without running anything: nox -s compare -- runs/<A> runs/<B>"""

@@ -113,6 +113,32 @@ def build_parser() -> argparse.ArgumentParser:
         help="pytest-xdist workers: auto (one per core), N, or 0 for none (default: auto)",
     )
     _add_acks_arg(p)
+    p = sub.add_parser(
+        "matrix",
+        help="run many refs in order (default: every pin) and judge the bump between each pair of neighbours",
+        description="Each ref runs once, or is served from the cache when none of its inputs changed. Writes "
+        "matrix.md and matrix.html (a refs x paths table, then every neighbouring bump) and each bump's full report. "
+        "Exit: the last bump's verdict (0 clean, 1 regression or unreviewed contract change, 2 cannot judge).",
+    )
+    p.add_argument("refs", nargs="*", metavar="REF", help="Gym refs in order, oldest first (default: every pin)")
+    p.add_argument("--gym-repo", help="git URL or path SHAs, tags and branches are resolved in")
+    p.add_argument("--env", action="append", dest="envs", metavar="NAME", help="limit to this environment")
+    p.add_argument("--runs-dir", type=Path, help="where run folders go (default: ./runs or $GYMGATE_RUNS)")
+    p.add_argument(
+        "--out", type=Path, help="folder for matrix.md, matrix.html and bumps/ (default: runs/matrix-<stamp>)"
+    )
+    p.add_argument("--spinup-timeout", type=_seconds, default=600.0, help="seconds one Gym may take to start")
+    p.add_argument("--stop-timeout", type=_seconds, default=60.0, help="seconds one Gym may take to stop gracefully")
+    p.add_argument("--path-timeout", type=_seconds, default=180.0, help="seconds one rollout may take")
+    p.add_argument("-n", "--workers", default="auto", type=_workers, help="pytest-xdist workers (default: auto)")
+    p.add_argument("--no-cache", action="store_true", help="run every ref afresh (default: serve unchanged clean runs)")
+    p.add_argument(
+        "--only",
+        metavar="REF",
+        help="run just this ref of the matrix (nox's per-pin sessions): alone when no REFs are listed, not at all "
+        "when REFs are listed without it",
+    )
+    _add_acks_arg(p)
     p = sub.add_parser("compare", help="compare two stored runs (nothing is run)")
     p.add_argument("baseline", type=Path, help="the baseline run folder")
     p.add_argument("candidate", type=Path, help="the candidate run folder")
@@ -267,6 +293,27 @@ def cmd_accept(args) -> int:
     )
 
 
+def cmd_matrix(args) -> int:
+    from gymgate.cases.environments import load_environments
+    from gymgate.matrix.sweep import matrix_out, print_matrix, run_matrix
+    from gymgate.refs.pins import pins_in_order
+    from gymgate.report.matrix import write_matrix_reports
+
+    expected = [f"{e.name}:{mode}" for e in load_environments(args.envs) for mode in ("accepted", "rejected")]
+    asked = args.refs or pins_in_order()
+    if args.only is not None:
+        if args.only not in asked:
+            print(f"matrix: {args.only} is not among the refs asked for ({', '.join(asked)}); nothing to run")
+            return EXIT_OK
+        asked = [args.only]
+    refs = [(ref, resolve_ref(ref, args.gym_repo)) for ref in asked]  # every ref resolves before anything runs
+    out = args.out or matrix_out(args.runs_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    matrix = run_matrix(refs, expected, _options(args), out, args.acks)
+    print_matrix(matrix, write_matrix_reports(matrix, out))
+    return matrix.exit_code
+
+
 def cmd_compare(args) -> int:
     from gymgate.matrix.bump import compare_and_report
 
@@ -313,6 +360,7 @@ COMMANDS = {
     "lock": cmd_lock,
     "up": cmd_up,
     "accept": cmd_accept,
+    "matrix": cmd_matrix,
     "compare": cmd_compare,
     "ack": cmd_ack,
 }

@@ -43,14 +43,13 @@ def judge_bump(
     return compare_and_report(base.dir, cand.dir, cand.dir, full=False, acks=acks)
 
 
-def compare_and_report(baseline: Path, candidate: Path, out_dir: Path, full: bool, acks: Path | None = None) -> int:
-    """Compare two stored runs, write every report file into `out_dir`, print the verdict and summary."""
+def write_reports(comparison, out_dir: Path) -> tuple[str, list[Path]]:
+    """Every report file of one comparison into `out_dir`: report.md (returned), results.json, junit.xml, retry.txt,
+    report.html."""
     from gymgate.atomic import write_text_atomic
-    from gymgate.compare.runs import compare_runs
     from gymgate.report.markdown import render_markdown
     from gymgate.report.outputs import write_html, write_junit, write_results, write_retry
 
-    comparison = compare_runs(baseline, candidate, acks)
     text = render_markdown(comparison)
     written = [write_text_atomic(out_dir / "report.md", text)]
     written += [
@@ -59,6 +58,15 @@ def compare_and_report(baseline: Path, candidate: Path, out_dir: Path, full: boo
         write_retry(comparison, out_dir),
         write_html(comparison, text, out_dir),
     ]
+    return text, written
+
+
+def compare_and_report(baseline: Path, candidate: Path, out_dir: Path, full: bool, acks: Path | None = None) -> int:
+    """Compare two stored runs, write every report file into `out_dir`, print the verdict and summary."""
+    from gymgate.compare.runs import compare_runs
+
+    comparison = compare_runs(baseline, candidate, acks)
+    text, written = write_reports(comparison, out_dir)
     # The terminal gets the verdict, the lifecycle check, the summary table and the root causes (with who is to
     # blame); the files have everything.
     short = [text.split("\n### ", 1)[0], *(_section(text, h) for h in ("### Lifecycle check", "### Summary"))]

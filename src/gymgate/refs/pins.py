@@ -18,6 +18,19 @@ def known_pins(directory: Path | None = None) -> list[str]:
     return sorted(p.stem for p in directory.glob("*.toml") if p.name != DEFAULTS_FILE)
 
 
+def pins_in_order(directory: Path | None = None) -> list[str]:
+    """Every pin, oldest version first (the matrix's default order)."""
+    from packaging.version import InvalidVersion, Version
+
+    def key(name: str) -> tuple[int, Version | str]:
+        try:
+            return (0, Version(name))
+        except InvalidVersion:
+            return (1, name)
+
+    return sorted(known_pins(directory), key=key)
+
+
 def load_pin(name: str, directory: Path | None = None) -> GymSource | None:
     """The pin called ``name``, or None when no such file exists."""
     path = (directory or pins_dir()) / f"{name}.toml"

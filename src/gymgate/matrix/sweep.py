@@ -1,0 +1,104 @@
+"""The pin matrix: many refs, in order, each run once (or served from the cache), and the bump between each pair of
+neighbours judged exactly as `accept` judges one. The last bump is the one being considered: it decides the exit.
+
+Neighbouring bumps are compared without reruns (a stored run is never written into: the cache may serve it to other
+matrices); a path that fails on one side is shown as it ran. `accept --gym-ref B --baseline A` reruns what fails.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gymgate.compare.runs import Comparison, compare_runs
+from gymgate.errors import EXIT_ERROR, EXIT_OK, UsageError
+from gymgate.matrix.bump import write_reports
+from gymgate.matrix.run import RunOptions, RunResult, accept_ref
+from gymgate.refs.source import GymSource
+from gymgate.runfolder import PathRecord, RunFolder, runs_dir
+
+
+@dataclass
+class MatrixRef:
+    """One column of the matrix: the ref as asked for, what it resolved to, and its run."""
+
+    asked: str
+    source: GymSource
+    run: RunResult
+    records: dict[str, PathRecord] = field(default_factory=dict)
+
+
+@dataclass
+class Bump:
+    """The comparison of two neighbours, and where its full report set was written."""
+
+    baseline: MatrixRef
+    candidate: MatrixRef
+    comparison: Comparison
+    out: Path
+
+
+@dataclass
+class Matrix:
+    refs: list[MatrixRef]
+    bumps: list[Bump]
+    paths: list[str]
+
+    @property
+    def exit_code(self) -> int:
+        """The last bump's verdict (0 clean, 1 regression or unreviewed change, 2 cannot judge); with one ref, 0
+        unless that ref could not be judged."""
+        if self.bumps:
+            return self.bumps[-1].comparison.exit_code
+        return EXIT_ERROR if any(r.run.code == EXIT_ERROR and not r.run.broken for r in self.refs) else EXIT_OK
+
+
+def matrix_out(base: Path | None) -> Path:
+    """Where a matrix report goes by default: runs/matrix-<UTC stamp>/."""
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
+    return (base or runs_dir()) / f"matrix-{stamp}"
+
+
+def run_matrix(
+    refs: list[tuple[str, GymSource]], expected: list[str], opts: RunOptions, out: Path, acks: Path | None = None
+) -> Matrix:
+    """Run (or serve from the cache) every ref in the order given, then compare each pair of neighbours."""
+    if len({source.digest for _, source in refs}) != len(refs):
+        raise UsageError("the matrix names the same Gym twice: " + ", ".join(asked for asked, _ in refs))
+    columns = []
+    for index, (asked, source) in enumerate(refs, 1):
+        print(f"== matrix {index}/{len(refs)}: {asked}", flush=True)
+        result = accept_ref(source, expected, opts, reuse=True)
+        records = RunFolder(result.dir).records(expected) if result.dir.is_dir() else {}
+        columns.append(MatrixRef(asked, source, result, records))
+    bumps = []
+    for before, after in zip(columns, columns[1:], strict=False):
+        name = f"{_slug(before.asked)}-to-{_slug(after.asked)}"
+        comparison = compare_runs(before.run.dir, after.run.dir, acks)
+        target = out / "bumps" / name
+        target.mkdir(parents=True, exist_ok=True)
+        write_reports(comparison, target)
+        print(f"== {before.asked} → {after.asked}: {comparison.verdict}", flush=True)
+        bumps.append(Bump(before, after, comparison, target))
+    return Matrix(columns, bumps, expected)
+
+
+def _slug(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in name)[:60]
+
+
+def print_matrix(matrix: Matrix, written: list[Path], out=sys.stdout) -> None:
+    width = max(len(p) for p in matrix.paths) if matrix.paths else 10
+    print("", file=out)
+    print(f"{'path':<{width}}  " + "  ".join(f"{r.asked:<12}" for r in matrix.refs), file=out)
+    for path in matrix.paths:
+        cells = []
+        for ref in matrix.refs:
+            record = ref.records.get(path)
+            cells.append(f"{(record.outcome if record else '—'):<12}")
+        print(f"{path:<{width}}  " + "  ".join(cells), file=out)
+    for bump in matrix.bumps:
+        print(f"{bump.baseline.asked} → {bump.candidate.asked}: {bump.comparison.verdict}", file=out)
+    print("written: " + ", ".join(str(p) for p in written), file=out)
