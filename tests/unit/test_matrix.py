@@ -1,0 +1,66 @@
+"""The pin matrix over stored runs (the runs themselves are faked: accept_ref is tested on real Gyms elsewhere)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from gymgate.errors import UsageError
+from gymgate.matrix import sweep
+from gymgate.matrix.run import RunOptions, RunResult
+from gymgate.refs import resolve_ref
+from gymgate.report.matrix import write_matrix_reports
+from tests.helpers import record, stored_run
+
+PATHS = ["mcqa:accepted", "mcqa:rejected"]
+OUTCOMES = {"0.2.1": ("PASS", "PASS"), "0.3.0": ("PASS", "FAIL"), "0.4.0": ("PASS", "PASS")}
+
+
+@pytest.fixture
+def stored(tmp_path, monkeypatch):
+    """A stored run per pin; accept_ref serves them (as the cache would)."""
+    runs = {}
+    for pin, outcomes in OUTCOMES.items():
+        made = [
+            record(p, o, reason="[reward] reward: expected 0.0, got 1.0" if o == "FAIL" else "")
+            for p, o in zip(PATHS, outcomes, strict=True)
+        ]
+        runs[pin] = stored_run(tmp_path / "runs", pin, pin, made, expected=PATHS)
+
+    def served(source, expected, opts, reuse=False, **_):
+        assert reuse and expected == PATHS
+        return RunResult(runs[source.name], 0, cached=True)
+
+    monkeypatch.setattr(sweep, "accept_ref", served)
+    return runs
+
+
+def _matrix(pins, tmp_path):
+    refs = [(pin, resolve_ref(pin)) for pin in pins]
+    return sweep.run_matrix(refs, PATHS, RunOptions(), tmp_path / "out")
+
+
+def test_the_last_bump_decides_and_every_bump_is_reported(stored, tmp_path):
+    matrix = _matrix(["0.2.1", "0.3.0", "0.4.0"], tmp_path)
+    verdicts = [b.comparison.exit_code for b in matrix.bumps]
+    assert verdicts == [1, 0]  # 0.2.1 → 0.3.0 regresses mcqa:rejected; 0.3.0 → 0.4.0 fixes it
+    assert matrix.exit_code == 0
+    assert all((b.out / name).is_file() for b in matrix.bumps for name in ("report.md", "results.json", "junit.xml"))
+    md, page = (p.read_text() for p in write_matrix_reports(matrix, tmp_path / "out"))
+    assert "| `mcqa:rejected` | PASS 0.0 | FAIL 0.0 | PASS 0.0 |" in md
+    assert "### Bump 0.2.1 → 0.3.0" in md and "#### regressed" in md
+    assert "**Verdict: 0.3.0 → 0.4.0: no regression" in md
+    # Every coloured cell links to its path's detail on its ref, and the detail is there.
+    links = re.findall(r"<td style='background:(#[0-9a-f]+)'><a href='#([^']+)'>([^<]+)</a></td>", page)
+    assert len(links) == 6 and ("#f99", "r1-mcqa-rejected", "FAIL 0.0") in links
+    for _, anchor, _ in links:
+        assert f"<div id='{anchor}' class='detail'>" in page
+    assert "[reward] reward: expected 0.0, got 1.0" in page
+
+
+def test_a_regressing_last_bump_fails_the_matrix(stored, tmp_path):
+    assert _matrix(["0.4.0", "0.2.1", "0.3.0"], tmp_path).exit_code == 1
+    assert _matrix(["0.4.0"], tmp_path).exit_code == 0  # one ref: no bump to judge
+    with pytest.raises(UsageError, match="names the same Gym twice"):
+        _matrix(["0.4.0", "0.4.0"], tmp_path)
