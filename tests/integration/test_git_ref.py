@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from gymgate.envs.project import uv_env
 from gymgate.refs import resolve_ref
 from gymgate.runfolder import RunFolder
 from gymgate.services.processes import marked_pids
@@ -72,3 +73,28 @@ def test_accept_run_by_sha_starts_real_services(sdist_repo, tmp_path):
     source = RunFolder(run_dir).source()
     assert source["commit"] == sha and source["version"] == "0.4.0"
     assert marked_pids(record["run_id"]) == []
+
+
+def test_a_commit_whose_dependencies_match_is_built_from_its_neighbour(sdist_repo, tmp_path):
+    """Two commits that lock the same packages but nemo-gym: the second environment is a copy of the first with only
+    nemo-gym (and the generated project) installed, exactly in sync with its own lock, and the first is unchanged."""
+    from gymgate.envs.prepare import prepare_env
+
+    repo, shas = sdist_repo
+    (repo / "CHANGELOG-gymgate-test.md").write_text("an unrelated change\n")
+    later = commit_all(repo, "an unrelated commit")
+    first = prepare_env(resolve_ref(shas["0.4.0"], gym_repo=str(repo)))
+    second = prepare_env(resolve_ref(later, gym_repo=str(repo)))
+    assert second.built and second.built_from == first.key
+    assert "nemo-gym" in second.installed and len(second.installed) <= 3, second.installed
+    check = subprocess.run(
+        ["uv", "sync", "--locked", "--check", "--project", str(second.project), "--python", str(second.python)],
+        env={**uv_env(), "UV_PROJECT_ENVIRONMENT": str(second.path)},
+        capture_output=True,
+        text=True,
+    )
+    assert check.returncode == 0, check.stderr  # exactly its own lock, nothing more or less
+    where = "import nemo_gym, pathlib; print(pathlib.Path(nemo_gym.__file__).parents[1])"
+    for env, commit in ((first, shas["0.4.0"]), (second, later)):
+        found = subprocess.run([str(env.python), "-c", where], capture_output=True, text=True, check=True)
+        assert found.stdout.strip().endswith(commit), (env.key, found.stdout)

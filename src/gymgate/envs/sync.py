@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from gymgate.envs import neighbour
 from gymgate.envs.project import check_artifact, uv_env
 from gymgate.envs.python import Interpreter
 from gymgate.errors import BuildError, StaleLockError
@@ -38,6 +39,8 @@ class SyncedEnv:
     project: Path
     built: bool
     seconds: float
+    built_from: str | None = None  # the neighbour it was copied from (envs/neighbour.py), if any
+    installed: tuple[str, ...] = ()  # what was installed on top of that neighbour
 
     @property
     def bin(self) -> Path:
@@ -86,11 +89,14 @@ def ensure_env(project: Path, source: GymSource, interp: Interpreter) -> SyncedE
     root.mkdir(parents=True, exist_ok=True)
     path = root / key
     start = time.monotonic()
+    near, installed = None, ()
     with held(root / f"{key}.lock", LOCK_TIMEOUT_S, f"building environment {key}"):
         built = not (path / MARK).is_file()
         if built:
             shutil.rmtree(path, ignore_errors=True)
-            _sync(project, path, interp, source)
+            how = _build(project, path, interp, source)
+            near, installed = how.get("built_from"), tuple(how.get("installed", ()))
+            shutil.copyfile(project / "uv.lock", path / neighbour.LOCK_COPY)  # what later neighbours compare with
             (path / (MARK + ".tmp")).write_text(
                 json.dumps(
                     {
@@ -99,6 +105,8 @@ def ensure_env(project: Path, source: GymSource, interp: Interpreter) -> SyncedE
                         "python": interp.version,
                         "project": str(project),
                         "built_at": time.time(),
+                        **_neighbour_marks(interp),
+                        **how,
                     },
                     indent=2,
                 )
@@ -112,10 +120,34 @@ def ensure_env(project: Path, source: GymSource, interp: Interpreter) -> SyncedE
         project=project,
         built=built,
         seconds=time.monotonic() - start,
+        built_from=near,
+        installed=installed,
     )
 
 
-def _sync(project: Path, path: Path, interp: Interpreter, source: GymSource) -> None:
+def _neighbour_marks(interp: Interpreter) -> dict[str, str]:
+    """What an environment must share with another to be built from it (the rest is the lock's business)."""
+    return {"format": FORMAT, "interpreter": str(interp.path), "checkout": str(repo_root())}
+
+
+def _build(project: Path, path: Path, interp: Interpreter, source: GymSource) -> dict[str, object]:
+    """Sync `path` to the project's lock: from the nearest complete environment when one differs in a few packages
+    (envs/neighbour.py), else from scratch. Returns what the completion mark says about how it was built."""
+    near = neighbour.find(path.parent, project / "uv.lock", _neighbour_marks(interp), MARK)
+    if near is not None:
+        try:
+            neighbour.copy_env(near.path, path, MARK)
+            _sync(project, path, interp, source, compile_all=False)
+            neighbour.compile_changed(path / "bin" / "python", near.changed)
+            return {"built_from": near.key, "installed": near.changed}
+        except (OSError, subprocess.SubprocessError, BuildError) as exc:
+            print(f"environment from {near.key} failed ({type(exc).__name__}: {exc}); syncing from scratch", flush=True)
+            shutil.rmtree(path, ignore_errors=True)
+    _sync(project, path, interp, source)
+    return {"built_from": None}
+
+
+def _sync(project: Path, path: Path, interp: Interpreter, source: GymSource, compile_all: bool = True) -> None:
     args = [
         "uv",
         "sync",
@@ -125,7 +157,7 @@ def _sync(project: Path, path: Path, interp: Interpreter, source: GymSource) -> 
         "--python",
         str(interp.path),
         "--no-progress",
-        "--compile-bytecode",
+        *(["--compile-bytecode"] if compile_all else []),
     ]
     result = subprocess.run(
         args, env=uv_env(UV_PROJECT_ENVIRONMENT=str(path)), capture_output=True, text=True, check=False

@@ -49,6 +49,8 @@ def prepare(source: GymSource):
     print(f"gym ref {source.name!r}: {source.describe()}" + ("" if source.pinned else "  [unpinned]"), flush=True)
     env = prepare_env(source)
     verb = "built" if env.built else "reused"
+    if env.built_from:
+        verb = f"built from {env.built_from} (installed {', '.join(env.installed) or 'nothing'})"
     print(
         f"environment {env.key}: {verb} in {env.seconds:.1f}s (Python {env.interpreter.version}, {env.path})",
         flush=True,
