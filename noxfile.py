@@ -112,6 +112,13 @@ def matrix(session: nox.Session, pin: str) -> None:
 
 
 @nox.session(default=False)
+def bisect(session: nox.Session) -> None:
+    """Find the Gym commit that broke a path: nox -s bisect -- --good v0.4.0 --bad main --gym-repo ../Gym"""
+    _harness(session)
+    _gymgate(session, "bisect", *session.posargs)
+
+
+@nox.session(default=False)
 def compare(session: nox.Session) -> None:
     """Compare two stored runs without running anything: nox -s compare -- runs/<A> runs/<B>"""
     _harness(session)

@@ -139,6 +139,30 @@ def build_parser() -> argparse.ArgumentParser:
         "when REFs are listed without it",
     )
     _add_acks_arg(p)
+    p = sub.add_parser(
+        "bisect",
+        help="find the first commit between a good and a bad ref at which paths regress",
+        description="Walks first-parent history between --good and --bad, running only the chosen paths (default: "
+        "those that regress from good to bad) and their environments. Commits that cannot be built or started are "
+        "skipped; unsure ones are rerun in fresh Gyms. Writes bisect.md, bisect.json and the comparison of the last "
+        "good and the first bad commit. Exit: 1 a first bad commit (or its suspects) was found, 0 nothing regresses, "
+        "2 usage or infrastructure error.",
+    )
+    p.add_argument("--good", required=True, metavar="REF", help="a commit, tag or branch where the paths pass")
+    p.add_argument("--bad", required=True, metavar="REF", help="a later commit, tag or branch where they regress")
+    p.add_argument("--gym-repo", help="the git URL or path both refs are in (default: $GYMGATE_GYM_REPO or upstream)")
+    p.add_argument("--paths", action="append", metavar="ENV:MODE|@FILE", help="bisect only these paths")
+    p.add_argument("--env", action="append", dest="envs", metavar="NAME", help="look only at this environment")
+    p.add_argument("--runs-dir", type=Path, help="where run folders go (default: ./runs or $GYMGATE_RUNS)")
+    p.add_argument(
+        "--out", type=Path, help="folder for bisect.md, bisect.json and the report (default: runs/bisect-<stamp>)"
+    )
+    p.add_argument("--spinup-timeout", type=_seconds, default=600.0, help="seconds one Gym may take to start")
+    p.add_argument("--stop-timeout", type=_seconds, default=60.0, help="seconds one Gym may take to stop gracefully")
+    p.add_argument("--path-timeout", type=_seconds, default=180.0, help="seconds one rollout may take")
+    p.add_argument("-n", "--workers", default="auto", type=_workers, help="pytest-xdist workers (default: auto)")
+    p.add_argument("--no-cache", action="store_true", help="run every commit afresh")
+    _add_acks_arg(p)
     p = sub.add_parser("compare", help="compare two stored runs (nothing is run)")
     p.add_argument("baseline", type=Path, help="the baseline run folder")
     p.add_argument("candidate", type=Path, help="the candidate run folder")
@@ -295,7 +319,7 @@ def cmd_accept(args) -> int:
 
 def cmd_matrix(args) -> int:
     from gymgate.cases.environments import load_environments
-    from gymgate.matrix.sweep import matrix_out, print_matrix, run_matrix
+    from gymgate.matrix.sweep import print_matrix, report_dir, run_matrix
     from gymgate.refs.pins import pins_in_order
     from gymgate.report.matrix import write_matrix_reports
 
@@ -307,11 +331,41 @@ def cmd_matrix(args) -> int:
             return EXIT_OK
         asked = [args.only]
     refs = [(ref, resolve_ref(ref, args.gym_repo)) for ref in asked]  # every ref resolves before anything runs
-    out = args.out or matrix_out(args.runs_dir)
+    out = args.out or report_dir(args.runs_dir, "matrix")
     out.mkdir(parents=True, exist_ok=True)
     matrix = run_matrix(refs, expected, _options(args), out, args.acks)
     print_matrix(matrix, write_matrix_reports(matrix, out))
     return matrix.exit_code
+
+
+def cmd_bisect(args) -> int:
+    from gymgate.cases.environments import load_environments
+    from gymgate.errors import EXIT_FAILED
+    from gymgate.matrix.bisect import affected_dirs, bisect
+    from gymgate.matrix.bump import write_reports
+    from gymgate.matrix.sweep import report_dir
+    from gymgate.refs import git
+    from gymgate.report.bisect import verdict_line, write_bisect_reports
+
+    everything = [f"{e.name}:{mode}" for e in load_environments(args.envs) for mode in ("accepted", "rejected")]
+    paths = sorted(_read_paths(args.paths, everything)) if args.paths else None
+    result = bisect(args.good, args.bad, args.gym_repo, paths, everything, _options(args), args.acks)
+    out = args.out or report_dir(args.runs_dir, "bisect")
+    out.mkdir(parents=True, exist_ok=True)
+    repo_dir = git.open_repo(result.good.origin)
+    info = {c: git.commit_info(repo_dir, c) for c in {result.last_good, *result.suspects}}
+    touched, report = [], None
+    if result.first_bad:
+        touched = git.touched_files(repo_dir, result.first_bad, affected_dirs(result.paths))
+        from gymgate.compare.runs import compare_runs
+
+        report = out / "last-good-to-first-bad"
+        report.mkdir(exist_ok=True)
+        write_reports(compare_runs(result.runs[result.last_good], result.runs[result.first_bad], args.acks), report)
+    written = write_bisect_reports(result, info, touched, report, out)
+    print("\n" + verdict_line(result))
+    print("written: " + ", ".join(str(p) for p in written))
+    return EXIT_FAILED if result.paths else EXIT_OK
 
 
 def cmd_compare(args) -> int:
@@ -361,6 +415,7 @@ COMMANDS = {
     "up": cmd_up,
     "accept": cmd_accept,
     "matrix": cmd_matrix,
+    "bisect": cmd_bisect,
     "compare": cmd_compare,
     "ack": cmd_ack,
 }

@@ -55,10 +55,10 @@ class Matrix:
         return EXIT_ERROR if any(r.run.code == EXIT_ERROR and not r.run.broken for r in self.refs) else EXIT_OK
 
 
-def matrix_out(base: Path | None) -> Path:
-    """Where a matrix report goes by default: runs/matrix-<UTC stamp>/."""
+def report_dir(base: Path | None, kind: str) -> Path:
+    """Where a matrix or bisect report goes by default: runs/<kind>-<UTC stamp>/."""
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
-    return (base or runs_dir()) / f"matrix-{stamp}"
+    return (base or runs_dir()) / f"{kind}-{stamp}"
 
 
 def run_matrix(

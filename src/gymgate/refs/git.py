@@ -103,6 +103,24 @@ def commit_info(repo_dir: Path, commit: str) -> dict[str, str]:
     return {"subject": subject, "date": date} if shown.returncode == 0 else {}
 
 
+def first_parent_commits(repo_dir: Path, good: str, bad: str) -> list[str]:
+    """The commits after `good` up to and including `bad`, oldest first, following first parents (the history a
+    branch's maintainers merged, as bisection walks it). `good` must be an ancestor of `bad`."""
+    ancestor = _git(["merge-base", "--is-ancestor", good, bad], cwd=repo_dir)
+    if ancestor.returncode != 0:
+        raise UsageError(f"{good[:12]} is not an ancestor of {bad[:12]}: nothing to bisect between them")
+    listed = _git(["rev-list", "--first-parent", "--reverse", f"{good}..{bad}"], cwd=repo_dir)
+    if listed.returncode != 0:
+        raise UsageError(f"cannot list the commits between {good[:12]} and {bad[:12]}: {listed.stderr.strip()}")
+    return listed.stdout.split()
+
+
+def touched_files(repo_dir: Path, commit: str, under: list[str]) -> list[str]:
+    """The files `commit` changed (against its first parent) under any of the `under` folders."""
+    shown = _git(["diff", "--name-only", f"{commit}^", commit, "--", *under], cwd=repo_dir)
+    return shown.stdout.split() if shown.returncode == 0 else []
+
+
 def export_commit(repo_dir: Path, commit: str) -> Path:
     """The commit's files under the cache (exported once, atomically: a half-written tree is never seen)."""
     target = cache_dir() / "src" / commit

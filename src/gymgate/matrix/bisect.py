@@ -1,0 +1,207 @@
+"""Bisecting a regression to the Gym commit that introduced it, the way cargo-bisect-rustc finds a nightly.
+
+Between a good and a bad commit of one repository (first-parent history), every step runs only the chosen paths
+(default: those that regress from good to bad) and only their environments, through the same matrix and cache as
+`accept`, and judges the commit against the good ref's run with the same comparison:
+
+- bad: a chosen path regresses, breaks or changes unacknowledged (compare.categories FAILING);
+- good: every chosen path is as on the good ref;
+- skip: the commit cannot be built or no environment starts (as `git bisect skip`); bisection goes around it;
+- unsure (a path ERRORed or could not be judged): rerun in fresh Gyms; attempts that agree decide, attempts that
+  disagree make the commit flaky, which is skipped too. Nothing is guessed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from gymgate.compare.categories import FAILING, FIXED, SAME_PASS
+from gymgate.compare.runs import Comparison, compare_runs
+from gymgate.errors import UsageError
+from gymgate.matrix.run import RunOptions, RunResult, accept_ref
+from gymgate.outcomes import ERROR
+from gymgate.refs import git
+from gymgate.refs.resolve import resolve_ref
+from gymgate.refs.source import KIND_GIT, GymSource
+
+GOOD, BAD, SKIP, FLAKY, UNSURE = "good", "bad", "skip", "flaky", "unsure"
+ATTEMPTS = 3  # at most this many runs of one unsure commit
+
+
+@dataclass
+class Step:
+    """One commit tried: what it was judged, and from which runs."""
+
+    commit: str
+    subject: str
+    verdict: str
+    why: str
+    runs: list[Path] = field(default_factory=list)
+
+
+@dataclass
+class BisectResult:
+    good: GymSource
+    bad: GymSource
+    paths: list[str]
+    commits: list[str]  # first-parent history after good, up to and including bad
+    steps: list[Step]
+    last_good: str  # a commit (or the good ref's)
+    first_bad: str | None  # None when skipped commits hide it: then `suspects` holds every candidate
+    suspects: list[str] = field(default_factory=list)
+    runs: dict[str, Path] = field(default_factory=dict)  # commit -> the run that decided it
+
+
+def resolve_pair(good: str, bad: str, repo: str | None) -> tuple[GymSource, GymSource]:
+    found = resolve_ref(good, repo), resolve_ref(bad, repo)
+    for asked, source in zip((good, bad), found, strict=True):
+        if source.kind != KIND_GIT:
+            raise UsageError(f"bisect walks git history: {asked!r} is a {source.kind} ref, not a commit, tag or branch")
+    if found[0].origin != found[1].origin:
+        raise UsageError(f"--good and --bad must come from one repository ({found[0].origin} vs {found[1].origin})")
+    return found
+
+
+def chosen_paths(comparison: Comparison) -> list[str]:
+    """The paths that regress from good to bad: what bisect looks for when not told."""
+    return sorted(p.path for p in comparison.paths if p.category in FAILING)
+
+
+def verdict_of(comparison: Comparison, paths: list[str]) -> tuple[str, str]:
+    """(good | bad | skip | unsure, why) for one commit's run judged against the good ref's run."""
+    if comparison.candidate_broken:
+        return SKIP, comparison.candidate_broken.splitlines()[0]
+    by_path = {p.path: p for p in comparison.paths}
+    failing = [p for p in paths if by_path[p].category in FAILING]
+    unsure = [
+        p for p in paths if by_path[p].candidate == ERROR or by_path[p].category not in (*FAILING, SAME_PASS, FIXED)
+    ]
+    if unsure:
+        return UNSURE, ", ".join(f"{p}: {by_path[p].candidate} ({by_path[p].category})" for p in unsure)
+    if failing:
+        return BAD, ", ".join(f"{p}: {by_path[p].category} {'; '.join(by_path[p].causes)[:200]}" for p in failing)
+    return GOOD, "every chosen path as on the good ref"
+
+
+class Bisector:
+    """Runs and judges commits of one bisection; each commit is run through the matrix (cache included)."""
+
+    def __init__(self, good_run: Path, paths: list[str], opts: RunOptions, repo: str, acks: Path | None = None):
+        self.good_run, self.paths, self.opts, self.repo, self.acks = good_run, paths, opts, repo, acks
+
+    def run(self, commit: str, fresh: bool = False) -> RunResult:
+        source = resolve_ref(commit, self.repo)
+        opts = replace(self.opts, cache=self.opts.cache and not fresh)
+        return accept_ref(source, self.paths, opts, reuse=True, narrowed=True)
+
+    def judge(self, commit: str) -> tuple[str, str, list[Path]]:
+        """A commit's verdict. A clear first attempt decides; after an unsure one (an ERROR, a path not judged) the
+        commit is rerun in fresh Gyms and two clear attempts that agree decide; attempts that disagree, or not enough
+        clear ones, make it flaky (skipped, never guessed)."""
+        attempts: list[tuple[str, str]] = []
+        runs: list[Path] = []
+        for attempt in range(ATTEMPTS):
+            result = self.run(commit, fresh=attempt > 0)
+            runs.append(result.dir)
+            if result.broken:
+                return SKIP, f"cannot be built: {result.broken.splitlines()[0]}", runs
+            verdict, why = verdict_of(compare_runs(self.good_run, result.dir, self.acks), self.paths)
+            if verdict == SKIP:
+                return SKIP, why, runs
+            attempts.append((verdict, why))
+            clear = [v for v, _ in attempts if v != UNSURE]
+            if len(set(clear)) > 1:
+                break
+            if (attempt == 0 and clear) or len(clear) >= 2:
+                return verdict, why, runs
+        return FLAKY, "; ".join(f"attempt {i + 1}: {v} ({w})" for i, (v, w) in enumerate(attempts)), runs
+
+
+def search(commits: list[str], judge) -> tuple[int, int, list[Step], set[int]]:
+    """Binary search over `commits` (index -1 is the good ref, the last is bad) with skipping, as git bisect does.
+    Returns (last good index, first bad index, steps, skipped indices)."""
+    lo, hi = -1, len(commits) - 1
+    skipped: set[int] = set()
+    steps: list[Step] = []
+    while True:
+        open_ = [i for i in range(lo + 1, hi) if i not in skipped]
+        if not open_:
+            return lo, hi, steps, skipped
+        middle = (lo + hi) / 2
+        index = min(open_, key=lambda i: (abs(i - middle), i))
+        step = judge(index)
+        steps.append(step)
+        if step.verdict == GOOD:
+            lo = index
+        elif step.verdict == BAD:
+            hi = index
+        else:
+            skipped.add(index)
+
+
+def bisect(
+    good_ref: str,
+    bad_ref: str,
+    repo: str | None,
+    paths: list[str] | None,
+    all_paths: list[str],
+    opts: RunOptions,
+    acks: Path | None = None,
+) -> BisectResult:
+    good, bad = resolve_pair(good_ref, bad_ref, repo)
+    repo_url = good.origin
+    repo_dir = git.open_repo(repo_url)
+    commits = git.first_parent_commits(repo_dir, good.commit, bad.commit)
+    if not commits:
+        raise UsageError(f"{good_ref} and {bad_ref} are the same commit")
+    print(f"== bisect: {len(commits)} commit(s) after {good_ref} up to {bad_ref}", flush=True)
+    wanted = paths or all_paths
+    print(f"== good {good_ref}", flush=True)
+    good_run = accept_ref(good, wanted, opts, reuse=True, narrowed=bool(paths))
+    print(f"== bad {bad_ref}", flush=True)
+    bad_run = accept_ref(bad, wanted, opts, reuse=True, narrowed=bool(paths))
+    if bad_run.broken:
+        raise UsageError(
+            f"the bad ref {bad_ref} cannot be built ({bad_run.broken.splitlines()[0]}); bisect needs one that runs"
+        )
+    first = compare_runs(good_run.dir, bad_run.dir, acks)
+    regressing = chosen_paths(first)
+    chosen = sorted(paths) if paths else regressing
+    if paths and not set(paths) <= set(regressing):
+        raise UsageError(
+            f"{', '.join(sorted(set(paths) - set(regressing)))} do(es) not regress from {good_ref} to {bad_ref}"
+        )
+    result = BisectResult(good, bad, chosen, commits, [], good.commit, bad.commit)
+    result.runs = {good.commit: good_run.dir, bad.commit: bad_run.dir}
+    if not chosen:
+        result.first_bad = None
+        return result
+    envs = sorted({p.split(":")[0] for p in chosen})
+    print(f"== bisecting {', '.join(chosen)} (environments: {', '.join(envs)})", flush=True)
+    bisector = Bisector(good_run.dir, chosen, replace(opts, envs=envs), repo_url, acks)
+
+    def judge(index: int) -> Step:
+        commit = commits[index]
+        info = git.commit_info(repo_dir, commit)
+        print(f"== step: {commit[:12]} {info.get('subject', '')[:70]}", flush=True)
+        verdict, why, runs = bisector.judge(commit)
+        print(f"   {verdict}: {why}", flush=True)
+        result.runs[commit] = runs[-1]
+        return Step(commit, info.get("subject", ""), verdict, why, runs)
+
+    lo, hi, steps, skipped = search(commits, judge)
+    result.steps = steps
+    result.last_good = commits[lo] if lo >= 0 else good.commit
+    hidden = sorted(i for i in skipped if lo < i < hi)
+    result.first_bad = None if hidden else commits[hi]
+    result.suspects = [commits[i] for i in hidden] + [commits[hi]]
+    return result
+
+
+def affected_dirs(paths: list[str]) -> list[str]:
+    """The Gym folders of the chosen paths' environments (where the first bad commit's relevant changes are)."""
+    from gymgate.cases.environments import load_environments
+
+    envs = load_environments(sorted({p.split(":")[0] for p in paths}))
+    return sorted({d for env in envs for d in env.all_server_dirs})

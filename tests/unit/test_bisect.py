@@ -1,0 +1,67 @@
+"""Bisection's search and judgement (matrix/bisect.py) with fake commits; the real thing is in
+tests/integration/test_bisect.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from gymgate.matrix import bisect as b
+
+
+def _search(n, first_bad, skipped=(), flaky=()):
+    tried = []
+
+    def judge(i):
+        tried.append(i)
+        verdict = b.SKIP if i in skipped else b.FLAKY if i in flaky else b.BAD if i >= first_bad else b.GOOD
+        return b.Step(f"c{i}", "", verdict, "")
+
+    lo, hi, steps, skipped_found = b.search([f"c{i}" for i in range(n)], judge)
+    return lo, hi, tried, skipped_found
+
+
+@pytest.mark.parametrize("first_bad", [0, 1, 31, 62, 63])
+def test_binary_search_names_the_first_bad_commit_in_log_steps(first_bad):
+    lo, hi, tried, _ = _search(64, first_bad)
+    assert (lo, hi) == (first_bad - 1, first_bad)
+    assert len(tried) <= 6 and len(set(tried)) == len(tried)  # 64 commits: at most log2(64) steps, none twice
+
+
+def test_unbuildable_and_flaky_commits_are_skipped_and_searched_around():
+    lo, hi, tried, skipped = _search(20, 11, skipped={9, 10}, flaky={4})
+    assert (lo, hi) == (8, 11) and {9, 10} <= skipped  # the skipped commits between stay suspects
+    lo, hi, tried, skipped = _search(20, 11, skipped={9, 14})
+    assert (lo, hi) == (10, 11)  # skips away from the boundary cost a step, never the answer
+
+
+class FakeBisector(b.Bisector):
+    """Attempts come from a script instead of real runs."""
+
+    def __init__(self, verdicts):
+        super().__init__(None, ["mcqa:accepted"], None, "repo")
+        self.verdicts = list(verdicts)
+        self.fresh = []
+
+    def run(self, commit, fresh=False):
+        self.fresh.append(fresh)
+        return b.RunResult(dir=f"run{len(self.fresh)}", code=0)
+
+
+@pytest.mark.parametrize(
+    ("attempts", "verdict", "runs"),
+    [
+        ([b.BAD], b.BAD, 1),  # a clear first attempt decides
+        ([b.GOOD], b.GOOD, 1),
+        ([b.UNSURE, b.BAD, b.BAD], b.BAD, 3),  # after an unsure one: two clear attempts that agree
+        ([b.UNSURE, b.GOOD, b.BAD], b.FLAKY, 3),  # attempts disagree: flaky, never guessed
+        ([b.UNSURE, b.UNSURE, b.GOOD], b.FLAKY, 3),  # not enough clear attempts
+    ],
+)
+def test_unsure_commits_are_rerun_fresh_until_attempts_agree(monkeypatch, attempts, verdict, runs):
+    script = iter(attempts)
+    monkeypatch.setattr(b, "compare_runs", lambda good, run, acks: None)
+    monkeypatch.setattr(b, "verdict_of", lambda comparison, paths: (next(script), "why"))
+    fake = FakeBisector(attempts)
+    got, _, dirs = fake.judge("c")
+    assert (got, len(dirs)) == (verdict, runs)
+    assert fake.fresh == [False] + [True] * (runs - 1)  # reruns never come from the cache
