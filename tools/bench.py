@@ -17,6 +17,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -230,6 +231,74 @@ def render_compare(pin: str, baseline: str, data: dict, command: str) -> str:
     return table(f"compare:{pin}", f"A bump judged, {baseline} → {pin}", data, command, rows, notes)
 
 
+def bench_neighbour(pin: str, repeats: int) -> dict:
+    """A Gym checkout whose dependencies match the pin's (the pin's sdist plus one changed file, as two commits
+    between releases differ): its environment built from the pin's as its neighbour, against the pin's full build.
+    In a fresh gymgate cache (warm uv cache); each repeat is a new checkout, so nothing is reused."""
+    sys.path.insert(0, str(REPO))
+    from tests.helpers import sdist, unpack
+
+    out: dict = {"full_build_s": [], "neighbour_env_s": [], "neighbour_wall_s": []}
+    with tempfile.TemporaryDirectory(prefix="gg-bench-") as scratch:
+        env = dict(os.environ, GYMGATE_CACHE=f"{scratch}/cache")
+        seconds, text, code = timed(gymgate("env", "--gym-ref", pin), env)
+        assert code == 0 and " built in " in text, text
+        out["full_build_s"].append(float(re.search(r" built in ([\d.]+)s", text).group(1)))
+        for n in range(repeats):
+            tree = Path(scratch) / f"gym-{n}"
+            unpack(sdist(pin), tree)
+            (tree / "gymgate-bench.txt").write_text(f"commit {n}\n")
+            seconds, text, code = timed(gymgate("env", "--gym-ref", str(tree)), env)
+            found = re.search(r"built from \w+ \(installed ([^)]*)\) in ([\d.]+)s", text)
+            assert code == 0 and found, text
+            out["neighbour_env_s"].append(float(found.group(2)))
+            out["neighbour_wall_s"].append(round(seconds, 3))
+    return out
+
+
+def render_neighbour(pin: str, data: dict, command: str) -> str:
+    runs = data["neighbour"]
+    rows = [
+        (f"environment of nemo-gym {pin} built from scratch (uv sync --compile-bytecode)", runs["full_build_s"], "s"),
+        (
+            "environment of a checkout with the same dependencies, built from that neighbour",
+            runs["neighbour_env_s"],
+            "s",
+        ),
+        ("`gymgate env` wall time for that checkout (resolve, lock its project, build)", runs["neighbour_wall_s"], "s"),
+    ]
+    ratio = median(runs["full_build_s"]) / max(median(runs["neighbour_env_s"]), 1e-3)
+    notes = [f"Building from the neighbour: {ratio:.1f}× faster than from scratch (medians)."]
+    return table(f"neighbour:{pin}", f"Environments from neighbours, nemo-gym {pin}", data, command, rows, notes)
+
+
+def bench_cached(pin: str, repeats: int) -> dict:
+    """`nox -s accept` of an unchanged ref, end to end through nox, after one fresh run stored it."""
+    nox = shutil.which("nox")
+    assert nox, "nox is not on PATH"
+    runs = tempfile.mkdtemp(prefix="gg-bench-runs-")
+    env = dict(os.environ, GYMGATE_RUNS=runs)
+    command = [nox, "-s", "accept", "--", "--gym-ref", pin, "--no-baseline"]
+    seconds, text, code = timed(command, env)
+    assert code == 0 and "cached: " not in text, text
+    out: dict = {"fresh_s": [round(seconds, 3)], "cached_s": []}
+    for _ in range(repeats):
+        seconds, text, code = timed(command, env)
+        assert code == 0 and "cached: " in text, text
+        out["cached_s"].append(round(seconds, 3))
+    subprocess.run(["rm", "-rf", runs], check=False)
+    return out
+
+
+def render_cached(pin: str, data: dict, command: str) -> str:
+    runs = data["cached"]
+    rows = [
+        (f"`nox -s accept -- --gym-ref {pin} --no-baseline`, first run (fourteen paths)", runs["fresh_s"], "s"),
+        ("the same again, served from the cache (`cached: runs/…`)", runs["cached_s"], "s"),
+    ]
+    return table(f"cached:{pin}", f"A cached accept through nox, nemo-gym {pin}", data, command, rows, [])
+
+
 def bench_noise(pin: str, repeats: int) -> dict:
     """`repeats` runs of one pin, all fourteen paths; runs 2..N compared with run 1. Every figure must be 0."""
     seconds, text, code = timed(gymgate("env", "--gym-ref", pin), dict(os.environ))
@@ -280,7 +349,7 @@ def render_noise(pin: str, data: dict, command: str) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("what", choices=("services", "paths", "compare", "noise"))
+    parser.add_argument("what", choices=("services", "paths", "compare", "noise", "neighbour", "cached"))
     parser.add_argument("--pin", default="0.4.0")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--workers", default="1,auto", help="paths: comma-separated -n settings to compare")
@@ -296,6 +365,12 @@ def main() -> int:
     if args.what == "services":
         data["env"], data["up"] = bench_env(args.pin, args.repeats), bench_up(args.pin, args.repeats)
         section = render_services(args.pin, data, command)
+    elif args.what == "neighbour":
+        data["neighbour"] = bench_neighbour(args.pin, args.repeats)
+        section = render_neighbour(args.pin, data, command)
+    elif args.what == "cached":
+        data["cached"] = bench_cached(args.pin, args.repeats)
+        section = render_cached(args.pin, data, command)
     elif args.what == "compare":
         command += f" --baseline {args.baseline}"
         data["compare"] = bench_compare(args.pin, args.baseline, args.repeats)
