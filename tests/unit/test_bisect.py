@@ -42,6 +42,9 @@ class FakeBisector(b.Bisector):
         self.verdicts = list(verdicts)
         self.fresh = []
 
+    def lacking(self, commit):
+        return []
+
     def run(self, commit, fresh=False):
         self.fresh.append(fresh)
         return b.RunResult(dir=f"run{len(self.fresh)}", code=0)

@@ -230,3 +230,19 @@ def test_tags_and_branches_of_a_named_repository_resolve_to_their_commit(gym_rep
     monkeypatch.delenv("GYMGATE_GYM_REPO", raising=False)
     with pytest.raises(UsageError, match="unknown Gym ref 'main'"):
         resolve_ref("main")
+
+
+def test_a_commit_whose_repository_lacks_some_blobs_is_exported_without_them(gym_repo, cache, capsys):
+    """A mirror stored without some large data blobs: git archive refuses the commit; gymgate exports the rest, names
+    what it left out, and records it on the source."""
+    repo, _, _ = gym_repo
+    (repo / "resources_servers" / "big").mkdir(parents=True)
+    (repo / "resources_servers" / "big" / "paper.pdf").write_text("a large data file\n")
+    commit = commit_all(repo, "add data")
+    blob = git(repo, "rev-parse", f"{commit}:resources_servers/big/paper.pdf")
+    (repo / ".git" / "objects" / blob[:2] / blob[2:]).unlink()  # the mirror never fetched it
+    source = resolve_ref(commit, gym_repo=str(repo))
+    assert "1 file(s) of" in capsys.readouterr().out
+    assert source.extra["missing"] == "resources_servers/big/paper.pdf"
+    assert not (source.path / "resources_servers" / "big" / "paper.pdf").exists()
+    assert (source.path / "nemo_gym" / "package_info.py").is_file()  # everything else is there

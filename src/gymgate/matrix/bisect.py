@@ -90,6 +90,13 @@ class Bisector:
     def __init__(self, good_run: Path, paths: list[str], opts: RunOptions, repo: str, acks: Path | None = None):
         self.good_run, self.paths, self.opts, self.repo, self.acks = good_run, paths, opts, repo, acks
 
+    def lacking(self, commit: str) -> list[str]:
+        """Files the chosen paths' environments need that the repository lacks at this commit (a mirror stored
+        without some blobs): such a commit cannot be run, only skipped."""
+        missing = resolve_ref(commit, self.repo).extra.get("missing", "").split()
+        dirs = affected_dirs(self.paths)
+        return [f for f in missing if any(f.startswith(d.rstrip("/") + "/") for d in dirs)]
+
     def run(self, commit: str, fresh: bool = False) -> RunResult:
         source = resolve_ref(commit, self.repo)
         opts = replace(self.opts, cache=self.opts.cache and not fresh)
@@ -101,6 +108,9 @@ class Bisector:
         clear ones, make it flaky (skipped, never guessed)."""
         attempts: list[tuple[str, str]] = []
         runs: list[Path] = []
+        lacking = self.lacking(commit)
+        if lacking:
+            return SKIP, f"the repository lacks files its environment needs: {', '.join(lacking[:3])}", runs
         for attempt in range(ATTEMPTS):
             result = self.run(commit, fresh=attempt > 0)
             runs.append(result.dir)

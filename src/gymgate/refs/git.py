@@ -13,6 +13,7 @@ from gymgate.errors import UsageError
 from gymgate.locations import cache_dir
 
 UPSTREAM_REPO = "https://github.com/NVIDIA-NeMo/Gym.git"
+MISSING = ".gymgate-missing"  # in an exported tree: the files its repository lacked
 REPO_ENV_VAR = "GYMGATE_GYM_REPO"
 GIT_TIMEOUT_S = 120
 
@@ -121,14 +122,50 @@ def touched_files(repo_dir: Path, commit: str, under: list[str]) -> list[str]:
     return shown.stdout.split() if shown.returncode == 0 else []
 
 
+def missing_files(repo_dir: Path, commit: str) -> list[str]:
+    """Files of the commit whose contents this repository does not hold (a mirror stored without some large data
+    blobs): `git archive` refuses such a commit as a whole."""
+    listed = _git(["ls-tree", "-r", "-z", "--full-tree", commit], cwd=repo_dir)
+    entries = [e.split("\t", 1) for e in listed.stdout.split("\0") if e]
+    blobs = {meta.split()[2]: path for meta, path in entries if meta.split()[1] == "blob"}
+    if not blobs:
+        return []
+    checked = subprocess.run(
+        ["git", "cat-file", "--batch-check"],
+        cwd=repo_dir,
+        input="\n".join(blobs) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=GIT_TIMEOUT_S,
+        check=False,
+    )
+    gone = [line.split()[0] for line in checked.stdout.splitlines() if line.endswith(" missing")]
+    return sorted(blobs[sha] for sha in gone if sha in blobs)
+
+
 def export_commit(repo_dir: Path, commit: str) -> Path:
-    """The commit's files under the cache (exported once, atomically: a half-written tree is never seen)."""
+    """The commit's files under the cache (exported once, atomically: a half-written tree is never seen). Files
+    whose contents the repository lacks are left out, with a warning naming them, and listed in the tree's
+    `.gymgate-missing` (an environment that needs one of them cannot run that commit)."""
     target = cache_dir() / "src" / commit
     if (target / ".gymgate-complete").exists():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f"{commit[:12]}-", dir=target.parent))
-    archive = subprocess.run(["git", "archive", "--format=tar", commit], cwd=repo_dir, capture_output=True, check=False)
+    gone = missing_files(repo_dir, commit)
+    excluded = [f":(exclude,literal){path}" for path in gone]
+    if gone:
+        print(
+            f"warning: {len(gone)} file(s) of {commit[:12]} are not in the repository and are left out: "
+            + ", ".join(gone[:5])
+            + (" …" if len(gone) > 5 else ""),
+            flush=True,
+        )
+        (tmp / MISSING).write_text("".join(f"{path}\n" for path in gone))
+    pathspec = ["--", ".", *excluded] if gone else []
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", commit, *pathspec], cwd=repo_dir, capture_output=True, check=False
+    )
     if archive.returncode != 0:
         shutil.rmtree(tmp, ignore_errors=True)
         raise UsageError(f"cannot export commit {commit}: {archive.stderr.decode(errors='replace').strip()}")

@@ -104,6 +104,7 @@ def _resolve_git(sha: str, repo: str, named: dict[str, str] | None = None) -> Gy
     commit = git.resolve_commit(repo_dir, sha, repo)
     tree = git.export_commit(repo_dir, commit)
     version, requires = local.tree_metadata(tree)
+    missing = (tree / git.MISSING).read_text().split() if (tree / git.MISSING).is_file() else []
     return GymSource(
         name=f"git-{commit[:12]}",
         kind=KIND_GIT,
@@ -113,5 +114,9 @@ def _resolve_git(sha: str, repo: str, named: dict[str, str] | None = None) -> Gy
         origin=repo,
         path=tree,
         commit=commit,
-        extra={**(named or {}), **git.commit_info(repo_dir, commit)},
+        extra={
+            **(named or {}),
+            **git.commit_info(repo_dir, commit),
+            **({"missing": " ".join(missing)} if missing else {}),
+        },
     )
