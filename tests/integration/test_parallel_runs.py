@@ -93,9 +93,9 @@ def test_a_crashed_worker_errors_only_its_path(tmp_path, workers):
     assert code == 1, out
     outcomes = {k: v["outcome"] for k, v in normalized(run_dir).items()}
     assert outcomes == {
-        "mcqa-accepted": "PASS",
-        "mcqa-rejected": "ERROR",
-        "equivalence_llm_judge-accepted": "PASS",
-        "equivalence_llm_judge-rejected": "PASS",
+        "mcqa:accepted": "PASS",
+        "mcqa:rejected": "ERROR",
+        "equivalence_llm_judge:accepted": "PASS",
+        "equivalence_llm_judge:rejected": "PASS",
     }, out + (run_dir / "pytest.log").read_text()[-4000:]
     assert re.search(r"mcqa:rejected\s+ERROR\s+harness\s+infrastructure: worker 'gw\d' crashed", out), out

@@ -47,7 +47,14 @@ def _start(how: str, runs: Path) -> subprocess.Popen:
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,  # its own process group: a group signal reaches this run only
+        preexec_fn=_as_foreground_job,
     )
+
+
+def _as_foreground_job() -> None:
+    """A terminal's foreground job reacts to Ctrl-C. A job started in the background of a non-interactive shell (as
+    a CI script may start this suite) inherits SIGINT ignored, and Python keeps ignoring it: restore the default."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _wait_for(proc: subprocess.Popen, pattern: str, lines: list[str], timeout: float = 600) -> None:
