@@ -122,16 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("refs", nargs="*", metavar="REF", help="Gym refs in order, oldest first (default: every pin)")
     p.add_argument("--gym-repo", help="git URL or path SHAs, tags and branches are resolved in")
-    p.add_argument("--env", action="append", dest="envs", metavar="NAME", help="limit to this environment")
-    p.add_argument("--runs-dir", type=Path, help="where run folders go (default: ./runs or $GYMGATE_RUNS)")
-    p.add_argument(
-        "--out", type=Path, help="folder for matrix.md, matrix.html and bumps/ (default: runs/matrix-<stamp>)"
-    )
-    p.add_argument("--spinup-timeout", type=_seconds, default=600.0, help="seconds one Gym may take to start")
-    p.add_argument("--stop-timeout", type=_seconds, default=60.0, help="seconds one Gym may take to stop gracefully")
-    p.add_argument("--path-timeout", type=_seconds, default=180.0, help="seconds one rollout may take")
-    p.add_argument("-n", "--workers", default="auto", type=_workers, help="pytest-xdist workers (default: auto)")
-    p.add_argument("--no-cache", action="store_true", help="run every ref afresh (default: serve unchanged clean runs)")
+    _add_many_ref_args(p, "matrix.md, matrix.html and bumps/", "matrix")
     p.add_argument(
         "--only",
         metavar="REF",
@@ -152,16 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bad", required=True, metavar="REF", help="a later commit, tag or branch where they regress")
     p.add_argument("--gym-repo", help="the git URL or path both refs are in (default: $GYMGATE_GYM_REPO or upstream)")
     p.add_argument("--paths", action="append", metavar="ENV:MODE|@FILE", help="bisect only these paths")
-    p.add_argument("--env", action="append", dest="envs", metavar="NAME", help="look only at this environment")
-    p.add_argument("--runs-dir", type=Path, help="where run folders go (default: ./runs or $GYMGATE_RUNS)")
-    p.add_argument(
-        "--out", type=Path, help="folder for bisect.md, bisect.json and the report (default: runs/bisect-<stamp>)"
-    )
-    p.add_argument("--spinup-timeout", type=_seconds, default=600.0, help="seconds one Gym may take to start")
-    p.add_argument("--stop-timeout", type=_seconds, default=60.0, help="seconds one Gym may take to stop gracefully")
-    p.add_argument("--path-timeout", type=_seconds, default=180.0, help="seconds one rollout may take")
-    p.add_argument("-n", "--workers", default="auto", type=_workers, help="pytest-xdist workers (default: auto)")
-    p.add_argument("--no-cache", action="store_true", help="run every commit afresh")
+    _add_many_ref_args(p, "bisect.md, bisect.json and the report", "bisect")
     _add_acks_arg(p)
     p = sub.add_parser("compare", help="compare two stored runs (nothing is run)")
     p.add_argument("baseline", type=Path, help="the baseline run folder")
@@ -181,6 +163,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("runs", type=Path, nargs="+", metavar="RUN", help="a compared candidate run, or BASELINE CANDIDATE")
     _add_acks_arg(p)
     return parser
+
+
+def _add_many_ref_args(p: argparse.ArgumentParser, writes: str, kind: str) -> None:
+    """The options of commands that run many refs (matrix, bisect)."""
+    p.add_argument("--env", action="append", dest="envs", metavar="NAME", help="limit to this environment")
+    p.add_argument("--runs-dir", type=Path, help="where run folders go (default: ./runs or $GYMGATE_RUNS)")
+    p.add_argument("--out", type=Path, help=f"folder for {writes} (default: runs/{kind}-<stamp>)")
+    p.add_argument("--spinup-timeout", type=_seconds, default=600.0, help="seconds one Gym may take to start")
+    p.add_argument("--stop-timeout", type=_seconds, default=60.0, help="seconds one Gym may take to stop gracefully")
+    p.add_argument("--path-timeout", type=_seconds, default=180.0, help="seconds one rollout may take")
+    p.add_argument("-n", "--workers", default="auto", type=_workers, help="pytest-xdist workers (default: auto)")
+    p.add_argument("--no-cache", action="store_true", help="run every ref afresh (default: serve unchanged clean runs)")
 
 
 def _add_acks_arg(parser: argparse.ArgumentParser) -> None:
@@ -331,8 +325,7 @@ def cmd_matrix(args) -> int:
             return EXIT_OK
         asked = [args.only]
     refs = [(ref, resolve_ref(ref, args.gym_repo)) for ref in asked]  # every ref resolves before anything runs
-    out = args.out or report_dir(args.runs_dir, "matrix")
-    out.mkdir(parents=True, exist_ok=True)
+    out = args.out or report_dir(args.runs_dir, "matrix")  # made when there is something to write
     matrix = run_matrix(refs, expected, _options(args), out, args.acks)
     print_matrix(matrix, write_matrix_reports(matrix, out))
     return matrix.exit_code

@@ -133,3 +133,16 @@ def test_a_lock_held_too_long_names_its_holder(tmp_path, monkeypatch):
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ))
     assert done.returncode == 2, done.stderr
     assert "building environment x: waited 0.5 s for" in done.stdout and "held by run holder1, pid" in done.stdout
+
+
+def test_many_ref_commands_refuse_bad_input_before_running_anything(tmp_path, capsys, cache):
+    runs = ["--runs-dir", str(tmp_path / "runs")]
+    assert main(["bisect", "--good", "0.3.0", "--bad", "0.4.0", *runs]) == 2
+    assert "bisect walks git history: '0.3.0' is a pin ref" in capsys.readouterr().err
+    assert main(["matrix", "0.4.0", "0.4.0", *runs]) == 2
+    assert "names the same Gym twice" in capsys.readouterr().err
+    assert main(["matrix", "0.3.0", "nope", *runs]) == 2
+    assert "unknown Gym ref 'nope'" in capsys.readouterr().err
+    assert main(["matrix", "--only", "0.2.0", "0.3.0", "0.4.0", *runs]) == 0  # not among the refs: nothing runs
+    assert "0.2.0 is not among the refs asked for" in capsys.readouterr().out
+    assert not (tmp_path / "runs").exists() and not (cache / "envs").exists()
