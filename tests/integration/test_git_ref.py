@@ -76,7 +76,7 @@ def test_accept_run_by_sha_starts_real_services(sdist_repo, tmp_path):
 
 
 def test_a_commit_whose_dependencies_match_is_built_from_its_neighbour(sdist_repo, tmp_path):
-    """Two commits that lock the same packages but nemo-gym: the second environment is a copy of the first with only
+    """Two commits that lock the same packages but nemo-gym: the second environment is a copy of a neighbour with only
     nemo-gym (and the generated project) installed, exactly in sync with its own lock, and the first is unchanged."""
     from gymgate.envs.prepare import prepare_env
 
@@ -85,8 +85,10 @@ def test_a_commit_whose_dependencies_match_is_built_from_its_neighbour(sdist_rep
     later = commit_all(repo, "an unrelated commit")
     first = prepare_env(resolve_ref(shas["0.4.0"], gym_repo=str(repo)))
     second = prepare_env(resolve_ref(later, gym_repo=str(repo)))
-    assert second.built and second.built_from == first.key
-    assert "nemo-gym" in second.installed and len(second.installed) <= 3, second.installed
+    # Built from a neighbour (this commit's, or any other environment with the same dependencies: a tie), installing
+    # only nemo-gym and the generated project.
+    assert second.built and second.built_from is not None
+    assert set(second.installed) == {"nemo-gym", f"gymgate-env-git-{later[:12]}"}, second.installed
     check = subprocess.run(
         ["uv", "sync", "--locked", "--check", "--project", str(second.project), "--python", str(second.python)],
         env={**uv_env(), "UV_PROJECT_ENVIRONMENT": str(second.path)},
