@@ -5,6 +5,7 @@ use the same object; the run's Ray cluster itself is started once per run by who
 
 from __future__ import annotations
 
+import signal
 import time
 from concurrent.futures import Future
 from typing import Any
@@ -14,6 +15,14 @@ from gymgate.consumer.postprocess import ActorSide
 from gymgate.runfolder import RunFolder
 from gymgate.services.fleet import INTERRUPT_SHUTDOWN_TIMEOUT_S, EnvStatus, Fleet
 from gymgate.services.lifecycle import SHUTDOWN_TIMEOUT_S
+
+
+def honour_sigint() -> None:
+    """SIGINT is how the harness (and a terminal's Ctrl-C) asks a session to stop its Gyms. A process started with
+    SIGINT ignored (the harness itself a background job of a non-interactive shell) would keep ignoring it, and Python
+    raise no KeyboardInterrupt: catch it explicitly. Called in the main thread, before anything starts."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 class WorkerSession:

@@ -36,9 +36,10 @@ from gymgate.services import gym_compat  # noqa: E402
 from gymgate.services.lifecycle import SHUTDOWN_TIMEOUT_S  # noqa: E402
 from gymgate.services.processes import RUN_MARKER, sweep  # noqa: E402
 from gymgate.services.ray_cluster import private_ray  # noqa: E402
-from gymgate.session.controller import WorkerSession  # noqa: E402
+from gymgate.session.controller import WorkerSession, honour_sigint  # noqa: E402
 from gymgate.session.plan import owned_by  # noqa: E402
 
+honour_sigint()  # the controller and (through it) every xdist worker stop on SIGINT
 RAY_ADDRESS_VAR = "GYMGATE_RUN_RAY_ADDRESS"
 RUN_DIR_VAR = "GYMGATE_RUN_DIR"
 ITEMS = "items.py"  # the module whose items are the rollout paths (one per path id)

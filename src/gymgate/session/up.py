@@ -26,7 +26,7 @@ from gymgate.runfolder import RunFolder  # noqa: E402
 from gymgate.services.fleet import FAILED, READY, EnvStatus  # noqa: E402
 from gymgate.services.processes import RUN_MARKER  # noqa: E402
 from gymgate.services.ray_cluster import private_ray  # noqa: E402
-from gymgate.session.controller import WorkerSession  # noqa: E402
+from gymgate.session.controller import WorkerSession, honour_sigint  # noqa: E402
 
 
 def _raise_interrupt(signum, frame):
@@ -51,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     signal.signal(signal.SIGTERM, _raise_interrupt)
+    honour_sigint()
     run_id = os.environ.get(RUN_MARKER) or "adhoc"
     environments = load_environments(args.envs)
     args.run_dir.mkdir(parents=True, exist_ok=True)
