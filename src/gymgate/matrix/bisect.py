@@ -162,10 +162,14 @@ def bisect(
     good, bad = resolve_pair(good_ref, bad_ref, repo)
     repo_url = good.origin
     repo_dir = git.open_repo(repo_url)
-    commits = git.first_parent_commits(repo_dir, good.commit, bad.commit)
+    # As git bisect does: when good is not an ancestor of bad (a release tag on its own branch), the search starts
+    # at their merge base, which must itself be good (checked first, never assumed).
+    base = git.merge_base(repo_dir, good.commit, bad.commit)
+    commits = git.first_parent_commits(repo_dir, base, bad.commit)
     if not commits:
         raise UsageError(f"{good_ref} and {bad_ref} are the same commit")
-    print(f"== bisect: {len(commits)} commit(s) after {good_ref} up to {bad_ref}", flush=True)
+    after = good_ref if base == good.commit else f"the merge base {base[:12]} of {good_ref} and {bad_ref}"
+    print(f"== bisect: {len(commits)} first-parent commit(s) after {after} up to {bad_ref}", flush=True)
     wanted = paths or all_paths
     print(f"== good {good_ref}", flush=True)
     good_run = accept_ref(good, wanted, opts, reuse=True, narrowed=bool(paths))
@@ -192,17 +196,27 @@ def bisect(
     bisector = Bisector(good_run.dir, chosen, replace(opts, envs=envs), repo_url, acks)
 
     def judge(index: int) -> Step:
-        commit = commits[index]
+        return step_at(commits[index])
+
+    def step_at(commit: str) -> Step:
         info = git.commit_info(repo_dir, commit)
         print(f"== step: {commit[:12]} {info.get('subject', '')[:70]}", flush=True)
         verdict, why, runs = bisector.judge(commit)
         print(f"   {verdict}: {why}", flush=True)
-        result.runs[commit] = runs[-1]
+        if runs:
+            result.runs[commit] = runs[-1]
         return Step(commit, info.get("subject", ""), verdict, why, runs)
 
+    if base != good.commit:
+        step = step_at(base)
+        if step.verdict != GOOD:
+            raise UsageError(
+                f"the merge base {base[:12]} of {good_ref} and {bad_ref} is not good ({step.verdict}: {step.why}): "
+                "the regression is not in the history between them"
+            )
     lo, hi, steps, skipped = search(commits, judge)
-    result.steps = steps
-    result.last_good = commits[lo] if lo >= 0 else good.commit
+    result.steps = ([step] if base != good.commit else []) + steps
+    result.last_good = commits[lo] if lo >= 0 else base
     hidden = sorted(i for i in skipped if lo < i < hi)
     result.first_bad = None if hidden else commits[hi]
     result.suspects = [commits[i] for i in hidden] + [commits[hi]]

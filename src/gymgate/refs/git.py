@@ -104,9 +104,18 @@ def commit_info(repo_dir: Path, commit: str) -> dict[str, str]:
     return {"subject": subject, "date": date} if shown.returncode == 0 else {}
 
 
+def merge_base(repo_dir: Path, good: str, bad: str) -> str:
+    """Where `bad`'s history and `good`'s meet: `good` itself when it is an ancestor of `bad`; otherwise the commit a
+    release branch (say) forked from."""
+    found = _git(["merge-base", good, bad], cwd=repo_dir)
+    if found.returncode != 0 or not found.stdout.strip():
+        raise UsageError(f"{good[:12]} and {bad[:12]} share no history: nothing to bisect between them")
+    return found.stdout.strip()
+
+
 def first_parent_commits(repo_dir: Path, good: str, bad: str) -> list[str]:
     """The commits after `good` up to and including `bad`, oldest first, following first parents (the history a
-    branch's maintainers merged, as bisection walks it). `good` must be an ancestor of `bad`."""
+    branch's maintainers merged, as bisection walks it). `good` must be an ancestor of `bad` (see merge_base)."""
     ancestor = _git(["merge-base", "--is-ancestor", good, bad], cwd=repo_dir)
     if ancestor.returncode != 0:
         raise UsageError(f"{good[:12]} is not an ancestor of {bad[:12]}: nothing to bisect between them")
