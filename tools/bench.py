@@ -299,6 +299,43 @@ def render_cached(pin: str, data: dict, command: str) -> str:
     return table(f"cached:{pin}", f"A cached accept through nox, nemo-gym {pin}", data, command, rows, [])
 
 
+def bench_matrix(repeats: int) -> dict:
+    """`gymgate matrix` over every pin, all fourteen paths, with warm environments: once with nothing cached (where
+    the time goes: each ref's session, then the comparisons), then `repeats` times with everything cached."""
+    for pin in ("0.2.0", "0.2.1", "0.3.0", "0.4.0"):
+        seconds, text, code = timed(gymgate("env", "--gym-ref", pin), dict(os.environ))
+        assert code == 0, text
+    runs = tempfile.mkdtemp(prefix="gg-bench-runs-")
+    env = dict(os.environ, GYMGATE_RUNS=runs)
+    seconds, text, code = timed(gymgate("matrix", "--no-cache"), env)
+    assert code in (0, 1), text
+    out: dict = {"fresh_s": [round(seconds, 3)], "cached_s": [], "per_ref_s": {}}
+    for mark in sorted(Path(runs).glob("*/run.json")):
+        data = json.loads(mark.read_text())
+        ref = RunFolder(mark.parent).source()["name"]
+        out["per_ref_s"][ref] = round(data["finished"] - data["started"], 1)
+    for _ in range(repeats):
+        seconds, text, code = timed(gymgate("matrix"), env)
+        assert code in (0, 1) and text.count("cached: ") == 4, text
+        out["cached_s"].append(round(seconds, 3))
+    subprocess.run(["rm", "-rf", runs], check=False)
+    return out
+
+
+def render_matrix(data: dict, command: str) -> str:
+    runs = data["matrix"]
+    per_ref = ", ".join(f"{ref} {s} s" for ref, s in runs["per_ref_s"].items())
+    rows = [
+        ("`gymgate matrix --no-cache`: four pins × fourteen paths, warm environments", runs["fresh_s"], "s"),
+        ("`gymgate matrix` again, every ref served from the cache", runs["cached_s"], "s"),
+    ]
+    notes = [
+        f"Where the fresh run's time goes — each ref's test session: {per_ref}; the rest is resolving, the cache "
+        "look-ups and the three comparisons."
+    ]
+    return table("matrix:all", "The pin matrix", data, command, rows, notes)
+
+
 def bench_noise(pin: str, repeats: int) -> dict:
     """`repeats` runs of one pin, all fourteen paths; runs 2..N compared with run 1. Every figure must be 0."""
     seconds, text, code = timed(gymgate("env", "--gym-ref", pin), dict(os.environ))
@@ -349,7 +386,7 @@ def render_noise(pin: str, data: dict, command: str) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("what", choices=("services", "paths", "compare", "noise", "neighbour", "cached"))
+    parser.add_argument("what", choices=("services", "paths", "compare", "noise", "neighbour", "cached", "matrix"))
     parser.add_argument("--pin", default="0.4.0")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--workers", default="1,auto", help="paths: comma-separated -n settings to compare")
@@ -365,6 +402,9 @@ def main() -> int:
     if args.what == "services":
         data["env"], data["up"] = bench_env(args.pin, args.repeats), bench_up(args.pin, args.repeats)
         section = render_services(args.pin, data, command)
+    elif args.what == "matrix":
+        data["matrix"] = bench_matrix(args.repeats)
+        section = render_matrix(data, command)
     elif args.what == "neighbour":
         data["neighbour"] = bench_neighbour(args.pin, args.repeats)
         section = render_neighbour(args.pin, data, command)
