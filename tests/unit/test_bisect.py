@@ -3,6 +3,8 @@ tests/integration/test_bisect.py."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from gymgate.matrix import bisect as b
@@ -68,3 +70,41 @@ def test_unsure_commits_are_rerun_fresh_until_attempts_agree(monkeypatch, attemp
     got, _, dirs = fake.judge("c")
     assert (got, len(dirs)) == (verdict, runs)
     assert fake.fresh == [False] + [True] * (runs - 1)  # reruns never come from the cache
+
+
+def test_the_report_names_the_first_bad_commit_its_files_and_every_step(tmp_path):
+    from gymgate.refs.source import GymSource
+    from gymgate.report.bisect import render_bisect_markdown, write_bisect_reports
+
+    def git_source(sha, ref):
+        extra = {"ref": ref, "ref_kind": "tag", "subject": f"release {ref}"}
+        return GymSource(f"git-{sha[:12]}", "git", "0.4.0", ">=3.12", sha, "repo", commit=sha, extra=extra)
+
+    good, bad = "a" * 40, "f" * 40
+    steps = [
+        b.Step("c" * 40, "build: drop it", b.GOOD, "every chosen path as on the good ref"),
+        b.Step("d" * 40, "mcqa: compare case-insensitively", b.BAD, "mcqa:accepted: regressed [reward] reward"),
+    ]
+    result = b.BisectResult(
+        git_source(good, "v1"),
+        git_source(bad, "v2"),
+        ["mcqa:accepted"],
+        ["c" * 40, "d" * 40, bad],
+        steps,
+        "c" * 40,
+        "d" * 40,
+        ["d" * 40],
+        {"c" * 40: tmp_path / "c", "d" * 40: tmp_path / "d"},
+    )
+    info = {"d" * 40: {"subject": "mcqa: compare case-insensitively", "date": "2026-11-01T10:00:00+00:00"}}
+    text = render_bisect_markdown(result, info, ["resources_servers/mcqa/app.py"], tmp_path / "report")
+    assert "**first bad commit: dddddddddddd (last good: cccccccccccc)**" in text
+    assert "- author date: 2026-11-01T10:00:00+00:00" in text
+    assert "`resources_servers/mcqa/app.py`" in text
+    assert (
+        "| 2 | `dddddddddddd` | mcqa: compare case-insensitively | bad | mcqa:accepted: regressed [reward] reward |"
+        in text
+    )
+    assert '0.4.0 (git v1 = aaaaaaaaaaaa "release v1")' in text.splitlines()[0]
+    md, data = write_bisect_reports(result, info, ["resources_servers/mcqa/app.py"], None, tmp_path)
+    assert json.loads(data.read_text())["first_bad"]["touched"] == ["resources_servers/mcqa/app.py"]

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gymgate.atomic import write_json_atomic, write_text_atomic
+from gymgate.refs.source import nemo_gym_label
 
 if TYPE_CHECKING:
     from gymgate.matrix.bisect import BisectResult
@@ -28,7 +29,8 @@ def verdict_line(result: BisectResult) -> str:
 def render_bisect_markdown(
     result: BisectResult, info: dict[str, dict[str, str]], touched: list[str], report: Path | None
 ) -> str:
-    lines = [f"## gymgate bisect: {result.good.name} → {result.bad.name}", "", f"**{verdict_line(result)}**", ""]
+    good, bad = (nemo_gym_label(s.to_json()) or s.name for s in (result.good, result.bad))
+    lines = [f"## gymgate bisect: {good} → {bad}", "", f"**{verdict_line(result)}**", ""]
     lines += [
         f"Paths bisected: {', '.join(f'`{p}`' for p in result.paths) or 'none'}; "
         f"{len(result.commits)} first-parent commit(s) after the good ref, {len(result.steps)} step(s).",
@@ -47,11 +49,13 @@ def render_bisect_markdown(
         ]
         last = info.get(result.last_good, {})
         lines += ["### Last good commit", "", f"- `{result.last_good}` {last.get('subject', '')}", ""]
-    lines += ["### Steps", "", "| # | commit | subject | outcome | why |", "|---|---|---|---|---|"]
-    for n, step in enumerate(result.steps, 1):
-        why = step.why.replace("|", "\\|").replace("\n", " ")[:200]
-        lines.append(f"| {n} | `{step.commit[:12]}` | {step.subject[:60]} | {step.verdict} | {why} |")
-    lines.append("")
+    if result.steps:
+        lines += ["### Steps", "", "| # | commit | subject | outcome | why |", "|---|---|---|---|---|"]
+        for n, step in enumerate(result.steps, 1):
+            why = step.why.replace("|", "\\|").replace("\n", " ")[:200]
+            lines.append(f"| {n} | `{step.commit[:12]}` | {step.subject[:60]} | {step.verdict} | {why} |")
+        lines.append("")
+    lines += ["### Runs", ""] + [f"- `{commit[:12]}`: `{run}`" for commit, run in result.runs.items()] + [""]
     if report is not None:
         lines += [f"The comparison of the last good and the first bad commit: `{report}`", ""]
     return "\n".join(lines) + "\n"
