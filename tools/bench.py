@@ -336,6 +336,56 @@ def render_matrix(data: dict, command: str) -> str:
     return table("matrix:all", "The pin matrix", data, command, rows, notes)
 
 
+MCQA_VERDICT = "        is_correct = (pred == gold) if (pred is not None and gold) else False\n"
+
+
+def bench_bisect(pin: str, commits: int = 64, defect_at: int = 40) -> dict:
+    """`gymgate bisect` over a history built from the pin's sdist: `commits` commits after it, one of which (at
+    `defect_at`) breaks mcqa's verifier; the others change an unrelated file. Environments are built as bisect builds
+    them (from neighbours); the gymgate cache is the user's."""
+    sys.path.insert(0, str(REPO))
+    from tests.helpers import commit_all, git, sdist, unpack
+
+    with tempfile.TemporaryDirectory(prefix="gg-bench-") as scratch:
+        repo = Path(scratch) / "gym"
+        repo.mkdir()
+        git(repo, "init", "-q")
+        unpack(sdist(pin), repo)
+        good = commit_all(repo, "sdist")
+        shas = []
+        for n in range(commits):
+            if n == defect_at:
+                app = repo / "resources_servers" / "mcqa" / "app.py"
+                app.write_text(app.read_text().replace(MCQA_VERDICT, MCQA_VERDICT.replace("gold)", "gold.lower())")))
+            else:
+                (repo / "gymgate-bench.txt").write_text(f"commit {n}\n")
+            shas.append(commit_all(repo, f"commit {n}"))
+        out = Path(scratch) / "out"
+        command = gymgate("bisect", "--good", good, "--bad", shas[-1], "--gym-repo", str(repo), "--env", "mcqa")
+        command += ["-n", "1", "--runs-dir", f"{scratch}/runs", "--out", str(out)]
+        seconds, text, code = timed(command, dict(os.environ))
+        assert code == 1, text
+        result = json.loads((out / "bisect.json").read_text())
+        assert result["first_bad"]["commit"] == shas[defect_at], text
+        return {"wall_s": [round(seconds, 3)], "steps": len(result["steps"]), "commits": commits}
+
+
+def render_bisect(pin: str, data: dict, command: str) -> str:
+    runs = data["bisect"]
+    rows = [
+        (
+            f"`gymgate bisect` over {runs['commits']} commits, one breaking mcqa ({runs['steps']} steps)",
+            runs["wall_s"],
+            "s",
+        )
+    ]
+    notes = [
+        "Includes the good and bad runs (which choose the path to bisect) and every step's lock, environment "
+        "(from a neighbour) and mcqa run; the first bad commit was named correctly."
+    ]
+    return table(f"bisect:{pin}", f"Bisect, nemo-gym {pin} history", data, command, rows, notes)
+
+
 def bench_noise(pin: str, repeats: int) -> dict:
     """`repeats` runs of one pin, all fourteen paths; runs 2..N compared with run 1. Every figure must be 0."""
     seconds, text, code = timed(gymgate("env", "--gym-ref", pin), dict(os.environ))
@@ -386,7 +436,9 @@ def render_noise(pin: str, data: dict, command: str) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("what", choices=("services", "paths", "compare", "noise", "neighbour", "cached", "matrix"))
+    parser.add_argument(
+        "what", choices=("services", "paths", "compare", "noise", "neighbour", "cached", "matrix", "bisect")
+    )
     parser.add_argument("--pin", default="0.4.0")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--workers", default="1,auto", help="paths: comma-separated -n settings to compare")
@@ -402,6 +454,9 @@ def main() -> int:
     if args.what == "services":
         data["env"], data["up"] = bench_env(args.pin, args.repeats), bench_up(args.pin, args.repeats)
         section = render_services(args.pin, data, command)
+    elif args.what == "bisect":
+        data["bisect"] = bench_bisect(args.pin)
+        section = render_bisect(args.pin, data, command)
     elif args.what == "matrix":
         data["matrix"] = bench_matrix(args.repeats)
         section = render_matrix(data, command)
