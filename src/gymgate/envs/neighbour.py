@@ -55,7 +55,7 @@ def find(envs: Path, lock: Path, marks: dict[str, str], mark_name: str) -> Neigh
     interpreter, checkout), if it differs in at most MAX_CHANGED packages."""
     wanted = locked(lock.read_text())
     best: Neighbour | None = None
-    for mark in envs.glob(f"*/{mark_name}"):
+    for mark in sorted(envs.glob(f"*/{mark_name}")):  # ties go to the same neighbour every time
         try:
             data = json.loads(mark.read_text())
             theirs = locked((mark.parent / LOCK_COPY).read_text())
