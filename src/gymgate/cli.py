@@ -334,28 +334,14 @@ def cmd_matrix(args) -> int:
 def cmd_bisect(args) -> int:
     from gymgate.cases.environments import load_environments
     from gymgate.errors import EXIT_FAILED
-    from gymgate.matrix.bisect import affected_dirs, bisect
-    from gymgate.matrix.bump import write_reports
+    from gymgate.matrix.bisect import bisect, write_outcome
     from gymgate.matrix.sweep import report_dir
-    from gymgate.refs import git
-    from gymgate.report.bisect import verdict_line, write_bisect_reports
+    from gymgate.report.bisect import verdict_line
 
     everything = [f"{e.name}:{mode}" for e in load_environments(args.envs) for mode in ("accepted", "rejected")]
     paths = sorted(_read_paths(args.paths, everything)) if args.paths else None
     result = bisect(args.good, args.bad, args.gym_repo, paths, everything, _options(args), args.acks)
-    out = args.out or report_dir(args.runs_dir, "bisect")
-    out.mkdir(parents=True, exist_ok=True)
-    repo_dir = git.open_repo(result.good.origin)
-    info = {c: git.commit_info(repo_dir, c) for c in {result.last_good, *result.suspects}}
-    touched, report = [], None
-    if result.first_bad:
-        touched = git.touched_files(repo_dir, result.first_bad, affected_dirs(result.paths))
-        from gymgate.compare.runs import compare_runs
-
-        report = out / "last-good-to-first-bad"
-        report.mkdir(exist_ok=True)
-        write_reports(compare_runs(result.runs[result.last_good], result.runs[result.first_bad], args.acks), report)
-    written = write_bisect_reports(result, info, touched, report, out)
+    written = write_outcome(result, args.out or report_dir(args.runs_dir, "bisect"), args.acks)
     print("\n" + verdict_line(result))
     print("written: " + ", ".join(str(p) for p in written))
     return EXIT_FAILED if result.paths else EXIT_OK

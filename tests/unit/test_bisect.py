@@ -44,10 +44,10 @@ class FakeBisector(b.Bisector):
         self.verdicts = list(verdicts)
         self.fresh = []
 
-    def lacking(self, commit):
+    def lacking(self, source):
         return []
 
-    def run(self, commit, fresh=False):
+    def run(self, source, fresh=False):
         self.fresh.append(fresh)
         return b.RunResult(dir=f"run{len(self.fresh)}", code=0)
 
@@ -64,6 +64,7 @@ class FakeBisector(b.Bisector):
 )
 def test_unsure_commits_are_rerun_fresh_until_attempts_agree(monkeypatch, attempts, verdict, runs):
     script = iter(attempts)
+    monkeypatch.setattr(b, "resolve_ref", lambda commit, repo: None)
     monkeypatch.setattr(b, "compare_runs", lambda good, run, acks: None)
     monkeypatch.setattr(b, "verdict_of", lambda comparison, paths: (next(script), "why"))
     fake = FakeBisector(attempts)

@@ -90,15 +90,15 @@ class Bisector:
     def __init__(self, good_run: Path, paths: list[str], opts: RunOptions, repo: str, acks: Path | None = None):
         self.good_run, self.paths, self.opts, self.repo, self.acks = good_run, paths, opts, repo, acks
 
-    def lacking(self, commit: str) -> list[str]:
+    def lacking(self, source: GymSource) -> list[str]:
         """Files the chosen paths' environments need that the repository lacks at this commit (a mirror stored
         without some blobs): such a commit cannot be run, only skipped."""
-        missing = resolve_ref(commit, self.repo).extra.get("missing", "").split()
         dirs = affected_dirs(self.paths)
-        return [f for f in missing if any(f.startswith(d.rstrip("/") + "/") for d in dirs)]
+        return [
+            f for f in source.extra.get("missing", "").split() if any(f.startswith(d.rstrip("/") + "/") for d in dirs)
+        ]
 
-    def run(self, commit: str, fresh: bool = False) -> RunResult:
-        source = resolve_ref(commit, self.repo)
+    def run(self, source: GymSource, fresh: bool = False) -> RunResult:
         opts = replace(self.opts, cache=self.opts.cache and not fresh)
         return accept_ref(source, self.paths, opts, reuse=True, narrowed=True)
 
@@ -108,11 +108,12 @@ class Bisector:
         clear ones, make it flaky (skipped, never guessed)."""
         attempts: list[tuple[str, str]] = []
         runs: list[Path] = []
-        lacking = self.lacking(commit)
+        source = resolve_ref(commit, self.repo)
+        lacking = self.lacking(source)
         if lacking:
             return SKIP, f"the repository lacks files its environment needs: {', '.join(lacking[:3])}", runs
         for attempt in range(ATTEMPTS):
-            result = self.run(commit, fresh=attempt > 0)
+            result = self.run(source, fresh=attempt > 0)
             runs.append(result.dir)
             if result.broken:
                 return SKIP, f"cannot be built: {result.broken.splitlines()[0]}", runs
@@ -229,3 +230,21 @@ def affected_dirs(paths: list[str]) -> list[str]:
 
     envs = load_environments(sorted({p.split(":")[0] for p in paths}))
     return sorted({d for env in envs for d in env.all_server_dirs})
+
+
+def write_outcome(result: BisectResult, out: Path, acks: Path | None = None) -> list[Path]:
+    """bisect.md and bisect.json into `out`, with the commits' subjects and dates, the files the first bad commit
+    touched under the affected environments, and the full last-good → first-bad report set."""
+    from gymgate.matrix.bump import write_reports
+    from gymgate.report.bisect import write_bisect_reports
+
+    out.mkdir(parents=True, exist_ok=True)
+    repo_dir = git.open_repo(result.good.origin)
+    info = {c: git.commit_info(repo_dir, c) for c in {result.last_good, *result.suspects}}
+    touched, report = [], None
+    if result.first_bad:
+        touched = git.touched_files(repo_dir, result.first_bad, affected_dirs(result.paths))
+        report = out / "last-good-to-first-bad"
+        report.mkdir(exist_ok=True)
+        write_reports(compare_runs(result.runs[result.last_good], result.runs[result.first_bad], acks), report)
+    return write_bisect_reports(result, info, touched, report, out)

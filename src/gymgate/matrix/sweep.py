@@ -38,6 +38,7 @@ class Bump:
     candidate: MatrixRef
     comparison: Comparison
     out: Path
+    report: str  # its report.md, as written into `out`
 
 
 @dataclass
@@ -79,9 +80,9 @@ def run_matrix(
         comparison = compare_runs(before.run.dir, after.run.dir, acks)
         target = out / "bumps" / name
         target.mkdir(parents=True, exist_ok=True)
-        write_reports(comparison, target)
+        text, _ = write_reports(comparison, target)
         print(f"== {before.asked} → {after.asked}: {comparison.verdict}", flush=True)
-        bumps.append(Bump(before, after, comparison, target))
+        bumps.append(Bump(before, after, comparison, target, text))
     return Matrix(columns, bumps, expected)
 
 

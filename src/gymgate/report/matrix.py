@@ -52,7 +52,7 @@ def render_matrix_markdown(matrix: Matrix) -> str:
         lines.append(f"| `{path}` | " + " | ".join(_cell(r.records.get(path)) for r in refs) + " |")
     lines.append("")
     for bump in matrix.bumps:
-        text = (bump.out / "report.md").read_text()
+        text = bump.report
         body = text.split("\n", 1)[1] if text.startswith("## ") else text  # its own title is the heading below
         lines += [f"### Bump {bump.baseline.asked} → {bump.candidate.asked}", "", f"(full report: `{bump.out}`)", ""]
         lines += [line.replace("### ", "#### ", 1) if line.startswith("### ") else line for line in body.splitlines()]
