@@ -18,7 +18,7 @@ def _lock(**versions: str) -> str:
 def _env(envs, key, lock_text, **marks):
     path = envs / key
     (path / "bin").mkdir(parents=True)
-    (path / MARK).write_text(json.dumps({**MARKS, **marks}))
+    (path / MARK).write_text(json.dumps({**MARKS, **marks, neighbour.LOCKED: neighbour.locked(lock_text)}))
     (path / neighbour.LOCK_COPY).write_text(lock_text)
     return path
 
@@ -34,6 +34,8 @@ def test_the_nearest_matching_neighbour_within_reach_is_chosen(tmp_path):
     _env(envs, "nearer-but-other-python", _lock(**base, **{"nemo-gym": "0.4.1"}), interpreter="/usr/bin/python3.13")
     _env(envs, "two-away", _lock(**{**base, "p0": "1.1"}, **{"nemo-gym": "0.4.0"}))
     (envs / "half-built" / "bin").mkdir(parents=True)  # no mark: never a neighbour
+    older = _env(envs, "older", _lock(**base, **{"nemo-gym": "0.4.1"}))
+    (older / MARK).write_text(json.dumps(MARKS))  # a mark without its lock's packages: not measurable, skipped
     found = neighbour.find(envs, lock, MARKS, MARK)
     assert (found.key, found.changed) == ("near", ["nemo-gym"])
 

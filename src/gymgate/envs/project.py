@@ -31,6 +31,7 @@ TOOLING = [
     "tokenizers>=0.20",
     "transformers>=4.46",
 ]
+LOCK_TIMEOUT_S = 900  # resolving ~190 packages against the index
 REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
@@ -134,7 +135,10 @@ def lock(where: Path, interp: Interpreter, upgrade: bool = False) -> None:
     args = ["uv", "lock", "--project", str(where), "--python", str(interp.path)]
     if upgrade:
         args.append("--upgrade")
-    result = subprocess.run(args, env=uv_env(), capture_output=True, text=True, check=False)
+    try:
+        result = subprocess.run(args, env=uv_env(), capture_output=True, text=True, check=False, timeout=LOCK_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise BuildError(f"cannot lock {where}: `uv lock` did not finish in {LOCK_TIMEOUT_S} s") from None
     if result.returncode != 0:
         raise BuildError(f"cannot lock {where}: {result.stderr.strip()[-2000:]}")
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import time
@@ -28,6 +29,9 @@ from gymgate.refs.source import GymSource
 FORMAT = "2"
 MARK = ".gymgate-env.json"
 LOCK_TIMEOUT_S = 1800
+SYNC_TIMEOUT_S = 1800  # a cold sync downloads ~1.6 GB from the index
+CHECK_TIMEOUT_S = 120
+BUILD_SITE = Path(__file__).parent / "buildsite"  # sitecustomize for the build backend (see its docstring)
 
 
 @dataclass(frozen=True)
@@ -67,13 +71,7 @@ def env_key(project: Path, source: GymSource, interp: Interpreter) -> str:
 def check_lock(project: Path, source: GymSource, interp: Interpreter) -> None:
     """The lock must still match its project (nemo-gym, the extras, gymgate's own dependencies): checked on
     every run, also when the environment is reused, so a stale lock never hides behind a cached env (~70 ms)."""
-    result = subprocess.run(
-        ["uv", "lock", "--check", "--project", str(project), "--python", str(interp.path)],
-        env=uv_env(),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = _uv(["uv", "lock", "--check", "--project", str(project), "--python", str(interp.path)], CHECK_TIMEOUT_S)
     if result.returncode != 0:
         fix = f"nox -s lock -- {source.name}" if source.pinned else "delete it and run again"
         raise StaleLockError(
@@ -96,7 +94,7 @@ def ensure_env(project: Path, source: GymSource, interp: Interpreter) -> SyncedE
             shutil.rmtree(path, ignore_errors=True)
             how = _build(project, path, interp, source)
             near, installed = how.get("built_from"), tuple(how.get("installed", ()))
-            shutil.copyfile(project / "uv.lock", path / neighbour.LOCK_COPY)  # what later neighbours compare with
+            shutil.copyfile(project / "uv.lock", path / neighbour.LOCK_COPY)
             (path / (MARK + ".tmp")).write_text(
                 json.dumps(
                     {
@@ -107,6 +105,7 @@ def ensure_env(project: Path, source: GymSource, interp: Interpreter) -> SyncedE
                         "built_at": time.time(),
                         **_neighbour_marks(interp),
                         **how,
+                        neighbour.LOCKED: neighbour.locked((project / "uv.lock").read_text()),
                     },
                     indent=2,
                 )
@@ -159,9 +158,12 @@ def _sync(project: Path, path: Path, interp: Interpreter, source: GymSource, com
         "--no-progress",
         *(["--compile-bytecode"] if compile_all else []),
     ]
-    result = subprocess.run(
-        args, env=uv_env(UV_PROJECT_ENVIRONMENT=str(path)), capture_output=True, text=True, check=False
-    )
+    pythonpath = os.pathsep.join(p for p in (str(BUILD_SITE), os.environ.get("PYTHONPATH", "")) if p)
+    try:
+        result = _uv(args, SYNC_TIMEOUT_S, UV_PROJECT_ENVIRONMENT=str(path), PYTHONPATH=pythonpath)
+    except BuildError:
+        shutil.rmtree(path, ignore_errors=True)
+        raise
     if result.returncode == 0:
         return
     shutil.rmtree(path, ignore_errors=True)
@@ -170,3 +172,10 @@ def _sync(project: Path, path: Path, interp: Interpreter, source: GymSource, com
         fix = f"nox -s lock -- {source.name}" if source.pinned else "delete it and run again"
         raise StaleLockError(f"{project / 'uv.lock'} is stale for its pyproject.toml; fix with `{fix}`.\n{err[-1500:]}")
     raise BuildError(f"uv sync failed for {project}:\n{err[-2500:]}")
+
+
+def _uv(args: list[str], timeout_s: float, **env: str) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(args, env=uv_env(**env), capture_output=True, text=True, check=False, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        raise BuildError(f"`{' '.join(args[:3])}` did not finish in {timeout_s:.0f} s: {' '.join(args)}") from None

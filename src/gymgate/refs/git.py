@@ -9,13 +9,14 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from gymgate.errors import UsageError
+from gymgate.errors import InfraError, UsageError
 from gymgate.locations import cache_dir
 
 UPSTREAM_REPO = "https://github.com/NVIDIA-NeMo/Gym.git"
 MISSING = ".gymgate-missing"  # in an exported tree: the files its repository lacked
 REPO_ENV_VAR = "GYMGATE_GYM_REPO"
 GIT_TIMEOUT_S = 120
+EXPORT_TIMEOUT_S = 600  # writing out a whole tree (~60 MB for Gym)
 
 
 def default_repo() -> str:
@@ -172,13 +173,29 @@ def export_commit(repo_dir: Path, commit: str) -> Path:
         )
         (tmp / MISSING).write_text("".join(f"{path}\n" for path in gone))
     pathspec = ["--", ".", *excluded] if gone else []
-    archive = subprocess.run(
-        ["git", "archive", "--format=tar", commit, *pathspec], cwd=repo_dir, capture_output=True, check=False
-    )
-    if archive.returncode != 0:
+    try:
+        archive = subprocess.run(
+            ["git", "archive", "--format=tar", commit, *pathspec],
+            cwd=repo_dir,
+            capture_output=True,
+            timeout=EXPORT_TIMEOUT_S,
+            check=False,
+        )
+        if archive.returncode != 0:
+            raise UsageError(f"cannot export commit {commit}: {archive.stderr.decode(errors='replace').strip()}")
+        subprocess.run(
+            ["tar", "-x", "-C", str(tmp)],
+            input=archive.stdout,
+            capture_output=True,
+            timeout=EXPORT_TIMEOUT_S,
+            check=True,
+        )
+    except (subprocess.TimeoutExpired, subprocess.CalledProcessError) as exc:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise UsageError(f"cannot export commit {commit}: {archive.stderr.decode(errors='replace').strip()}")
-    subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive.stdout, check=True)
+        raise InfraError(f"cannot export commit {commit} into {tmp}: {exc}") from None
+    except UsageError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     (tmp / ".gymgate-complete").write_text(commit + "\n")
     shutil.rmtree(target, ignore_errors=True)
     tmp.rename(target)
