@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+from gymgate.ci import settings
 from gymgate.errors import EXIT_ERROR, EXIT_OK, GymgateError, UsageError
 from gymgate.matrix.run import RunOptions, accept_ref, open_run, prepare, record_environment, service_args
 from gymgate.refs import resolve_ref
@@ -21,6 +22,19 @@ def _add_ref_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--gym-repo",
         help="git URL or path the SHA is resolved in (default: $GYMGATE_GYM_REPO or the upstream repository)",
+    )
+    _add_cache_arg(parser)
+
+
+def _add_cache_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cache-dir", type=Path, help=settings.help_text(settings.CACHE, settings.CACHE.meaning))
+
+
+def _add_json_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print the verdict as JSON on stdout (results.json's summary), everything else on stderr",
     )
 
 
@@ -67,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=text)
         _add_ref_args(p)
         p.add_argument("--env", action="append", dest="envs", metavar="NAME", help="limit to this environment")
-        p.add_argument("--runs-dir", type=Path, help="where run folders go (default: ./runs or $GYMGATE_RUNS)")
+        p.add_argument("--runs-dir", type=Path, help=settings.help_text(settings.RUNS, settings.RUNS.meaning))
         p.add_argument("--spinup-timeout", type=_seconds, default=600.0, help="seconds one Gym may take to start")
         p.add_argument(
             "--stop-timeout",
@@ -84,7 +98,12 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: 180)",
     )
     p.add_argument("--selftest", action="store_true", help="also run gymgate's own negative tests on the real paths")
-    p.add_argument("--baseline", metavar="REF", help="compare against this ref (default: the baseline pin)")
+    p.add_argument(
+        "--baseline",
+        metavar="REF",
+        default=settings.from_env(settings.BASELINE, str, None),
+        help=settings.help_text(settings.BASELINE, "compare against this ref (default: the baseline pin)"),
+    )
     p.add_argument("--no-baseline", action="store_true", help="run the ref alone, without a comparison")
     p.add_argument(
         "--no-cache",
@@ -94,10 +113,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--reruns",
         type=_attempts,
-        default=2,
+        default=settings.from_env(settings.RERUNS, _attempts, 2),
         metavar="N",
         help="attempts added, in fresh Gym instances, for each path that does not pass on the candidate, on both "
-        "refs; mixed outcomes are flaky (default: 2; 0 disables)",
+        "refs; mixed outcomes are flaky (default: 2; 0 disables; or $GYMGATE_RERUNS)",
     )
     p.add_argument(
         "--paths",
@@ -108,11 +127,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "-n",
         "--workers",
-        default="auto",
+        default=settings.from_env(settings.WORKERS, _workers, "auto"),
         type=_workers,
-        help="pytest-xdist workers: auto (one per core), N, or 0 for none (default: auto)",
+        help="pytest-xdist workers: auto (one per core), N, or 0 for none (default: auto; or $GYMGATE_WORKERS)",
     )
     _add_acks_arg(p)
+    _add_json_arg(p)
     p = sub.add_parser(
         "matrix",
         help="run many refs in order (default: every pin) and judge the bump between each pair of neighbours",
@@ -122,6 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("refs", nargs="*", metavar="REF", help="Gym refs in order, oldest first (default: every pin)")
     p.add_argument("--gym-repo", help="git URL or path SHAs, tags and branches are resolved in")
+    _add_cache_arg(p)
     _add_many_ref_args(p, "matrix.md, matrix.html and bumps/", "matrix")
     p.add_argument(
         "--only",
@@ -143,6 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bad", required=True, metavar="REF", help="a later commit, tag or branch where they regress")
     p.add_argument("--gym-repo", help="the git URL or path both refs are in (default: $GYMGATE_GYM_REPO or upstream)")
     p.add_argument("--paths", action="append", metavar="ENV:MODE|@FILE", help="bisect only these paths")
+    _add_cache_arg(p)
     _add_many_ref_args(p, "bisect.md, bisect.json and the report", "bisect")
     _add_acks_arg(p)
     p = sub.add_parser("compare", help="compare two stored runs (nothing is run)")
@@ -154,6 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="folder for report.md, report.html, results.json, junit.xml, retry.txt (default: the candidate run)",
     )
     _add_acks_arg(p)
+    _add_json_arg(p)
     p = sub.add_parser(
         "ack",
         help="draft acknowledgements of a comparison's contract changes (acks/<baseline>-to-<candidate>.toml)",
@@ -168,12 +191,18 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_many_ref_args(p: argparse.ArgumentParser, writes: str, kind: str) -> None:
     """The options of commands that run many refs (matrix, bisect)."""
     p.add_argument("--env", action="append", dest="envs", metavar="NAME", help="limit to this environment")
-    p.add_argument("--runs-dir", type=Path, help="where run folders go (default: ./runs or $GYMGATE_RUNS)")
+    p.add_argument("--runs-dir", type=Path, help=settings.help_text(settings.RUNS, settings.RUNS.meaning))
     p.add_argument("--out", type=Path, help=f"folder for {writes} (default: runs/{kind}-<stamp>)")
     p.add_argument("--spinup-timeout", type=_seconds, default=600.0, help="seconds one Gym may take to start")
     p.add_argument("--stop-timeout", type=_seconds, default=60.0, help="seconds one Gym may take to stop gracefully")
     p.add_argument("--path-timeout", type=_seconds, default=180.0, help="seconds one rollout may take")
-    p.add_argument("-n", "--workers", default="auto", type=_workers, help="pytest-xdist workers (default: auto)")
+    p.add_argument(
+        "-n",
+        "--workers",
+        default=settings.from_env(settings.WORKERS, _workers, "auto"),
+        type=_workers,
+        help="pytest-xdist workers (default: auto; or $GYMGATE_WORKERS)",
+    )
     p.add_argument("--no-cache", action="store_true", help="run every ref afresh (default: serve unchanged clean runs)")
 
 
@@ -194,7 +223,15 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     from gymgate.envs.child import terminate_as_interrupt
 
-    args = build_parser().parse_args(argv)
+    try:
+        parser = build_parser()  # reads the GYMGATE_* defaults: one that cannot be read is a usage error
+    except UsageError as exc:
+        print(f"gymgate: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    args = parser.parse_args(argv)
+    if getattr(args, "cache_dir", None) is not None:  # the flag wins, for this process and every child
+        os.environ[settings.CACHE.var] = str(args.cache_dir.resolve())
+    args.json_out = _verdict_stream() if getattr(args, "json", False) else None
     terminate_as_interrupt()
     try:
         return COMMANDS[args.command](args)
@@ -210,6 +247,20 @@ def _main(argv: list[str] | None) -> int:
         where = write_crash(exc)
         print(f"gymgate: internal error: {type(exc).__name__}: {exc} (trace: {where})", file=sys.stderr)
         return EXIT_ERROR
+
+
+def _verdict_stream():
+    """stdout for the JSON verdict alone: everything else this process and its children print goes to stderr."""
+    sys.stdout.flush()
+    verdict = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    return verdict
+
+
+def _print_json(args, document: dict) -> None:
+    if args.json_out is not None:
+        args.json_out.write(json.dumps(document, indent=2) + "\n")
+        args.json_out.flush()
 
 
 def cmd_resolve(args) -> int:
@@ -293,8 +344,12 @@ def cmd_accept(args) -> int:
     and a comparison whose verdict decides the exit code. Each ref is served from the cache when none of its inputs
     changed and its stored run is clean (`--no-cache`: never)."""
     from gymgate.cases.environments import load_environments
+    from gymgate.ci.github import publish, run_annotations
     from gymgate.matrix.bump import judge_bump
     from gymgate.refs.pins import baseline_pin
+    from gymgate.report.outputs import not_compared, read_summary
+    from gymgate.report.summary import run_document, run_markdown
+    from gymgate.runfolder import RunFolder
 
     expected = [f"{e.name}:{mode}" for e in load_environments(args.envs) for mode in ("accepted", "rejected")]
     if args.paths:  # validated before anything is built
@@ -305,10 +360,18 @@ def cmd_accept(args) -> int:
     baseline = resolve_ref(base_ref, args.gym_repo) if base_ref else None
     opts = _options(args)
     if baseline is None or baseline.digest == candidate.digest:
-        return accept_ref(candidate, expected, opts, reuse=True, narrowed=bool(args.paths)).code
-    return judge_bump(
+        alone = accept_ref(candidate, expected, opts, reuse=True, narrowed=bool(args.paths))
+        run = RunFolder(alone.dir)
+        document = run_document(run, alone.code, expected, cached=alone.cached)
+        publish(run_markdown(document), run_annotations(list(run.records(expected).values())))
+        _print_json(args, document)
+        return alone.code
+    bump = judge_bump(
         baseline, candidate, expected, opts, reruns=args.reruns, narrowed=bool(args.paths), acks=args.acks
     )
+    compared = not bump.why_not_compared
+    _print_json(args, read_summary(bump.dir) if compared else not_compared(bump.dir, bump.code, bump.why_not_compared))
+    return bump.code
 
 
 def cmd_matrix(args) -> int:
@@ -349,8 +412,12 @@ def cmd_bisect(args) -> int:
 
 def cmd_compare(args) -> int:
     from gymgate.matrix.bump import compare_and_report
+    from gymgate.report.outputs import read_summary
 
-    return compare_and_report(args.baseline, args.candidate, args.out or args.candidate, full=True, acks=args.acks)
+    out = args.out or args.candidate
+    code = compare_and_report(args.baseline, args.candidate, out, full=args.json_out is None, acks=args.acks)
+    _print_json(args, read_summary(out))
+    return code
 
 
 def cmd_ack(args) -> int:

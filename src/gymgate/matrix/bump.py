@@ -5,8 +5,10 @@ exit code."""
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
+from gymgate.ci.github import comparison_annotations, group, publish
 from gymgate.compare.attempts import labels
 from gymgate.compare.categories import HARNESS_ERROR, NO_RECORD
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
@@ -14,6 +16,13 @@ from gymgate.matrix.reruns import real_attempt, run_reruns
 from gymgate.matrix.run import RunOptions, accept_ref
 from gymgate.refs.source import GymSource
 from gymgate.runfolder import RunFolder
+
+
+@dataclass(frozen=True)
+class BumpResult:
+    dir: Path  # the run holding the bump's reports: the candidate's (or the baseline's, when it cannot be judged)
+    code: int
+    why_not_compared: str = ""  # set when no comparison was made
 
 
 def judge_bump(
@@ -24,13 +33,13 @@ def judge_bump(
     reruns: int,
     narrowed: bool,
     acks: Path | None = None,
-) -> int:
+) -> BumpResult:
     print(f"== baseline {baseline.name}", flush=True)
     base = accept_ref(baseline, expected, opts, reuse=True, narrowed=narrowed)
     if base.broken or base.code not in (EXIT_OK, EXIT_FAILED):
         why = f"it is BROKEN ({base.broken.splitlines()[0]})" if base.broken else "it could not be judged"
         print(f"gymgate: error: the baseline {baseline.name}: {why}; see {base.dir}", file=sys.stderr)
-        return EXIT_ERROR
+        return BumpResult(base.dir, EXIT_ERROR, f"the baseline {baseline.name}: {why}")
     print(f"== candidate {candidate.name}", flush=True)
     # A cached candidate needs no reruns of its own; one whose baseline must be asked again runs fresh, so every
     # rerun of the bump is stored with the candidate run it belongs to.
@@ -38,9 +47,10 @@ def judge_bump(
     cand = accept_ref(candidate, expected, opts, reuse=not unjudged, narrowed=narrowed)
     if cand.code == EXIT_ERROR and not cand.broken:
         print(f"gymgate: error: the candidate {candidate.name} could not be judged; see {cand.dir}", file=sys.stderr)
-        return EXIT_ERROR
-    run_reruns((baseline, base.dir), (candidate, cand.dir), reruns, real_attempt(opts))
-    return compare_and_report(base.dir, cand.dir, cand.dir, full=False, acks=acks)
+        return BumpResult(cand.dir, EXIT_ERROR, f"the candidate {candidate.name} could not be judged")
+    with group(f"reruns: {baseline.name} -> {candidate.name}"):
+        run_reruns((baseline, base.dir), (candidate, cand.dir), reruns, real_attempt(opts))
+    return BumpResult(cand.dir, compare_and_report(base.dir, cand.dir, cand.dir, full=False, acks=acks))
 
 
 def write_reports(comparison, out_dir: Path) -> tuple[str, list[Path]]:
@@ -48,10 +58,10 @@ def write_reports(comparison, out_dir: Path) -> tuple[str, list[Path]]:
     report.html."""
     from gymgate.atomic import write_text_atomic
     from gymgate.report.markdown import render_markdown
-    from gymgate.report.outputs import write_html, write_junit, write_results, write_retry
+    from gymgate.report.outputs import REPORT_FILES, write_html, write_junit, write_results, write_retry
 
     text = render_markdown(comparison)
-    written = [write_text_atomic(out_dir / "report.md", text)]
+    written = [write_text_atomic(out_dir / REPORT_FILES["markdown"], text)]
     written += [
         write_results(comparison, out_dir),
         write_junit(comparison, out_dir),
@@ -67,6 +77,7 @@ def compare_and_report(baseline: Path, candidate: Path, out_dir: Path, full: boo
 
     comparison = compare_runs(baseline, candidate, acks)
     text, written = write_reports(comparison, out_dir)
+    publish(text, comparison_annotations(comparison))
     # The terminal gets the verdict, the lifecycle check, the summary table and the root causes (with who is to
     # blame); the files have everything.
     short = [text.split("\n### ", 1)[0], *(_section(text, h) for h in ("### Lifecycle check", "### Summary"))]

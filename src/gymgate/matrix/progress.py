@@ -12,6 +12,7 @@ import threading
 import time
 from typing import Any
 
+from gymgate.ci.github import command, in_actions
 from gymgate.outcomes import ERROR, FAIL, PASS, SKIP
 from gymgate.runfolder import PathRecord, RunFolder
 
@@ -87,11 +88,22 @@ class Progress:
                 self.poll()
                 live.update(self._table())
             return
+        folds = in_actions()  # the Actions log folds start-up, then paths (start-ups after the first path go there)
+        phase = ""
         while True:
             stopping = self._stop.wait(self.interval)
             for line in self.poll():
+                now = "paths" if self.paths else "Gym start-up"
+                if folds and now != phase:
+                    print(
+                        ("::endgroup::\n" if phase else "") + command("group", f"{now}: {self.run.name}"),
+                        file=self.stream,
+                    )
+                    phase = now
                 print(f"[{time.monotonic() - self.began:6.1f}s] {line}", file=self.stream, flush=True)
             if stopping:
+                if phase:
+                    print("::endgroup::", file=self.stream)
                 print(self.footer(), file=self.stream, flush=True)
                 return
 

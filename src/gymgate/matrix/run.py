@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from gymgate.ci.github import group
 from gymgate.errors import BuildError
 from gymgate.locations import PACKAGE_DIR, repo_root
 from gymgate.outcomes import BROKEN
@@ -47,7 +48,8 @@ def prepare(source: GymSource):
     from gymgate.envs.prepare import prepare_env
 
     print(f"gym ref {source.name!r}: {source.describe()}" + ("" if source.pinned else "  [unpinned]"), flush=True)
-    env = prepare_env(source)
+    with group(f"environment: {source.name}"):
+        env = prepare_env(source)
     verb = "built" if env.built else "reused"
     if env.built_from:
         verb = f"built from {env.built_from} (installed {', '.join(env.installed) or 'nothing'})"

@@ -29,6 +29,7 @@ from gymgate.compare.categories import (
 from gymgate.compare.lockdiff import packages
 from gymgate.compare.observation import Change, side_by_side
 from gymgate.compare.runs import Comparison, PathComparison
+from gymgate.errors import UsageError
 from gymgate.outcomes import ERROR, PASS, SKIP
 from gymgate.runfolder import RunFolder, RunMark
 
@@ -58,9 +59,50 @@ def _run_provenance(info: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+REPORT_FILES = {"markdown": "report.md", "html": "report.html", "results": RESULTS, "junit": "junit.xml"}
+
+
+def summary(comparison: Comparison, directory: Path) -> dict[str, Any]:
+    """The verdict for machines: results.json's "summary" and what `--json` prints (bots read this, not the rest)."""
+
+    def ref(info: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "name": info.get("name"),
+            "version": info.get("version"),
+            "commit": info.get("commit"),
+            "run_dir": info.get("dir"),
+        }
+
+    counts: dict[str, int] = {}
+    for item in comparison.paths:
+        counts[item.category] = counts.get(item.category, 0) + 1
+    return {
+        "kind": "comparison",
+        "verdict": comparison.verdict,
+        "exit_code": comparison.exit_code,
+        "baseline": ref(comparison.baseline),
+        "candidate": ref(comparison.candidate),
+        "categories": counts,
+        "paths": [
+            {
+                "path": p.path,
+                "category": p.category,
+                "baseline": p.baseline,
+                "candidate": p.candidate,
+                "blame": p.blame,
+                "flaky_on": p.flaky_on,
+                "causes": p.causes,
+            }
+            for p in comparison.paths
+        ],
+        "report": {kind: str(directory / name) for kind, name in REPORT_FILES.items()},
+    }
+
+
 def write_results(comparison: Comparison, directory: Path) -> Path:
     base, cand = comparison.baseline_records, comparison.candidate_records
     data = {
+        "summary": summary(comparison, directory),
         "verdict": comparison.verdict,
         "exit_code": comparison.exit_code,
         "broken": {"baseline": comparison.baseline_broken, "candidate": comparison.candidate_broken},
@@ -95,6 +137,19 @@ def write_results(comparison: Comparison, directory: Path) -> Path:
         "refused": [a.where for a in comparison.acks.refused],
     }
     return write_json_atomic(directory / RESULTS, data)
+
+
+def read_summary(directory: Path) -> dict[str, Any]:
+    """The summary of the comparison written into `directory` (what `--json` prints)."""
+    try:
+        return json.loads((directory / RESULTS).read_text())["summary"]
+    except (OSError, KeyError, TypeError, ValueError) as exc:
+        raise UsageError(f"{directory / RESULTS} holds no comparison summary ({exc})") from None
+
+
+def not_compared(directory: Path, code: int, why: str) -> dict[str, Any]:
+    """The `--json` document of a bump that could not be compared (a ref that could not be judged)."""
+    return {"kind": "comparison", "verdict": f"cannot judge: {why}", "exit_code": code, "run_dir": str(directory)}
 
 
 def compared_baseline(directory: Path) -> Path | None:
@@ -152,7 +207,7 @@ def write_junit(comparison: Comparison, directory: Path) -> Path:
                 case.result = [Failure(f"{record.outcome}{blame}: {reason}")]
             suite.add_testcase(case)
         xml.add_testsuite(suite)
-    target = directory / "junit.xml"
+    target = directory / REPORT_FILES["junit"]
     tmp = target.with_name(f".junit.{os.getpid()}.xml")
     xml.write(str(tmp))
     os.replace(tmp, target)
@@ -210,4 +265,4 @@ padding:.3em .6em}}.regressed td,.broken td{{background:#fdd}}.fixed td,.new-pat
 </head><body><h1>{html.escape(comparison.verdict)}</h1>
 <table><tr><th>path</th><th>baseline</th><th>candidate</th><th>category</th><th>changed fields</th></tr>{rows}</table>
 <h2>Full report</h2><pre>{html.escape(markdown_text)}</pre></body></html>"""
-    return write_text_atomic(directory / "report.html", page)
+    return write_text_atomic(directory / REPORT_FILES["html"], page)

@@ -10,6 +10,7 @@ from gymgate.outcomes import BROKEN, ERROR, FAIL, PASS, SKIP
 from gymgate.runfolder import FINISHED_STATUSES, PathRecord, RunFolder
 
 ORDER = {BROKEN: 0, FAIL: 1, ERROR: 2, PASS: 3, SKIP: 4}
+RUN_VERDICTS = {EXIT_OK: "clean", EXIT_FAILED: "failures found", EXIT_ERROR: "could not judge"}
 
 
 def verdict(records: list[PathRecord], pytest_code: int, lifecycle: list[str] | None = None) -> int:
@@ -35,7 +36,7 @@ def print_summary(run: RunFolder, pytest_code: int, expected: list[str] | None =
     for problem in lifecycle:
         print(f"{'lifecycle':<56} {FAIL:<7} {'':<8} {'':>6}  did not stop within its bound: {problem}", file=out)
     code = verdict(records, pytest_code, lifecycle)
-    label = {EXIT_OK: "clean", EXIT_FAILED: "failures found", EXIT_ERROR: "could not judge"}[code]
+    label = RUN_VERDICTS[code]
     print(
         f"\n{counts[PASS]} passed, {counts[FAIL]} failed, {counts[ERROR]} errors, {counts[SKIP]} skipped"
         + (f", {counts[BROKEN]} broken" if counts[BROKEN] else "")
@@ -44,3 +45,37 @@ def print_summary(run: RunFolder, pytest_code: int, expected: list[str] | None =
         file=out,
     )
     return code
+
+
+def run_document(run: RunFolder, code: int, expected: list[str] | None = None, cached: bool = False) -> dict:
+    """A run judged alone, for machines (`accept --json` without a baseline): the verdict and every path."""
+    source = run.source()
+    records = sorted(run.records(expected).values(), key=lambda r: (ORDER.get(r.outcome, 9), r.path))
+    return {
+        "kind": "run",
+        "verdict": RUN_VERDICTS.get(code, "could not judge"),
+        "exit_code": code,
+        "ref": {k: source.get(k) for k in ("name", "kind", "version", "commit", "digest")},
+        "run_dir": str(run.root),
+        "cached": cached,
+        "outcomes": {k: sum(1 for r in records if r.outcome == k) for k in ORDER},
+        "lifecycle": run.lifecycle_failures(),
+        "paths": [
+            {"path": r.path, "outcome": r.outcome, "blame": r.blame, "reward": r.reward, "reason": r.reason}
+            for r in records
+        ],
+    }
+
+
+def run_markdown(document: dict) -> str:
+    """A run judged alone (`run_document`), as the CI job summary shows it."""
+    lines = [
+        f"## gymgate: {document['ref'].get('name')} — {document['verdict']}",
+        "",
+        "| path | outcome | blame | reason |",
+        "|---|---|---|---|",
+    ]
+    for item in document["paths"]:
+        reason = item["reason"].splitlines()[0][:160].replace("|", "\\|") if item["reason"] else ""
+        lines.append(f"| `{item['path']}` | {item['outcome']} | {item['blame']} | {reason} |")
+    return "\n".join(lines)
