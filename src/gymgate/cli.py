@@ -67,6 +67,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("resolve", help="resolve a Gym ref and print it as JSON")
     _add_ref_args(p)
 
+    p = sub.add_parser(
+        "gym-ref-of",
+        help="print the Gym ref a uv.lock pins (a version, or a git commit): what a CI job on a bump judges",
+    )
+    p.add_argument("lock", type=Path, metavar="UV_LOCK")
+
     p = sub.add_parser("env", help="build (or reuse) the locked environment of a Gym ref")
     _add_ref_args(p)
 
@@ -281,6 +287,17 @@ def _options(args) -> RunOptions:
     )
 
 
+def cmd_gym_ref_of(args) -> int:
+    from gymgate.refs.lockref import gym_ref_of_lock
+
+    try:
+        text = args.lock.read_text()
+    except OSError as exc:
+        raise UsageError(f"cannot read {args.lock}: {exc}") from None
+    print(gym_ref_of_lock(text, str(args.lock)))
+    return EXIT_OK
+
+
 def cmd_env(args) -> int:
     prepare(resolve_ref(args.gym_ref, args.gym_repo))
     return EXIT_OK
@@ -456,6 +473,7 @@ def _compared_baseline(candidate: Path) -> Path:
 
 COMMANDS = {
     "resolve": cmd_resolve,
+    "gym-ref-of": cmd_gym_ref_of,
     "env": cmd_env,
     "lock": cmd_lock,
     "up": cmd_up,

@@ -1,0 +1,132 @@
+"""Results where CI shows them (ci/github.py) and the GYMGATE_* settings (ci/settings.py): the job summary, one
+annotation per path a reviewer must look at, log groups only under Actions, `--json` alone on stdout."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from gymgate.ci import github, settings
+from gymgate.cli import build_parser, main
+from gymgate.compare.categories import CATEGORIES, FLAKY
+from gymgate.compare.runs import Comparison, PathComparison
+from gymgate.errors import UsageError
+from tests.helpers import record, stored_run
+
+ERRORS = {"regressed", "broken", "changed", "unjudged"}
+
+
+@pytest.fixture
+def outside_ci(monkeypatch):
+    monkeypatch.delenv(github.ACTIONS_VAR, raising=False)
+    monkeypatch.delenv(github.SUMMARY_VAR, raising=False)
+
+
+def _every_category() -> Comparison:
+    paths = [
+        PathComparison(f"env{i}:accepted", "PASS", "FAIL", category, reason="verifier said 0.0\nmore", blame="gym")
+        for i, category in enumerate(CATEGORIES)
+    ]
+    paths[CATEGORIES.index(FLAKY)].flaky_on = "candidate"
+    return Comparison({"name": "0.3.0"}, {"name": "0.4.0"}, paths, None, lifecycle={"candidate": ["mcqa: hung"]})
+
+
+def test_commands_escape_what_would_end_or_split_them():
+    line = github.command("error", "50% done\nnext: line", title="a:b, c")
+    assert line == "::error title=a%3Ab%2C c::50%25 done%0Anext: line"
+
+
+def test_each_path_to_look_at_gets_one_annotation_of_its_level(monkeypatch):
+    lines = github.comparison_annotations(_every_category())
+    by_path = {}
+    for line in lines:
+        level, _, rest = line[2:].partition(" ")
+        title = rest.split("::", 1)[0].removeprefix("title=")
+        by_path.setdefault(title, []).append(level)
+    expected = {f"gymgate%3A env{i}%3Aaccepted {c}": ["error"] for i, c in enumerate(CATEGORIES) if c in ERRORS}
+    expected[f"gymgate%3A env{CATEGORIES.index(FLAKY)}%3Aaccepted flaky"] = ["warning"]
+    expected["gymgate%3A lifecycle"] = ["error"]
+    assert by_path == expected  # same-pass, fixed, new path, same-fail, skipped, removed: no annotation
+    regressed = next(line for line in lines if "regressed" in line)
+    assert "verifier said 0.0" in regressed and "more" not in regressed  # the reason's first line, escaped
+
+
+def test_run_annotations_name_every_path_that_did_not_pass():
+    records = [record("mcqa:accepted", "PASS"), record("mcqa:rejected", "FAIL", reason="reward 1.0 != 0.0")]
+    records.append(record("code_gen:accepted", "SKIP", reason="not in this Gym"))
+    lines = github.run_annotations(records)
+    assert len(lines) == 1 and lines[0].startswith("::error title=gymgate%3A mcqa%3Arejected FAIL::")
+
+
+def test_nothing_of_ci_appears_outside_it(outside_ci, capsys, tmp_path):
+    with github.group("phase"):
+        print("inside")
+    github.publish("## report", ["::error::x"])
+    assert capsys.readouterr().out == "inside\n"
+
+
+def test_under_actions_groups_fold_and_the_summary_accumulates(monkeypatch, capsys, tmp_path):
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv(github.ACTIONS_VAR, "true")
+    monkeypatch.setenv(github.SUMMARY_VAR, str(summary))
+    with github.group("environment: 0.4.0"):
+        print("built")
+    github.publish("## first", ["::warning::w"])
+    github.publish("## second", [])
+    assert capsys.readouterr().out == "::group::environment: 0.4.0\nbuilt\n::endgroup::\n::warning::w\n"
+    assert summary.read_text() == "## first\n\n## second\n\n"
+
+
+def test_settings_come_from_the_environment_and_a_flag_wins(monkeypatch):
+    monkeypatch.setenv("GYMGATE_WORKERS", "3")
+    monkeypatch.setenv("GYMGATE_RERUNS", "0")
+    monkeypatch.setenv("GYMGATE_BASELINE", "0.3.0")
+    args = build_parser().parse_args(["accept", "--gym-ref", "0.4.0"])
+    assert (args.workers, args.reruns, args.baseline) == ("3", 0, "0.3.0")
+    args = build_parser().parse_args(
+        ["accept", "--gym-ref", "0.4.0", "-n", "1", "--reruns", "2", "--baseline", "0.2.1"]
+    )
+    assert (args.workers, args.reruns, args.baseline) == ("1", 2, "0.2.1")
+    monkeypatch.delenv("GYMGATE_WORKERS")
+    assert build_parser().parse_args(["accept", "--gym-ref", "0.4.0"]).workers == "auto"
+
+
+@pytest.mark.parametrize(("var", "value"), [("GYMGATE_WORKERS", "many"), ("GYMGATE_RERUNS", "11")])
+def test_an_unreadable_setting_is_a_usage_error_naming_it(monkeypatch, capsys, var, value):
+    monkeypatch.setenv(var, value)
+    with pytest.raises(UsageError, match=var):
+        build_parser()
+    assert main(["accept", "--gym-ref", "0.4.0"]) == 2
+    assert var in capsys.readouterr().err
+
+
+def test_every_setting_is_listed_in_the_readme():
+    from gymgate.locations import repo_root
+
+    readme = (repo_root() / "README.md").read_text()
+    assert all(f"`{s.var}`" in readme for s in settings.SETTINGS)
+
+
+def test_compare_json_is_alone_on_stdout(tmp_path, outside_ci):
+    base = stored_run(tmp_path, "base", "0.3.0", [record("mcqa:accepted", "PASS"), record("mcqa:rejected", "PASS")])
+    cand = stored_run(tmp_path, "cand", "0.4.0", [record("mcqa:accepted", "PASS"), record("mcqa:rejected", "FAIL")])
+    done = subprocess.run(
+        [sys.executable, "-m", "gymgate", "compare", str(base), str(cand), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stderr
+    verdict = json.loads(done.stdout)  # nothing else on stdout
+    assert (verdict["kind"], verdict["exit_code"]) == ("comparison", 1)
+    assert verdict["verdict"].startswith("1 regressed")
+    assert {p["path"]: p["category"] for p in verdict["paths"]} == {
+        "mcqa:accepted": "same-pass",
+        "mcqa:rejected": "regressed",
+    }
+    assert verdict["report"]["html"] == str(cand / "report.html")
+    assert "Verdict:" in done.stderr  # the human report went to stderr
+    assert json.loads((cand / "results.json").read_text())["summary"] == verdict

@@ -1,0 +1,62 @@
+"""The GitHub Actions workflow users copy (examples/github-actions/gymgate.yml), linted by real linters: its shape
+against GitHub's workflow schema (check-jsonschema) and its security (zizmor: pinned actions, no credentials left
+behind, no template injection). No job of it runs here."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gymgate.locations import repo_root
+
+EXAMPLE = repo_root() / "examples" / "github-actions"
+WORKFLOW = EXAMPLE / "gymgate.yml"
+
+
+def _tool(name: str) -> str:
+    found = shutil.which(name, path=str(Path(sys.executable).parent))
+    assert found, f"{name} is not installed in the harness (dev group)"
+    return found
+
+
+def _schema(path: Path) -> subprocess.CompletedProcess:
+    args = [_tool("check-jsonschema"), "--builtin-schema", "vendor.github-workflows", str(path)]
+    return subprocess.run(args, capture_output=True, text=True, timeout=120)
+
+
+def _zizmor(path: Path) -> subprocess.CompletedProcess:
+    args = [_tool("zizmor"), "--offline", "--no-progress", "--config", str(EXAMPLE / "zizmor.yml"), str(path)]
+    return subprocess.run(args, capture_output=True, text=True, timeout=120)
+
+
+def test_the_workflow_passes_both_linters():
+    for result in (_schema(WORKFLOW), _zizmor(WORKFLOW)):
+        assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "lint"),
+    [
+        ("runs-on: ubuntu-latest", "run-on: ubuntu-latest", _schema),  # a misspelt key
+        ('exit "$CODE"', 'echo "${{ github.event.pull_request.title }}"; exit "$CODE"', _zizmor),  # injection
+        ("          persist-credentials: false\n", "", _zizmor),  # the token left in .git for later steps
+    ],
+)
+def test_the_linters_catch_a_broken_copy(tmp_path, old, new, lint):
+    text = WORKFLOW.read_text()
+    assert old in text
+    broken = tmp_path / "gymgate.yml"
+    broken.write_text(text.replace(old, new, 1))
+    assert lint(broken).returncode != 0
+
+
+def test_the_workflow_runs_the_readme_commands():
+    text = WORKFLOW.read_text()
+    readme = (repo_root() / "README.md").read_text()
+    assert "python3 -m pip install nox uv" in text and "python3 -m pip install nox uv" in readme
+    assert "-s accept -- --gym-ref" in text and "--json" in text
+    assert "examples/github-actions/gymgate.yml" in readme
