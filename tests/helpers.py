@@ -8,6 +8,7 @@ import tarfile
 import zipfile
 from pathlib import Path
 
+from gymgate.compare import categories
 from gymgate.locations import cache_dir, envs_dir
 from gymgate.refs import index
 from gymgate.runfolder import Failure, PathRecord, RunFolder, RunMark
@@ -108,3 +109,36 @@ def unpack(sdist: Path, repo: Path) -> None:
                 continue
             member.name = str(Path(*parts))
             archive.extract(member, repo, filter="data")
+
+
+REWARD = {"kind": "reward", "field": "reward", "expected": 1.0, "actual": 0.0}
+# path: (baseline record, candidate record, candidate rerun outcome or None, category it must get)
+CASES = {
+    "a:accepted": ("PASS", ("FAIL", {"failures": [REWARD]}), None, categories.REGRESSED),
+    "a:rejected": ("PASS", ("BROKEN", {"reason": "build: cannot lock"}), None, categories.BROKEN_CATEGORY),
+    "b:accepted": (
+        "PASS",
+        ("ERROR", {"blame": "harness", "reason": "rollout: RaySystemError"}),
+        None,
+        categories.UNJUDGED,
+    ),
+    "b:rejected": ("PASS", ("FAIL", {"failures": [REWARD]}), "PASS", categories.FLAKY),
+    "c:accepted": ("FAIL", ("PASS", {}), None, categories.FIXED),
+    "c:rejected": ("SKIP", ("PASS", {}), None, categories.NEW_PATH),
+    "d:accepted": ("FAIL", ("SKIP", {"reason": "gone"}), None, categories.REMOVED_PATH),
+    "d:rejected": ("FAIL", ("FAIL", {"failures": [REWARD]}), None, categories.SAME_FAIL),
+    "e:accepted": ("PASS", ("PASS", {"reward": 0.5}), None, categories.SAME_PASS),
+    "e:rejected": ("SKIP", ("SKIP", {}), None, categories.SKIPPED),
+    "f:accepted": ("PASS", ("PASS", {"observed": observation(params={"seed": 1})}), None, categories.CHANGED),
+}
+
+
+def every_category_runs(tmp_path):
+    """A baseline and a candidate run (with one rerun) whose comparison holds every category (CASES)."""
+    base = stored_run(tmp_path, "base", "0.3.0", [record(p, spec[0]) for p, spec in CASES.items()])
+    cand = stored_run(tmp_path, "cand", "0.4.0", [record(p, spec[1][0], **spec[1][1]) for p, spec in CASES.items()])
+    reruns = {p: spec[2] for p, spec in CASES.items() if spec[2]}
+    RunFolder(cand).write_reruns_manifest({"baseline_run": base.name, "paths": sorted(reruns)})
+    attempt = RunFolder(cand).attempt("candidate", 2).root
+    stored_run(attempt.parent, attempt.name, "0.4.0", [record(p, o) for p, o in reruns.items()])
+    return base, cand

@@ -4,6 +4,7 @@ verdict and exit code, and report.md with the verdict first."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -85,7 +86,8 @@ def test_interrupted_or_foreign_folders_are_refused(tmp_path):
 def test_outputs_results_junit_retry_and_html(tmp_path):
     from junitparser import JUnitXml
 
-    from gymgate.report.outputs import write_html, write_junit, write_results, write_retry
+    from gymgate.report.html import write_html
+    from gymgate.report.outputs import write_junit, write_results, write_retry
 
     base = stored_run(tmp_path, "a", "0.3.0", [record("mcqa:accepted", "PASS"), record("mcqa:rejected", "PASS")])
     cand = stored_run(
@@ -112,11 +114,10 @@ def test_outputs_results_junit_retry_and_html(tmp_path):
         ("candidate 0.4.0", 2, 1, 1),
     ]
     assert write_retry(comparison, out).read_text() == "mcqa:accepted\nmcqa:rejected\n"
-    page = write_html(comparison, render_markdown(comparison), out).read_text()
-    assert (
-        "<h1>1 regressed, 0 broken, 1 unjudged</h1>" in page
-        and "<tr class='regressed' data-category='regressed'>" in page
-    )
+    page = write_html(comparison, out, "report.html").read_text()
+    assert '<header class="banner fail" id="verdict">' in page and "1 regressed, 0 broken, 1 unjudged" in page
+    assert '<section class="card bad" id="path-mcqa-accepted">' in page  # tests/browser/ reads it as a person would
+    assert not re.search(r"""(src|href)=["']?(https?:)?//|@import|url\(""", page)  # self-contained: nothing to fetch
 
 
 def test_paths_option_validates_ids(tmp_path, capsys, cache):

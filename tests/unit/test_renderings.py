@@ -11,34 +11,7 @@ from gymgate.compare import categories as c
 from gymgate.compare.runs import compare_runs
 from gymgate.matrix.bump import compare_and_report
 from gymgate.report.outputs import RETRY_CATEGORIES, junit_categories
-from gymgate.runfolder import RunFolder
-from tests.helpers import observation, record, stored_run
-
-REWARD = {"kind": "reward", "field": "reward", "expected": 1.0, "actual": 0.0}
-# path: (baseline record, candidate record, candidate rerun outcome or None, category it must get)
-CASES = {
-    "a:accepted": ("PASS", ("FAIL", {"failures": [REWARD]}), None, c.REGRESSED),
-    "a:rejected": ("PASS", ("BROKEN", {"reason": "build: cannot lock"}), None, c.BROKEN_CATEGORY),
-    "b:accepted": ("PASS", ("ERROR", {"blame": "harness", "reason": "rollout: RaySystemError"}), None, c.UNJUDGED),
-    "b:rejected": ("PASS", ("FAIL", {"failures": [REWARD]}), "PASS", c.FLAKY),
-    "c:accepted": ("FAIL", ("PASS", {}), None, c.FIXED),
-    "c:rejected": ("SKIP", ("PASS", {}), None, c.NEW_PATH),
-    "d:accepted": ("FAIL", ("SKIP", {"reason": "gone"}), None, c.REMOVED_PATH),
-    "d:rejected": ("FAIL", ("FAIL", {"failures": [REWARD]}), None, c.SAME_FAIL),
-    "e:accepted": ("PASS", ("PASS", {"reward": 0.5}), None, c.SAME_PASS),
-    "e:rejected": ("SKIP", ("SKIP", {}), None, c.SKIPPED),
-    "f:accepted": ("PASS", ("PASS", {"observed": observation(params={"seed": 1})}), None, c.CHANGED),
-}
-
-
-def _runs(tmp_path):
-    base = stored_run(tmp_path, "base", "0.3.0", [record(p, spec[0]) for p, spec in CASES.items()])
-    cand = stored_run(tmp_path, "cand", "0.4.0", [record(p, spec[1][0], **spec[1][1]) for p, spec in CASES.items()])
-    reruns = {p: spec[2] for p, spec in CASES.items() if spec[2]}
-    RunFolder(cand).write_reruns_manifest({"baseline_run": base.name, "paths": sorted(reruns)})
-    attempt = RunFolder(cand).attempt("candidate", 2).root
-    stored_run(attempt.parent, attempt.name, "0.4.0", [record(p, o) for p, o in reruns.items()])
-    return base, cand
+from tests.helpers import CASES, every_category_runs
 
 
 def _markdown_categories(text: str) -> dict[str, str]:
@@ -55,7 +28,7 @@ def _markdown_categories(text: str) -> dict[str, str]:
 
 
 def test_every_rendering_agrees_on_every_category(tmp_path, capsys):
-    base, cand = _runs(tmp_path)
+    base, cand = every_category_runs(tmp_path)
     comparison = compare_runs(base, cand)
     truth = {p.path: p.category for p in comparison.paths}
     assert truth == {p: spec[3] for p, spec in CASES.items()}
@@ -67,7 +40,7 @@ def test_every_rendering_agrees_on_every_category(tmp_path, capsys):
 
     assert _markdown_categories((cand / "report.md").read_text()) == truth
     page = (cand / "report.html").read_text()
-    rows = re.findall(r"<tr class='[^']+' data-category='([^']+)'><td><code>([^<]+)</code>", page)
+    rows = re.findall(r'<tr data-category="([^"]+)"><td><code>([^<]+)</code>', page)
     assert {path: category for category, path in rows} == truth
     results = json.loads((cand / "results.json").read_text())
     assert {p["path"]: p["category"] for p in results["paths"]} == truth

@@ -57,8 +57,9 @@ def write_reports(comparison, out_dir: Path) -> tuple[str, list[Path]]:
     """Every report file of one comparison into `out_dir`: report.md (returned), results.json, junit.xml, retry.txt,
     report.html."""
     from gymgate.atomic import write_text_atomic
+    from gymgate.report.html import write_html
     from gymgate.report.markdown import render_markdown
-    from gymgate.report.outputs import REPORT_FILES, write_html, write_junit, write_results, write_retry
+    from gymgate.report.outputs import REPORT_FILES, write_junit, write_results, write_retry
 
     text = render_markdown(comparison)
     written = [write_text_atomic(out_dir / REPORT_FILES["markdown"], text)]
@@ -66,7 +67,7 @@ def write_reports(comparison, out_dir: Path) -> tuple[str, list[Path]]:
         write_results(comparison, out_dir),
         write_junit(comparison, out_dir),
         write_retry(comparison, out_dir),
-        write_html(comparison, text, out_dir),
+        write_html(comparison, out_dir, REPORT_FILES["html"]),
     ]
     return text, written
 

@@ -11,14 +11,14 @@ from gymgate.compare.runs import Comparison, PathComparison
 from gymgate.refs.source import nemo_gym_label
 
 
-def _ref(info: dict[str, Any]) -> str:
+def ref_label(info: dict[str, Any]) -> str:
     return f"{info.get('name', '?')} (nemo-gym {nemo_gym_label(info) or info.get('version', '?')})"
 
 
 def render_markdown(comparison: Comparison) -> str:
     groups = comparison.by_category()
     lines = [
-        f"## gymgate: {_ref(comparison.baseline)} → {_ref(comparison.candidate)}",
+        f"## gymgate: {ref_label(comparison.baseline)} → {ref_label(comparison.candidate)}",
         "",
         f"**Verdict: {comparison.verdict}.**",
         "",
@@ -59,7 +59,7 @@ def render_markdown(comparison: Comparison) -> str:
         for item in sorted(groups[category], key=lambda i: (i.flaky_on != "candidate", i.path)):
             reason = f" — {item.reason.splitlines()[0][:160]}" if item.reason else ""
             blame = f" [{item.blame}]" if item.blame else ""
-            flaky = f" (flaky on {_side(item.flaky_on)})" if item.flaky_on else ""
+            flaky = f" (flaky on {flaky_side_text(item.flaky_on)})" if item.flaky_on else ""
             lines.append(
                 f"- `{item.path}`: {item.baseline or '—'} → {item.candidate or '—'}{blame}{flaky}{_attempts(item)}"
                 f"{reason}"
@@ -75,7 +75,7 @@ def render_markdown(comparison: Comparison) -> str:
     return "\n".join(lines)
 
 
-def _side(flaky_on: str) -> str:
+def flaky_side_text(flaky_on: str) -> str:
     return {"candidate": "the candidate only", "baseline": "the baseline only", "both": "both refs"}[flaky_on]
 
 
@@ -86,17 +86,23 @@ def _attempts(item: PathComparison) -> str:
     return " (" + "; ".join(f"{role}: {', '.join(str(o) for o in h)}" for role, h in item.attempts.items()) + ")"
 
 
-def _root_causes(paths: list[PathComparison]) -> list[str]:
-    """Failing candidate paths grouped by what they broke (crater's root causes): one line per cause."""
+def cause_groups(paths: list[PathComparison]) -> list[tuple[str, list[PathComparison]]]:
+    """Failing candidate paths grouped by what they broke (crater's root causes), the most widespread first."""
     causes: dict[str, list[PathComparison]] = {}
     for item in paths:
         if item.category in ACTIONABLE or item.category == SAME_FAIL:
             for cause in item.causes:
                 causes.setdefault(cause, []).append(item)
+    return sorted(causes.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+
+
+def _root_causes(paths: list[PathComparison]) -> list[str]:
+    """One line per root cause."""
+    causes = cause_groups(paths)
     if not causes:
         return []
     lines = ["### Root causes", ""]
-    for cause, items in sorted(causes.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+    for cause, items in causes:
         listed = ", ".join(f"`{i.path}` ({i.category})" for i in items)
         lines.append(f"- {cause} — {len(items)} path{'s' if len(items) > 1 else ''}: {listed}")
     return [*lines, ""]

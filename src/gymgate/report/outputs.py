@@ -5,7 +5,6 @@ paths worth rerunning, accepted back by `--paths @retry.txt`) and report.html (s
 from __future__ import annotations
 
 import hashlib
-import html
 import json
 import os
 import platform
@@ -247,22 +246,3 @@ def junit_categories(path: Path) -> dict[str, str]:
         for case in suite:
             found[case.name] = (case.system_out or "").removeprefix("category: ")
     return found
-
-
-def write_html(comparison: Comparison, markdown_text: str, directory: Path) -> Path:
-    """The report as one page with no external assets: the summary as a table, the detail as preformatted text."""
-    rows = "".join(
-        f"<tr class='{html.escape(p.category.replace(' ', '-'))}' data-category='{html.escape(p.category)}'>"
-        f"<td><code>{html.escape(p.path)}</code></td>"
-        f"<td>{html.escape(p.baseline or '—')}</td><td>{html.escape(p.candidate or '—')}</td>"
-        f"<td>{html.escape(p.category)}</td><td>{len(p.changes) or ''}</td></tr>"
-        for p in comparison.paths
-    )
-    page = f"""<!doctype html><html><head><meta charset="utf-8"><title>gymgate report</title>
-<style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;
-padding:.3em .6em}}.regressed td,.broken td{{background:#fdd}}.fixed td,.new-path td{{background:#dfd}}
-.flaky td,.unjudged td,.changed td{{background:#ffd}}pre{{background:#f6f6f6;padding:1em;white-space:pre-wrap}}</style>
-</head><body><h1>{html.escape(comparison.verdict)}</h1>
-<table><tr><th>path</th><th>baseline</th><th>candidate</th><th>category</th><th>changed fields</th></tr>{rows}</table>
-<h2>Full report</h2><pre>{html.escape(markdown_text)}</pre></body></html>"""
-    return write_text_atomic(directory / REPORT_FILES["html"], page)

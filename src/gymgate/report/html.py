@@ -1,0 +1,155 @@
+"""report.html: the comparison as a page a person reads — the verdict as a coloured banner, the count per category,
+each path to look at with its failed checks and before/after values side by side, the lock diff as a table, the
+rest folded away. One self-contained file (no script, font or stylesheet from the network), readable on a phone.
+
+Rendered from the Comparison with Jinja2 (templates/report.html.j2, autoescaped); computes nothing."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
+from gymgate.atomic import write_text_atomic
+from gymgate.compare.categories import ACTIONABLE, CATEGORIES, FAILING, FLAKY, UNJUDGED
+from gymgate.compare.observation import CONTRACT, side_by_side, text_diff
+from gymgate.compare.runs import Comparison, PathComparison
+from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
+from gymgate.report.markdown import cause_groups, flaky_side_text, ref_label
+
+BANNER = {EXIT_OK: "pass", EXIT_FAILED: "fail", EXIT_ERROR: "error"}
+BANNER_WORD = {EXIT_OK: "PASS", EXIT_FAILED: "FAIL", EXIT_ERROR: "CANNOT JUDGE"}
+
+
+def tone(category: str) -> str:
+    """The colour a category is shown in: red fails the gate, amber needs a rerun or a look, green is good news."""
+    if category in FAILING:
+        return "bad"
+    if category in (UNJUDGED, FLAKY):
+        return "warn"
+    if category in ACTIONABLE:
+        return "good"
+    return "plain"
+
+
+@cache
+def _templates() -> Environment:
+    return Environment(
+        loader=PackageLoader("gymgate.report", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def _checks(comparison: Comparison, item: PathComparison) -> list[dict[str, str]]:
+    """The candidate's failed checks: what the case expects (which the baseline met, when it passed) beside what the
+    candidate returned."""
+    record = comparison.candidate_records.get(item.path)
+    rows = []
+    for failure in record.failures if record else []:
+        expected, actual = side_by_side(failure.expected, failure.actual)
+        rows.append({"kind": failure.kind, "field": failure.field, "expected": expected, "actual": actual})
+    return rows
+
+
+def _changes(item: PathComparison) -> list[dict[str, Any]]:
+    rows = []
+    for change in item.changes:
+        before, after = side_by_side(change.before, change.after)
+        rows.append(
+            {
+                "field": change.field,
+                "kind": change.kind,
+                "failing": change.kind == CONTRACT and not change.ack,
+                "ack": change.ack,
+                "before": before,
+                "after": after,
+                "diff": text_diff(change.before, change.after),
+            }
+        )
+    return sorted(rows, key=lambda r: (not r["failing"], r["kind"] != CONTRACT, r["field"]))
+
+
+def _lock_rows(comparison: Comparison) -> list[dict[str, str]]:
+    locks = comparison.locks
+    if locks is None:
+        return []
+    rows = []
+    for kind, found in (("upgraded", locks.upgraded), ("downgraded", locks.downgraded), ("replaced", locks.replaced)):
+        rows += [{"name": n, "before": a, "after": b, "kind": kind} for n, (a, b) in found.items()]
+    rows += [{"name": n, "before": "—", "after": v, "kind": "added"} for n, v in locks.added.items()]
+    rows += [{"name": n, "before": v, "after": "—", "kind": "removed"} for n, v in locks.removed.items()]
+    highlighted = set(locks.highlighted)
+    for row in rows:
+        row["highlighted"] = row["name"] in highlighted
+    return sorted(rows, key=lambda r: (not r["highlighted"], r["name"]))
+
+
+def page_model(comparison: Comparison) -> dict[str, Any]:
+    """What the template shows, read off the comparison."""
+    groups = comparison.by_category()
+    code = comparison.exit_code
+    attention = []
+    for category in [c for c in ACTIONABLE if c in groups]:
+        for item in sorted(groups[category], key=lambda i: (i.flaky_on != "candidate", i.path)):
+            attention.append(
+                {
+                    "path": item.path,
+                    "category": category,
+                    "tone": tone(category),
+                    "baseline": item.baseline or "—",
+                    "candidate": item.candidate or "—",
+                    "blame": item.blame,
+                    "reason": item.reason,
+                    "flaky_on": flaky_side_text(item.flaky_on) if item.flaky_on else "",
+                    "attempts": {r: [str(o) for o in h] for r, h in item.attempts.items() if len(h) > 1},
+                    "causes": item.causes,
+                    "checks": _checks(comparison, item),
+                    "changes": _changes(item),
+                }
+            )
+    return {
+        "banner": BANNER[code],
+        "banner_word": BANNER_WORD[code],
+        "verdict": comparison.verdict,
+        "exit_code": code,
+        "baseline": ref_label(comparison.baseline),
+        "candidate": ref_label(comparison.candidate),
+        "broken": {
+            r: why
+            for r, why in (("baseline", comparison.baseline_broken), ("candidate", comparison.candidate_broken))
+            if why
+        },
+        "lifecycle": {role: problems for role, problems in comparison.lifecycle.items() if problems},
+        "categories": [{"name": c, "count": len(groups[c]), "tone": tone(c)} for c in CATEGORIES if c in groups],
+        "total": len(comparison.paths),
+        "causes": [(cause, [i.path for i in items]) for cause, items in cause_groups(comparison.paths)],
+        "attention": attention,
+        "locks": _lock_rows(comparison),
+        "locks_compared": comparison.locks is not None,
+        "acked": [g for g in comparison.change_groups() if g.kind == CONTRACT and g.ack],
+        "paths": [
+            {
+                "path": p.path,
+                "category": p.category,
+                "tone": tone(p.category),
+                "baseline": p.baseline or "—",
+                "candidate": p.candidate or "—",
+            }
+            for p in comparison.paths
+        ],
+        "refused": [a.where for a in comparison.acks.refused],
+        "stale": [a.where for a in comparison.acks.stale],
+    }
+
+
+def render_html(comparison: Comparison) -> str:
+    return _templates().get_template("report.html.j2").render(**page_model(comparison))
+
+
+def write_html(comparison: Comparison, directory: Path, name: str) -> Path:
+    return write_text_atomic(directory / name, render_html(comparison))

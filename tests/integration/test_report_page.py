@@ -1,0 +1,108 @@
+"""report.html as a person sees it: the page of a comparison holding every category, loaded by headless Chromium
+(Debian's, installed by .ci/run; driven by Playwright, which never downloads a browser of its own). Checks what is
+on screen — the banner, a regressed path's failed check, the lock diff, what is folded away — that the page fetches
+nothing, and that it fits a phone's width. GYMGATE_REPORT_SCREENSHOT=FILE also keeps a screenshot (docs/)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from gymgate.matrix.bump import compare_and_report
+from tests.helpers import every_category_runs
+
+CHROMIUM = Path("/usr/bin/chromium")
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    assert CHROMIUM.is_file(), f"{CHROMIUM} is missing: .ci/run installs Debian's chromium (apt-get install chromium)"
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True, timeout=60_000)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture
+def report(tmp_path, capsys) -> Path:
+    base, cand = every_category_runs(tmp_path)
+    assert compare_and_report(base, cand, cand, full=False) == 1
+    capsys.readouterr()
+    return cand / "report.html"
+
+
+def _open(browser, page_file: Path, width: int, height: int):
+    page = browser.new_page(viewport={"width": width, "height": height})
+    fetched: list[str] = []
+
+    def only_the_file(route):
+        if route.request.url.startswith("file://"):
+            route.continue_()
+        else:
+            fetched.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", only_the_file)
+    page.goto(page_file.as_uri(), wait_until="load", timeout=30_000)
+    return page, fetched
+
+
+def test_a_person_sees_the_verdict_and_what_broke(browser, report):
+    page, fetched = _open(browser, report, 1280, 900)
+    banner = page.locator("#verdict")
+    assert banner.is_visible()
+    text = banner.inner_text()
+    assert text.startswith("FAIL") and "1 regressed, 1 broken, 1 changed" in text and "0.3.0" in text
+    assert banner.evaluate("e => getComputedStyle(e).backgroundColor") == "rgb(198, 40, 40)"  # red
+
+    regressed = page.locator("#path-a-accepted")
+    assert regressed.is_visible()
+    seen = regressed.inner_text()
+    assert "regressed" in seen and "PASS → FAIL" in seen
+    check = regressed.locator("table.checks tr").nth(1)
+    cells = [c.strip() for c in check.locator("td").all_inner_texts()]
+    assert cells == ["[reward] reward", "1.0", "0.0"]  # the failed check, expected beside what the candidate got
+
+    changed = page.locator("#path-f-accepted")
+    assert "changed" in changed.inner_text() and changed.locator("table.changes").is_visible()
+    flaky = page.locator("#path-b-rejected")
+    assert "flaky on the candidate only" in flaky.inner_text()
+    chips = dict(chip.strip().rsplit(" ", 1) for chip in page.locator("#categories li").all_inner_texts())
+    assert len(chips) == 11 and chips["regressed"] == "1" and chips["same-pass"] == "1"
+
+    # Folded away until asked for: every path's row.
+    everything = page.locator("#all-paths table")
+    assert not everything.is_visible()
+    page.locator("#all-paths summary").click()
+    assert everything.is_visible() and everything.locator("tr").count() == 12  # header + eleven paths
+    assert fetched == []  # self-contained: nothing from any network
+    page.close()
+
+
+def test_the_page_fits_a_phone(browser, report):
+    page, _ = _open(browser, report, 390, 844)
+    assert page.locator("#verdict").is_visible()
+    overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, f"the page is {overflow}px wider than a phone's screen"
+    keep = os.environ.get("GYMGATE_REPORT_SCREENSHOT")
+    if keep:
+        desktop = browser.new_page(viewport={"width": 1100, "height": 900})
+        desktop.goto(report.as_uri())
+        desktop.screenshot(path=keep, full_page=True)
+        desktop.close()
+    page.close()
