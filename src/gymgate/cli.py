@@ -112,6 +112,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--no-baseline", action="store_true", help="run the ref alone, without a comparison")
     p.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="run only shard K of N of the environments (balanced by shards/costs.toml); `gymgate merge` combines "
+        "the shard runs of each ref into one",
+    )
+    p.add_argument(
         "--no-cache",
         action="store_true",
         help="run every ref afresh, even when a stored clean run has exactly the same inputs (default: serve it)",
@@ -173,6 +179,23 @@ def build_parser() -> argparse.ArgumentParser:
     _add_cache_arg(p)
     _add_many_ref_args(p, "bisect.md, bisect.json and the report", "bisect")
     _add_acks_arg(p)
+    p = sub.add_parser(
+        "merge",
+        help="combine shard runs (accept --shard K/N) of each ref into one run; with two refs, compare them",
+        description="Groups the runs by ref; each group must be every shard of one split, with the same inputs, "
+        "finished, not overlapping. Writes one merged run per ref (like an unsharded run: it compares, reports and is "
+        "served from the cache the same way). Given the shards of a baseline and a candidate, compares the merged "
+        "runs and exits with the verdict (0 clean, 1 regression, 2 cannot judge); one ref: its own verdict.",
+    )
+    p.add_argument("runs", type=Path, nargs="+", metavar="RUN", help="shard run folders (of one or two refs)")
+    p.add_argument("--runs-dir", type=Path, help=settings.help_text(settings.RUNS, settings.RUNS.meaning))
+    _add_acks_arg(p)
+    _add_json_arg(p)
+    p = sub.add_parser(
+        "shard-costs", help="measure each environment's cost from stored runs (what accept --shard balances by)"
+    )
+    p.add_argument("runs", type=Path, nargs="+", metavar="RUN", help="finished runs (the median is kept)")
+    p.add_argument("--write", action="store_true", help="write shards/costs.toml (default: print it)")
     p = sub.add_parser("compare", help="compare two stored runs (nothing is run)")
     p.add_argument("baseline", type=Path, help="the baseline run folder")
     p.add_argument("candidate", type=Path, help="the candidate run folder")
@@ -284,6 +307,7 @@ def _options(args) -> RunOptions:
         path_timeout=getattr(args, "path_timeout", 180.0),
         stop_timeout=args.stop_timeout,
         cache=not getattr(args, "no_cache", False),
+        shard=getattr(args, "shard", None) or "",
     )
 
 
@@ -368,6 +392,13 @@ def cmd_accept(args) -> int:
     from gymgate.report.summary import run_document, run_markdown
     from gymgate.runfolder import RunFolder
 
+    if args.shard:
+        from gymgate.shards.plan import Shard, shard_envs
+
+        shard = Shard.parse(args.shard)
+        names = [e.name for e in load_environments(args.envs)]
+        args.envs = shard_envs(names, shard)
+        print(f"shard {shard.label}: {', '.join(args.envs)} (of {len(names)} environments)", flush=True)
     expected = [f"{e.name}:{mode}" for e in load_environments(args.envs) for mode in ("accepted", "rejected")]
     if args.paths:  # validated before anything is built
         wanted = _read_paths(args.paths, expected)
@@ -427,6 +458,49 @@ def cmd_bisect(args) -> int:
     return EXIT_FAILED if result.paths else EXIT_OK
 
 
+def cmd_merge(args) -> int:
+    from gymgate.matrix.bump import compare_and_report
+    from gymgate.report.outputs import read_summary
+    from gymgate.report.summary import print_summary, run_document
+    from gymgate.runfolder import runs_dir
+    from gymgate.shards.merge import baseline_of, gather, merge, point_reruns_at
+
+    sets = gather(args.runs)
+    if len(sets) > 2:
+        raise UsageError(f"runs of {len(sets)} refs given ({', '.join(s.ref for s in sets)}): merge one or two at once")
+    ordered = baseline_of(sets) if len(sets) == 2 else (sets[0],)
+    base = args.runs_dir or runs_dir()
+    merged = [merge(shard_set, base) for shard_set in ordered]
+    for shard_set, run in zip(ordered, merged, strict=True):
+        print(f"merged {len(shard_set.runs)} shards of {shard_set.ref}: {run.root}", flush=True)
+    if len(merged) == 1:
+        code = print_summary(merged[0], pytest_code=merged[0].mark().pytest_exit or 0)
+        _print_json(args, run_document(merged[0], code))
+        return code
+    baseline, candidate = merged
+    point_reruns_at(candidate, baseline)
+    code = compare_and_report(baseline.root, candidate.root, candidate.root, full=False, acks=args.acks)
+    _print_json(args, read_summary(candidate.root))
+    return code
+
+
+def cmd_shard_costs(args) -> int:
+    from gymgate.runfolder import RunFolder
+    from gymgate.shards.plan import costs_file, measured_costs, render_costs
+
+    costs = measured_costs([RunFolder(r) for r in args.runs])
+    if not costs:
+        raise UsageError("no environment of these runs started and ran a path: nothing to measure")
+    text = render_costs(costs, [r.name for r in args.runs])
+    if args.write:
+        costs_file().parent.mkdir(parents=True, exist_ok=True)
+        costs_file().write_text(text)
+        print(f"wrote {costs_file()}")
+    else:
+        print(text, end="")
+    return EXIT_OK
+
+
 def cmd_compare(args) -> int:
     from gymgate.matrix.bump import compare_and_report
     from gymgate.report.outputs import read_summary
@@ -481,5 +555,7 @@ COMMANDS = {
     "matrix": cmd_matrix,
     "bisect": cmd_bisect,
     "compare": cmd_compare,
+    "merge": cmd_merge,
+    "shard-costs": cmd_shard_costs,
     "ack": cmd_ack,
 }

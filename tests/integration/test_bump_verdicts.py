@@ -6,6 +6,7 @@ never a regression), one that cannot be locked (BROKEN), and a full seven-enviro
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -22,6 +23,14 @@ def _accept(runs, *args, timeout=1500):
     command = [sys.executable, "-m", "gymgate", "accept", "--runs-dir", str(runs), *args]
     result = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     return result.returncode, result.stdout + result.stderr
+
+
+def _accept_in_actions(runs, summary, *args, timeout=1500):
+    """`accept --json` as a GitHub Actions job runs it: (exit code, stdout, stderr)."""
+    command = [sys.executable, "-m", "gymgate", "accept", "--runs-dir", str(runs), "--json", *args]
+    env = dict(os.environ, GITHUB_ACTIONS="true", GITHUB_STEP_SUMMARY=str(summary))
+    result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
+    return result.returncode, result.stdout, result.stderr
 
 
 def _candidate_run(runs, marker):
@@ -49,9 +58,22 @@ def test_a_changed_verifier_is_a_regression_confirmed_by_reruns(runs, tmp_path):
     gym = _patched_gym(
         tmp_path / "gym", VERDICT_LINE.replace("(pred == gold)", "(pred == gold.lower())").replace("\n", "  # bump\n")
     )
-    code, out = _accept(runs, "--gym-ref", str(gym), "--baseline", "0.4.0", "--env", "mcqa", "-n", "1", "--reruns", "1")
+    summary = tmp_path / "step-summary.md"
+    args = ("--gym-ref", str(gym), "--baseline", "0.4.0", "--env", "mcqa", "-n", "1", "--reruns", "1")
+    code, stdout, out = _accept_in_actions(runs, summary, *args)
     assert code == 1, out
     assert "**Verdict: 1 regressed, 0 broken.**" in out
+    # Where CI shows it: the JSON verdict alone on stdout, the report in the job summary, one annotation for the
+    # regressed path, and the phases folded in the log.
+    verdict = json.loads(stdout)
+    assert (verdict["exit_code"], verdict["categories"]) == (1, {"regressed": 1, "same-pass": 1})
+    assert "**Verdict: 1 regressed, 0 broken.**" in summary.read_text()
+    annotations = [line for line in out.splitlines() if line.startswith(("::error", "::warning"))]
+    assert len(annotations) == 1 and annotations[0].startswith("::error title=gymgate%3A mcqa%3Aaccepted regressed::")
+    assert "[reward] reward" in annotations[0]
+    for phase in ("environment: 0.4.0", "Gym start-up: ", "paths: ", "reruns: 0.4.0 -> "):
+        assert f"::group::{phase}" in out, phase
+    assert out.count("::group::") == out.count("::endgroup::")
     run = _candidate_run(runs, "-tree-0.4.")
     report = (run / "report.md").read_text()
     assert "- `mcqa:accepted`: PASS → FAIL (baseline: PASS, PASS; candidate: FAIL, FAIL)" in report

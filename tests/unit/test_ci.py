@@ -74,9 +74,13 @@ def test_under_actions_groups_fold_and_the_summary_accumulates(monkeypatch, caps
     monkeypatch.setenv(github.SUMMARY_VAR, str(summary))
     with github.group("environment: 0.4.0"):
         print("built")
+    with github.group("reruns"), github.group("environment: 0.3.0"):  # the log cannot nest groups: one fold
+        print("again")
     github.publish("## first", ["::warning::w"])
     github.publish("## second", [])
-    assert capsys.readouterr().out == "::group::environment: 0.4.0\nbuilt\n::endgroup::\n::warning::w\n"
+    assert capsys.readouterr().out == (
+        "::group::environment: 0.4.0\nbuilt\n::endgroup::\n::group::reruns\nagain\n::endgroup::\n::warning::w\n"
+    )
     assert summary.read_text() == "## first\n\n## second\n\n"
 
 

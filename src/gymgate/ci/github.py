@@ -48,18 +48,30 @@ def command(name: str, message: str, **properties: str) -> str:
     return f"::{name}{' ' + props if props else ''}::{_data(message)}"
 
 
+_depth = 0  # groups open in this process: the Actions log cannot nest them, so an inner one folds into the outer
+
+
+def folding() -> bool:
+    """Whether a new group would show: under Actions, and not inside another."""
+    return in_actions() and _depth == 0
+
+
 @contextmanager
 def group(title: str, out: TextIO | None = None) -> Iterator[None]:
-    """Fold what is printed inside into one collapsible block of the Actions log (a no-op elsewhere)."""
+    """Fold what is printed inside into one collapsible block of the Actions log (a no-op elsewhere, and inside
+    another group)."""
+    global _depth
     stream = out or sys.stdout
-    if not in_actions():
-        yield
-        return
-    print(command("group", title), file=stream, flush=True)
+    shown = folding()
+    if shown:
+        print(command("group", title), file=stream, flush=True)
+    _depth += 1
     try:
         yield
     finally:
-        print("::endgroup::", file=stream, flush=True)
+        _depth -= 1
+        if shown:
+            print("::endgroup::", file=stream, flush=True)
 
 
 def path_annotation(item: PathComparison) -> str | None:

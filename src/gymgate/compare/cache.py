@@ -19,7 +19,8 @@ from gymgate.runfolder.folder import stored_runs
 CLEAN = {PASS, SKIP}  # the labels a run served from the cache may hold
 
 
-def inputs_digest(gym_digest: str, lock: Path, python: str, selection: list[str]) -> str:
+def shared_digest(gym_digest: str, lock: Path, python: str) -> str:
+    """Every input but the path selection: what the shards of one run share (shards/merge.py checks it)."""
     digest = hashlib.sha256()
     for part in (
         gym_digest,
@@ -27,10 +28,14 @@ def inputs_digest(gym_digest: str, lock: Path, python: str, selection: list[str]
         python,
         tree_digest(PACKAGE_DIR),
         tree_digest(repo_root() / "cases"),
-        ",".join(sorted(selection)),
     ):
         digest.update(part.encode() + b"\0")
     return digest.hexdigest()
+
+
+def inputs_digest(shared: str, selection: list[str]) -> str:
+    """The cache key: the shared inputs and the selected paths (in any order)."""
+    return hashlib.sha256(f"{shared}\0{','.join(sorted(selection))}\0".encode()).hexdigest()
 
 
 def find_cached(runs_dir: Path, digest: str) -> RunFolder | None:

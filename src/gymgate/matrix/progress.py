@@ -12,7 +12,7 @@ import threading
 import time
 from typing import Any
 
-from gymgate.ci.github import command, in_actions
+from gymgate.ci.github import command, folding
 from gymgate.outcomes import ERROR, FAIL, PASS, SKIP
 from gymgate.runfolder import PathRecord, RunFolder
 
@@ -88,7 +88,7 @@ class Progress:
                 self.poll()
                 live.update(self._table())
             return
-        folds = in_actions()  # the Actions log folds start-up, then paths (start-ups after the first path go there)
+        folds = folding()  # the Actions log folds start-up, then paths (start-ups after the first path go there)
         phase = ""
         while True:
             stopping = self._stop.wait(self.interval)

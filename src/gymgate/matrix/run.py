@@ -33,6 +33,7 @@ class RunOptions:
     path_timeout: float = 180.0  # seconds one rollout may take before its path is an ERROR (gym, timeout)
     stop_timeout: float = 60.0  # seconds one Gym may take to stop gracefully before it is killed
     cache: bool = True  # serve a ref from a stored clean run with the same inputs (compare/cache.py)
+    shard: str = ""  # "K/N" when this run is one shard of a ref's environments (shards/plan.py)
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ def accept_ref(
     options allow the cache), in four steps: build the ref's environment (a ref that cannot be built is a BROKEN
     run), look in the cache, open the run folder, run the in-environment session and mark how it ended.
     `narrowed`: only `expected` runs (passed to pytest path by path), not the whole selection."""
-    from gymgate.compare.cache import find_cached, inputs_digest
+    from gymgate.compare.cache import find_cached, inputs_digest, shared_digest
 
     run_id = new_run_id()
     try:
@@ -109,7 +110,8 @@ def accept_ref(
         write_broken_run(run, source, expected, f"build: {exc}")
         print(f"gymgate: {source.name} is BROKEN: {str(exc).splitlines()[0]}", file=sys.stderr)
         return RunResult(run.root, print_summary(run, pytest_code=1, expected=expected), broken=str(exc))
-    inputs = inputs_digest(source.digest, env.project / "uv.lock", env.interpreter.version, expected)
+    shared = shared_digest(source.digest, env.project / "uv.lock", env.interpreter.version)
+    inputs = inputs_digest(shared, expected)
     if reuse and opts.cache and not opts.selftest:  # gymgate's own negative tests are asked for: they run
         stored = find_cached(opts.runs_dir or runs_dir(), inputs)
         if stored is not None:
@@ -117,7 +119,9 @@ def accept_ref(
             return RunResult(stored.root, print_summary(stored, pytest_code=0, expected=expected), cached=True)
     run = open_run(source, opts, run_id, run_dir)
     record_environment(run, env)
-    mark = RunMark(expected=expected, run_id=run_id, inputs=inputs, started=time.time())
+    mark = RunMark(
+        expected=expected, run_id=run_id, inputs=inputs, shared_inputs=shared, shard=opts.shard, started=time.time()
+    )
     code = run_session(env, run, mark, session_args(run, opts, expected if narrowed else None), opts)
     return RunResult(run.root, print_summary(run, pytest_code=code, expected=expected))
 

@@ -75,6 +75,9 @@ class RunMark:
     incomplete: str = ""  # why the run did not finish (interrupted, deadline, session status)
     broken: str = ""  # why the ref could not be locked or built (every path BROKEN)
     lifecycle: list[str] = field(default_factory=list)  # what outlived the run and was killed
+    shared_inputs: str = ""  # the inputs digest without the path selection: equal for every shard of one run
+    shard: str = ""  # "K/N" for a shard run (accept --shard); empty for a whole run
+    merged_from: list[str] = field(default_factory=list)  # the shard runs a merged run was made of (gymgate merge)
     schema: int = SCHEMA
 
     @classmethod
@@ -277,6 +280,22 @@ class RunFolder:
                 found.append((int(n), role, RunFolder(folder)))
         for n, role, folder in sorted(found, key=lambda item: item[:2]):
             yield role, n, folder
+
+    def take_files_of(self, other: RunFolder, worker_prefix: str) -> None:
+        """Copy another run's path records, start-up statuses, Gym logs and worker records into this one (a merge
+        of shards: their environments, so their file names, are disjoint; workers are renamed apart)."""
+        for sub in (PATHS, SERVICES, LOGS):
+            if (other.root / sub).is_dir():
+                for file in sorted((other.root / sub).iterdir()):
+                    if file.is_file():
+                        (self.root / sub).mkdir(parents=True, exist_ok=True)
+                        shutil.copy2(file, self.root / sub / file.name)
+        for file in sorted((other.root / WORKERS).glob("*.json")):
+            (self.root / WORKERS).mkdir(parents=True, exist_ok=True)
+            shutil.copy2(file, self.root / WORKERS / f"{worker_prefix}{file.name}")
+        if other.pytest_log.is_file():
+            with self.pytest_log.open("a") as log:
+                log.write(f"==== {other.name} ====\n{other.pytest_log.read_text(errors='replace')}\n")
 
     def reruns_manifest(self) -> dict[str, Any] | None:
         return _read_json(self.root / RERUNS / RERUNS_MANIFEST)

@@ -1,0 +1,101 @@
+"""Which environments shard K of N runs. Balanced by each environment's measured cost (its Gym's start-up plus its
+paths, in shards/costs.toml), not by name: the longest-first greedy assignment, ties broken by name, so every
+machine computes the same split from the same inputs."""
+
+from __future__ import annotations
+
+import re
+import statistics
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from gymgate.errors import UsageError
+from gymgate.locations import repo_root
+from gymgate.runfolder import RunFolder
+
+SHARD = re.compile(r"^([1-9][0-9]*)/([1-9][0-9]*)$")
+
+
+@dataclass(frozen=True)
+class Shard:
+    index: int  # 1-based
+    count: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.index}/{self.count}"
+
+    @classmethod
+    def parse(cls, text: str) -> Shard:
+        found = SHARD.match(text.strip())
+        if not found or not 1 <= int(found.group(1)) <= int(found.group(2)):
+            raise UsageError(f"--shard expects K/N with 1 <= K <= N (e.g. 1/2), got {text!r}")
+        return cls(int(found.group(1)), int(found.group(2)))
+
+
+def costs_file() -> Path:
+    return repo_root() / "shards" / "costs.toml"
+
+
+def load_costs(path: Path | None = None) -> dict[str, float]:
+    """Seconds per environment; {} when the file is absent (then every environment counts the same)."""
+    path = path or costs_file()
+    if not path.is_file():
+        return {}
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path} is not valid TOML ({exc})") from None
+    return {str(k): float(v) for k, v in data.get("seconds", {}).items()}
+
+
+def split(envs: list[str], count: int, costs: dict[str, float]) -> list[list[str]]:
+    """`envs` in `count` groups of near-equal cost. An environment without a measurement costs the median of those
+    with one. More shards than environments leaves some empty (a shard with nothing to run is a usage error)."""
+    known = [costs[e] for e in envs if e in costs]
+    default = statistics.median(known) if known else 1.0
+    loads = [0.0] * count
+    groups: list[list[str]] = [[] for _ in range(count)]
+    for env in sorted(envs, key=lambda e: (-costs.get(e, default), e)):
+        target = min(range(count), key=lambda i: (loads[i], i))
+        groups[target].append(env)
+        loads[target] += costs.get(env, default)
+    return [sorted(g) for g in groups]
+
+
+def shard_envs(envs: list[str], shard: Shard, costs: dict[str, float] | None = None) -> list[str]:
+    chosen = split(envs, shard.count, load_costs() if costs is None else costs)[shard.index - 1]
+    if not chosen:
+        raise UsageError(
+            f"shard {shard.label} has no environment to run: {len(envs)} environment(s) in {shard.count} shards"
+        )
+    return chosen
+
+
+def measured_costs(runs: list[RunFolder]) -> dict[str, float]:
+    """The median over `runs` of each environment's Gym start-up plus its paths' own time, in seconds."""
+    samples: dict[str, list[float]] = {}
+    for run in runs:
+        spent: dict[str, float] = {}
+        for env, status in run.service_statuses().items():
+            if status.get("status") == "ready" and isinstance(status.get("seconds"), int | float):
+                spent[env] = spent.get(env, 0.0) + float(status["seconds"])
+        for record in run.written_records().values():
+            seconds = (record.timings or {}).get("path_s")
+            if record.env in spent and isinstance(seconds, int | float):
+                spent[record.env] += float(seconds)
+        for env, seconds in spent.items():
+            samples.setdefault(env, []).append(seconds)
+    return {env: round(statistics.median(values), 1) for env, values in sorted(samples.items())}
+
+
+def render_costs(costs: dict[str, float], sources: list[str]) -> str:
+    lines = [
+        "# Measured seconds per environment (its Gym's start-up plus its paths): how `accept --shard K/N` balances.",
+        "# Written by `gymgate shard-costs RUN… --write` from: " + ", ".join(sources),
+        "",
+        "[seconds]",
+    ]
+    lines += [f'"{env}" = {seconds}' for env, seconds in sorted(costs.items())]
+    return "\n".join(lines) + "\n"
