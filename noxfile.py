@@ -112,6 +112,13 @@ def matrix(session: nox.Session, pin: str) -> None:
 
 
 @nox.session(default=False)
+def merge(session: nox.Session) -> None:
+    """Combine shard runs (accept --shard K/N) into one run per ref, and judge the bump: nox -s merge -- runs/*/"""
+    _harness(session)
+    _gymgate(session, "merge", *session.posargs)
+
+
+@nox.session(default=False)
 def bisect(session: nox.Session) -> None:
     """Find the Gym commit that broke a path: nox -s bisect -- --good v0.4.0 --bad main --gym-repo ../Gym"""
     _harness(session)

@@ -136,13 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ENV:MODE|@FILE",
         help="only these paths (repeatable; @retry.txt reads one per line)",
     )
-    p.add_argument(
-        "-n",
-        "--workers",
-        default=settings.from_env(settings.WORKERS, _workers, "auto"),
-        type=_workers,
-        help="pytest-xdist workers: auto (one per core), N, or 0 for none (default: auto; or $GYMGATE_WORKERS)",
-    )
+    _add_workers_arg(p)
     _add_acks_arg(p)
     _add_json_arg(p)
     p = sub.add_parser(
@@ -225,14 +219,18 @@ def _add_many_ref_args(p: argparse.ArgumentParser, writes: str, kind: str) -> No
     p.add_argument("--spinup-timeout", type=_seconds, default=600.0, help="seconds one Gym may take to start")
     p.add_argument("--stop-timeout", type=_seconds, default=60.0, help="seconds one Gym may take to stop gracefully")
     p.add_argument("--path-timeout", type=_seconds, default=180.0, help="seconds one rollout may take")
-    p.add_argument(
+    _add_workers_arg(p)
+    p.add_argument("--no-cache", action="store_true", help="run every ref afresh (default: serve unchanged clean runs)")
+
+
+def _add_workers_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
         "-n",
         "--workers",
         default=settings.from_env(settings.WORKERS, _workers, "auto"),
         type=_workers,
-        help="pytest-xdist workers (default: auto; or $GYMGATE_WORKERS)",
+        help="pytest-xdist workers: auto (one per core), N, or 0 for none (default: auto; or $GYMGATE_WORKERS)",
     )
-    p.add_argument("--no-cache", action="store_true", help="run every ref afresh (default: serve unchanged clean runs)")
 
 
 def _add_acks_arg(parser: argparse.ArgumentParser) -> None:

@@ -33,9 +33,16 @@ def _zizmor(path: Path) -> subprocess.CompletedProcess:
     return subprocess.run(args, capture_output=True, text=True, timeout=120)
 
 
-def test_the_workflow_passes_both_linters():
-    for result in (_schema(WORKFLOW), _zizmor(WORKFLOW)):
+@pytest.mark.parametrize("name", ["gymgate.yml", "gymgate-sharded.yml"])
+def test_the_workflows_pass_both_linters(name):
+    for result in (_schema(EXAMPLE / name), _zizmor(EXAMPLE / name)):
         assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_sharded_workflow_runs_every_shard_then_merges():
+    text = (EXAMPLE / "gymgate-sharded.yml").read_text()
+    assert 'shard: ["1/3", "2/3", "3/3"]' in text and '--shard "$SHARD"' in text
+    assert "-s merge -- " in text and "needs: shard" in text
 
 
 @pytest.mark.parametrize(
