@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 
+from gymgate.compare.observation import flatten, rules
 from gymgate.compare.runs import compare_runs
 from gymgate.runfolder import RunFolder
 
@@ -26,7 +27,14 @@ def _new_run(runs, before: set) -> RunFolder:
 
 
 def _records(run: RunFolder) -> dict:
-    return {p: {k: v for k, v in r.to_json().items() if k not in VOLATILE} for p, r in run.records().items()}
+    """Each record without wall-clock figures, its observation with the values every run changes (ids, timestamps:
+    compare/nondeterministic.toml) masked."""
+    found = {}
+    for path, made in run.records().items():
+        data = {k: v for k, v in made.to_json().items() if k not in VOLATILE}
+        data["observed"] = flatten(made.observed, rules())[0]
+        found[path] = data
+    return found
 
 
 def _normalized(comparison) -> tuple:
