@@ -73,6 +73,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("lock", type=Path, metavar="UV_LOCK")
 
+    p = sub.add_parser("cases", help="the Gym environments of a ref and gymgate's cases for them")
+    cases = p.add_subparsers(dest="cases_command", required=True)
+    p = cases.add_parser(
+        "list",
+        help="which environments of a Gym have example data, which have a case, which cannot run here and why",
+    )
+    _add_ref_args(p)
+    p.add_argument("--json", action="store_true", help="print the list as JSON")
+
     p = sub.add_parser("env", help="build (or reuse) the locked environment of a Gym ref")
     _add_ref_args(p)
 
@@ -268,6 +277,9 @@ def _main(argv: list[str] | None) -> int:
     except KeyboardInterrupt:
         print("gymgate: interrupted; every process the run started has been stopped", file=sys.stderr)
         return EXIT_ERROR
+    except BrokenPipeError:  # the reader went away (`… | head`): not a crash, and no verdict either
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_ERROR
     except Exception as exc:  # gymgate's own crash: never a verdict (exit 1 means "regression")
         from gymgate.runfolder import write_crash
 
@@ -317,6 +329,32 @@ def cmd_gym_ref_of(args) -> int:
     except OSError as exc:
         raise UsageError(f"cannot read {args.lock}: {exc}") from None
     print(gym_ref_of_lock(text, str(args.lock)))
+    return EXIT_OK
+
+
+def cmd_cases(args) -> int:
+    from gymgate.cases.catalog import catalog
+    from gymgate.envs.distribution import Distribution
+
+    source = resolve_ref(args.gym_ref, args.gym_repo)
+    found = catalog(Distribution(source))
+    if args.json:
+        print(json.dumps({"gym": source.to_json(), "environments": [e.to_json() for e in found]}, indent=2))
+        return EXIT_OK
+    with_data = [e for e in found if e.examples]
+    covered = [e for e in found if e.cases]
+    runnable = [e for e in found if e.runnable and not e.cases]
+    print(
+        f"Gym {source.name} ({source.describe()}): {len(found)} environments, {len(with_data)} with example data, "
+        f"{len(covered)} with a case, {len(runnable)} more with nothing declared against running here"
+    )
+    width = max(len(e.name) for e in found) if found else 10
+    print(f"{'environment':<{width}}  {'rows':>4}  {'case':<24}  runs here")
+    for item in found:
+        rows = sum(item.examples.values())
+        here = "yes: nothing declared against it" if item.runnable else "no: " + "; ".join(item.blockers)
+        notes = f" ({'; '.join(item.notes)})" if item.notes and item.runnable else ""
+        print(f"{item.name:<{width}}  {rows or '—':>4}  {', '.join(item.cases) or '—':<24}  {here}{notes}")
     return EXIT_OK
 
 
@@ -382,7 +420,7 @@ def cmd_accept(args) -> int:
     """One ref through the matrix; unless it is the baseline itself, also the baseline, reruns of what did not pass,
     and a comparison whose verdict decides the exit code. Each ref is served from the cache when none of its inputs
     changed and its stored run is clean (`--no-cache`: never)."""
-    from gymgate.cases.environments import load_environments
+    from gymgate.cases.environments import load_environments, refuse_drafts
     from gymgate.ci.github import publish, run_annotations
     from gymgate.matrix.bump import judge_bump
     from gymgate.refs.pins import baseline_pin
@@ -390,6 +428,7 @@ def cmd_accept(args) -> int:
     from gymgate.report.summary import run_document, run_markdown
     from gymgate.runfolder import RunFolder
 
+    refuse_drafts(load_environments(args.envs))  # before anything is built
     if args.shard:
         from gymgate.shards.plan import Shard, shard_envs
 
@@ -421,11 +460,12 @@ def cmd_accept(args) -> int:
 
 
 def cmd_matrix(args) -> int:
-    from gymgate.cases.environments import load_environments
+    from gymgate.cases.environments import load_environments, refuse_drafts
     from gymgate.matrix.sweep import print_matrix, report_dir, run_matrix
     from gymgate.refs.pins import pins_in_order
     from gymgate.report.matrix import write_matrix_reports
 
+    refuse_drafts(load_environments(args.envs))
     expected = [f"{e.name}:{mode}" for e in load_environments(args.envs) for mode in ("accepted", "rejected")]
     asked = args.refs or pins_in_order()
     if args.only is not None:
@@ -441,12 +481,13 @@ def cmd_matrix(args) -> int:
 
 
 def cmd_bisect(args) -> int:
-    from gymgate.cases.environments import load_environments
+    from gymgate.cases.environments import load_environments, refuse_drafts
     from gymgate.errors import EXIT_FAILED
     from gymgate.matrix.bisect import bisect, write_outcome
     from gymgate.matrix.sweep import report_dir
     from gymgate.report.bisect import verdict_line
 
+    refuse_drafts(load_environments(args.envs))
     everything = [f"{e.name}:{mode}" for e in load_environments(args.envs) for mode in ("accepted", "rejected")]
     paths = sorted(_read_paths(args.paths, everything)) if args.paths else None
     result = bisect(args.good, args.bad, args.gym_repo, paths, everything, _options(args), args.acks)
@@ -546,6 +587,7 @@ def _compared_baseline(candidate: Path) -> Path:
 COMMANDS = {
     "resolve": cmd_resolve,
     "gym-ref-of": cmd_gym_ref_of,
+    "cases": cmd_cases,
     "env": cmd_env,
     "lock": cmd_lock,
     "up": cmd_up,

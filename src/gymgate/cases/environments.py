@@ -26,6 +26,7 @@ class Environment:
     overrides: dict[str, object] = field(default_factory=dict)
     judge_markers: tuple[str, ...] = ()
     case_file: Path | None = None
+    draft: str = ""  # a case `gymgate case new` drafted, not yet reviewed by a person ([draft] table): never judged
 
     @property
     def all_server_dirs(self) -> tuple[str, ...]:
@@ -38,10 +39,19 @@ def cases_dir() -> Path:
     return Path(explicit) if explicit else repo_root() / "cases"
 
 
+def _draft(case: dict) -> str:
+    """Why a case is a draft ({} -> not one). A [draft] table without a reason still marks it."""
+    if "draft" not in case:
+        return ""
+    marked = case["draft"]
+    return str(marked.get("why") or "drafted, not reviewed") if isinstance(marked, dict) else "drafted, not reviewed"
+
+
 def load_environments(names: list[str] | None = None) -> list[Environment]:
     envs = []
     for path in sorted(cases_dir().glob("*.toml")):
-        data = tomllib.loads(path.read_text()).get("environment")
+        whole = tomllib.loads(path.read_text())
+        data = whole.get("environment")
         if not data:
             raise ValueError(f"{path} has no [environment] table")
         envs.append(
@@ -54,6 +64,7 @@ def load_environments(names: list[str] | None = None) -> list[Environment]:
                 overrides=dict(data.get("overrides", {})),
                 judge_markers=tuple(data.get("judge_markers", ())),
                 case_file=path,
+                draft=_draft(whole),
             )
         )
     if names is None:
@@ -63,3 +74,14 @@ def load_environments(names: list[str] | None = None) -> list[Environment]:
     if unknown:
         raise UsageError(f"unknown environment(s) {', '.join(unknown)}; known: {', '.join(sorted(by_name))}")
     return [by_name[n] for n in names]
+
+
+def refuse_drafts(envs: list[Environment]) -> None:
+    """A drafted case is not trusted until a person reviewed it and removed its [draft] table."""
+    drafts = [e for e in envs if e.draft]
+    if drafts:
+        listed = ", ".join(f"{e.name} ({e.case_file})" for e in drafts)
+        raise UsageError(
+            f"unreviewed drafted case(s): {listed}. Review each one's scripts and expected values, then delete its "
+            "[draft] table; or leave it out with --env"
+        )

@@ -37,6 +37,16 @@ class Distribution:
         except KeyError:
             return None
 
+    def files(self, prefix: str) -> list[str]:
+        """Every file under `prefix` (a folder path inside the package), sorted."""
+        prefix = prefix.rstrip("/") + "/"
+        if self._root is not None:
+            base = self._root / prefix
+            if not base.is_dir():
+                return []
+            return sorted(p.relative_to(self._root).as_posix() for p in base.rglob("*") if p.is_file())
+        return sorted(n for n in self._zip.namelist() if n.startswith(prefix) and not n.endswith("/"))
+
     def exists(self, relpath: str) -> bool:
         if self._root is not None:
             return (self._root / relpath).exists()

@@ -1,0 +1,97 @@
+"""The environments a Gym declares — each resources server with its configs and example data — whether gymgate has
+a case for it, and what keeps it from running here, read from the Gym's own requirements and configs by the rules
+in runnable.toml. What `gymgate cases list --gym-ref REF` shows."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+from gymgate.cases.environments import load_environments
+from gymgate.envs.distribution import Distribution
+
+RULES_FILE = Path(__file__).with_name("runnable.toml")
+SERVERS = "resources_servers"
+ENVIRONMENTS = "environments"  # Gym >= 0.4.0: an environment's own folder (config.yaml, data/)
+EXAMPLE = re.compile(r"/data/[^/]*example[^/]*\.jsonl$")  # input rows (not example_rollouts*.jsonl: outputs)
+
+
+@dataclass
+class GymEnvironment:
+    name: str
+    configs: list[str] = field(default_factory=list)
+    examples: dict[str, int] = field(default_factory=dict)  # example file -> rows
+    cases: list[str] = field(default_factory=list)  # gymgate's environments (cases/<name>.toml) that use it
+    blockers: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def runnable(self) -> bool:
+        return bool(self.examples) and not self.blockers
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            "configs": self.configs,
+            "examples": self.examples,
+            "cases": self.cases,
+            "runnable": self.runnable,
+            "blockers": self.blockers,
+            "notes": self.notes,
+        }
+
+
+@cache
+def _rules() -> dict:
+    return tomllib.loads(RULES_FILE.read_text())
+
+
+def _requirements(text: str) -> list[str]:
+    lines = (line.split("#", 1)[0].strip() for line in text.splitlines())
+    return [line for line in lines if line and not line.startswith("-")]
+
+
+def judge(requirements: list[str], config_texts: list[str]) -> tuple[list[str], list[str]]:
+    """(blockers, notes) from what an environment declares."""
+    blockers, notes = [], []
+    for rule in _rules().get("requirement", []):
+        for requirement in requirements:
+            found = re.search(rule["pattern"], requirement)
+            if found:
+                blockers.append(rule["blocker"].format(match=requirement))
+                break
+    for rule in _rules().get("config_key", []):
+        key = re.compile(rf"^\s*{re.escape(rule['key'])}\s*:", re.M)
+        if any(key.search(text) for text in config_texts):
+            (blockers if "blocker" in rule else notes).append(rule.get("blocker") or rule["note"])
+    return blockers, notes
+
+
+def catalog(dist: Distribution) -> list[GymEnvironment]:
+    """Every resources server of the Gym, alphabetically."""
+    names = sorted({f.split("/")[1] for f in dist.files(SERVERS) if f.count("/") >= 2})
+    ours: dict[str, list[str]] = {}
+    for env in load_environments():
+        for server_dir in env.server_dirs:
+            if server_dir.startswith(f"{SERVERS}/"):
+                ours.setdefault(server_dir.split("/")[1], []).append(env.name)
+    found = []
+    for name in names:
+        folders = [f"{SERVERS}/{name}", f"{ENVIRONMENTS}/{name}"]
+        files = [f for folder in folders for f in dist.files(folder)]
+        configs = [
+            f for f in files if f.endswith((".yaml", ".yml")) and ("/configs/" in f or f.endswith("/config.yaml"))
+        ]
+        item = GymEnvironment(name, configs=configs, cases=sorted(ours.get(name, [])))
+        for example in (f for f in files if EXAMPLE.search(f) and "rollout" not in f.rsplit("/", 1)[1]):
+            text = dist.read(example) or ""
+            item.examples[example] = sum(1 for line in text.splitlines() if line.strip())
+        requirements = _requirements(dist.read(f"{SERVERS}/{name}/requirements.txt") or "")
+        item.blockers, item.notes = judge(requirements, [dist.read(c) or "" for c in configs])
+        if not item.examples:
+            item.blockers.insert(0, "no example data")
+        found.append(item)
+    return found
