@@ -9,10 +9,11 @@ import sys
 from pathlib import Path
 
 from gymgate.ci import settings
-from gymgate.errors import EXIT_ERROR, EXIT_OK, GymgateError, UsageError
+from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK, GymgateError, UsageError
 from gymgate.matrix.run import RunOptions, accept_ref, open_run, prepare, record_environment, service_args
 from gymgate.refs import resolve_ref
 from gymgate.refs.pins import known_pins
+from gymgate.runfolder import RunFolder
 
 EXIT_FILE = "GYMGATE_EXIT_FILE"  # where the exit code is also written (nox sessions read it)
 
@@ -82,6 +83,25 @@ def build_parser() -> argparse.ArgumentParser:
     _add_ref_args(p)
     p.add_argument("--json", action="store_true", help="print the list as JSON")
 
+    p = sub.add_parser("case", help="draft a case for a Gym environment")
+    case = p.add_subparsers(dest="case_command", required=True)
+    p = case.add_parser(
+        "new",
+        help="draft cases/NAME.toml for a Gym environment, run both paths on the ref, write what they observed",
+        description="Finds the environment's config and servers, pins an example row by SHA256, drafts the accepted "
+        "and rejected model scripts from the row's own answer or expected action, runs both paths on the real Gym "
+        "and writes the observed reward and verifier fields as the expected values. The case stays marked [draft] "
+        "(never judged) until a person reviews it. Exit 0 when accepted earned the top reward and rejected less, "
+        "1 when they did not separate (the draft says which), 2 usage or infrastructure error.",
+    )
+    p.add_argument("name", help="the case's name (cases/NAME.toml); also the resources server folder by default")
+    _add_ref_args(p)
+    p.add_argument("--server", help="the resources server folder (resources_servers/SERVER), if not NAME")
+    p.add_argument("--config", help="the config file to use, if the server has several (path inside the Gym)")
+    p.add_argument("--row", type=int, default=0, metavar="N", help="the example row to pin (default: the first)")
+    p.add_argument("--force", action="store_true", help="replace an existing draft of that name")
+    p.add_argument("--runs-dir", type=Path, help=settings.help_text(settings.RUNS, settings.RUNS.meaning))
+
     p = sub.add_parser("env", help="build (or reuse) the locked environment of a Gym ref")
     _add_ref_args(p)
 
@@ -95,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     ):
         p = sub.add_parser(name, help=text)
         _add_ref_args(p)
-        p.add_argument("--env", action="append", dest="envs", metavar="NAME", help="limit to this environment")
+        _add_env_args(p)
         p.add_argument("--runs-dir", type=Path, help=settings.help_text(settings.RUNS, settings.RUNS.meaning))
         p.add_argument("--spinup-timeout", type=_seconds, default=600.0, help="seconds one Gym may take to start")
         p.add_argument(
@@ -222,7 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_many_ref_args(p: argparse.ArgumentParser, writes: str, kind: str) -> None:
     """The options of commands that run many refs (matrix, bisect)."""
-    p.add_argument("--env", action="append", dest="envs", metavar="NAME", help="limit to this environment")
+    _add_env_args(p)
     p.add_argument("--runs-dir", type=Path, help=settings.help_text(settings.RUNS, settings.RUNS.meaning))
     p.add_argument("--out", type=Path, help=f"folder for {writes} (default: runs/{kind}-<stamp>)")
     p.add_argument("--spinup-timeout", type=_seconds, default=600.0, help="seconds one Gym may take to start")
@@ -230,6 +250,15 @@ def _add_many_ref_args(p: argparse.ArgumentParser, writes: str, kind: str) -> No
     p.add_argument("--path-timeout", type=_seconds, default=180.0, help="seconds one rollout may take")
     _add_workers_arg(p)
     p.add_argument("--no-cache", action="store_true", help="run every ref afresh (default: serve unchanged clean runs)")
+
+
+def _add_env_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--env", action="append", dest="envs", metavar="NAME", help="this environment (repeatable; any case)"
+    )
+    parser.add_argument(
+        "--env-set", metavar="SET", help="a named set of environments from cases/sets.toml (default: `default`)"
+    )
 
 
 def _add_workers_arg(parser: argparse.ArgumentParser) -> None:
@@ -268,6 +297,14 @@ def _main(argv: list[str] | None) -> int:
     if getattr(args, "cache_dir", None) is not None:  # the flag wins, for this process and every child
         os.environ[settings.CACHE.var] = str(args.cache_dir.resolve())
     args.json_out = _verdict_stream() if getattr(args, "json", False) else None
+    if hasattr(args, "env_set"):
+        from gymgate.cases.environments import selection
+
+        try:
+            args.envs = selection(args.envs, args.env_set)
+        except UsageError as exc:
+            print(f"gymgate: error: {exc}", file=sys.stderr)
+            return exc.exit_code
     terminate_as_interrupt()
     try:
         return COMMANDS[args.command](args)
@@ -356,6 +393,35 @@ def cmd_cases(args) -> int:
         notes = f" ({'; '.join(item.notes)})" if item.notes and item.runnable else ""
         print(f"{item.name:<{width}}  {rows or '—':>4}  {', '.join(item.cases) or '—':<24}  {here}{notes}")
     return EXIT_OK
+
+
+def cmd_case(args) -> int:
+    from gymgate.cases.draft import draft_case, observed_expect, render, separation
+    from gymgate.cases.environments import all_environments, cases_dir
+    from gymgate.envs.distribution import Distribution
+
+    target = cases_dir() / f"{args.name}.toml"
+    taken = [e for e in all_environments() if e.name == args.name and e.case_file != target]
+    if taken or (target.exists() and not (args.force and "[draft]" in target.read_text())):
+        where = taken[0].case_file if taken else target
+        raise UsageError(f"a case named {args.name} exists ({where}); pick another name (or --force for a draft)")
+    source = resolve_ref(args.gym_ref, args.gym_repo)
+    draft = draft_case(Distribution(source), args.name, args.server or args.name, args.row, args.config)
+    target.write_text(render(draft, {}, "drafted; its paths have not run yet"))
+    print(f"drafted {target} from {draft.config.path}, row {draft.line} of {draft.row_file}", flush=True)
+    paths = [f"{args.name}:{mode}" for mode in ("accepted", "rejected")]
+    opts = RunOptions(envs=[args.name], runs_dir=args.runs_dir, cache=False, workers="1")
+    ran = accept_ref(source, paths, opts)
+    records = {r.mode: r for r in RunFolder(ran.dir).records(paths).values()}
+    expects = {mode: observed_expect(r, draft.row) for mode, r in records.items() if r.observed}
+    problems = draft.problems + separation(records)
+    why = f"drafted by gymgate case new from {source.name} (run {ran.dir.name}); "
+    why += ("it did not separate: " + "; ".join(problems)) if problems else "review the scripts and expected values"
+    target.write_text(render(draft, expects, why))
+    print(f"\nwrote {target} (marked [draft]: accept refuses it until a person removes the mark)")
+    for problem in problems:
+        print(f"  to finish: {problem}")
+    return EXIT_FAILED if problems else EXIT_OK
 
 
 def cmd_env(args) -> int:
@@ -588,6 +654,7 @@ COMMANDS = {
     "resolve": cmd_resolve,
     "gym-ref-of": cmd_gym_ref_of,
     "cases": cmd_cases,
+    "case": cmd_case,
     "env": cmd_env,
     "lock": cmd_lock,
     "up": cmd_up,

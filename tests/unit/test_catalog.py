@@ -71,3 +71,22 @@ def test_a_drafted_case_is_refused_until_its_mark_is_removed(tmp_path, monkeypat
     refuse_drafts(load_environments(["code_gen"]))  # leaving the draft out (--env) is fine
     draft.write_text(draft.read_text().split("\n[draft]")[0] + "\n")  # a person reviewed it and removed the mark
     refuse_drafts(load_environments())
+
+
+def test_the_default_set_runs_unless_more_are_asked_for(tmp_path, monkeypatch, capsys):
+    from gymgate.cases.environments import all_environments, environment_sets, selection
+
+    cases = tmp_path / "cases"
+    shutil.copytree(cases_dir(), cases)
+    extra = (cases / "mcqa.toml").read_text().replace('name = "mcqa"', 'name = "mcqa_again"', 1)
+    (cases / "mcqa_again.toml").write_text(extra)
+    (cases / "sets.toml").write_text((cases / "sets.toml").read_text() + 'more = ["mcqa_again"]\n')
+    monkeypatch.setenv("GYMGATE_CASES_DIR", str(cases))
+    default = [e.name for e in load_environments()]
+    assert "mcqa_again" not in default and len(default) == 7
+    assert "mcqa_again" in [e.name for e in all_environments()]
+    assert [e.name for e in load_environments(["mcqa_again"])] == ["mcqa_again"]  # --env reaches any case
+    assert selection(["mcqa"], "more") == ["mcqa_again", "mcqa"]
+    assert environment_sets()["more"] == ["mcqa_again"]
+    assert main(["accept", "--gym-ref", "0.4.0", "--env-set", "nope"]) == 2
+    assert "unknown environment set 'nope'" in capsys.readouterr().err

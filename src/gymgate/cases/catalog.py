@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from gymgate.cases.environments import load_environments
+from gymgate.cases.environments import all_environments
 from gymgate.envs.distribution import Distribution
 
 RULES_FILE = Path(__file__).with_name("runnable.toml")
@@ -74,7 +74,7 @@ def catalog(dist: Distribution) -> list[GymEnvironment]:
     """Every resources server of the Gym, alphabetically."""
     names = sorted({f.split("/")[1] for f in dist.files(SERVERS) if f.count("/") >= 2})
     ours: dict[str, list[str]] = {}
-    for env in load_environments():
+    for env in all_environments():
         for server_dir in env.server_dirs:
             if server_dir.startswith(f"{SERVERS}/"):
                 ours.setdefault(server_dir.split("/")[1], []).append(env.name)

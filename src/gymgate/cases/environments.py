@@ -1,4 +1,5 @@
-"""The seven acceptance environments, read from the declarative files in cases/."""
+"""The acceptance environments, read from the declarative files in cases/: one case file per environment, and
+cases/sets.toml naming sets of them — `default` (the seven) is what runs when nothing is selected."""
 
 from __future__ import annotations
 
@@ -47,9 +48,16 @@ def _draft(case: dict) -> str:
     return str(marked.get("why") or "drafted, not reviewed") if isinstance(marked, dict) else "drafted, not reviewed"
 
 
-def load_environments(names: list[str] | None = None) -> list[Environment]:
+SETS_FILE = "sets.toml"
+DEFAULT_SET = "default"
+
+
+def all_environments() -> list[Environment]:
+    """Every case in cases/, drafts included."""
     envs = []
     for path in sorted(cases_dir().glob("*.toml")):
+        if path.name == SETS_FILE:
+            continue
         whole = tomllib.loads(path.read_text())
         data = whole.get("environment")
         if not data:
@@ -67,9 +75,33 @@ def load_environments(names: list[str] | None = None) -> list[Environment]:
                 draft=_draft(whole),
             )
         )
-    if names is None:
+    return envs
+
+
+def environment_sets() -> dict[str, list[str]]:
+    """cases/sets.toml's named sets; without the file, `default` is every case."""
+    path = cases_dir() / SETS_FILE
+    if not path.is_file():
+        return {DEFAULT_SET: [e.name for e in all_environments()]}
+    return {str(k): [str(n) for n in v] for k, v in tomllib.loads(path.read_text()).get("sets", {}).items()}
+
+
+def selection(envs: list[str] | None, env_set: str | None) -> list[str] | None:
+    """The environments a command was asked for: --env names, plus --env-set's; None when neither was given."""
+    if env_set is None:
         return envs
+    sets = environment_sets()
+    if env_set not in sets:
+        raise UsageError(f"unknown environment set {env_set!r}; cases/{SETS_FILE} names: {', '.join(sorted(sets))}")
+    return list(dict.fromkeys([*sets[env_set], *(envs or [])]))
+
+
+def load_environments(names: list[str] | None = None) -> list[Environment]:
+    """The environments named (any case), or the default set when none are."""
+    envs = all_environments()
     by_name = {e.name: e for e in envs}
+    if names is None:
+        names = environment_sets().get(DEFAULT_SET, list(by_name))
     unknown = [n for n in names if n not in by_name]
     if unknown:
         raise UsageError(f"unknown environment(s) {', '.join(unknown)}; known: {', '.join(sorted(by_name))}")

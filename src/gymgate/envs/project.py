@@ -13,7 +13,7 @@ from pathlib import Path
 
 import tomli_w
 
-from gymgate.cases.environments import load_environments
+from gymgate.cases.environments import all_environments
 from gymgate.envs.distribution import Distribution
 from gymgate.envs.python import Interpreter
 from gymgate.errors import BuildError, InfraError, StaleLockError
@@ -69,7 +69,7 @@ def _is_gym(requirement: str) -> bool:
 def declared_extras(dist: Distribution) -> dict[str, list[str]]:
     """Requirements of the seven environments' server dirs, as the Gym at this ref declares them."""
     extras: dict[str, list[str]] = {}
-    dirs = sorted({d for env in load_environments() for d in env.all_server_dirs})
+    dirs = sorted({d for env in all_environments() for d in env.all_server_dirs})
     for server_dir in dirs:
         reqs: list[str] = []
         text = dist.read(f"{server_dir}/requirements.txt")

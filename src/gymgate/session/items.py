@@ -9,10 +9,10 @@ import pytest
 
 from gymgate.acceptance.path import run_path
 from gymgate.cases.case import MODES
-from gymgate.cases.environments import load_environments
+from gymgate.cases.environments import all_environments
 from gymgate.outcomes import PASS, SKIP
 
-PATHS = [(env, mode) for env in load_environments() for mode in MODES]
+PATHS = [(env, mode) for env in all_environments() for mode in MODES]
 
 
 @pytest.mark.parametrize(("env", "mode"), PATHS, ids=[f"{e.name}:{m}" for e, m in PATHS])
