@@ -112,6 +112,17 @@ def matrix(session: nox.Session, pin: str) -> None:
 
 
 @nox.session(default=False)
+def case(session: nox.Session) -> None:
+    """Draft a case for a Gym environment and run it: nox -s case -- new gpqa_diamond --gym-ref 0.4.0
+    (`nox -s case -- list --gym-ref 0.4.0` lists the Gym's environments)."""
+    _harness(session)
+    if session.posargs[:1] == ["list"]:
+        _gymgate(session, "cases", *session.posargs)
+    else:
+        _gymgate(session, "case", *session.posargs)
+
+
+@nox.session(default=False)
 def merge(session: nox.Session) -> None:
     """Combine shard runs (accept --shard K/N) into one run per ref, and judge the bump: nox -s merge -- runs/*/"""
     _harness(session)

@@ -100,6 +100,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", help="the config file to use, if the server has several (path inside the Gym)")
     p.add_argument("--row", type=int, default=0, metavar="N", help="the example row to pin (default: the first)")
     p.add_argument("--force", action="store_true", help="replace an existing draft of that name")
+    p.add_argument(
+        "--keep-scripts",
+        action="store_true",
+        help="rerun an existing draft with the scripts a person finished in it (turns, judge, judge_markers)",
+    )
     p.add_argument("--runs-dir", type=Path, help=settings.help_text(settings.RUNS, settings.RUNS.meaning))
 
     p = sub.add_parser("env", help="build (or reuse) the locked environment of a Gym ref")
@@ -396,23 +401,44 @@ def cmd_cases(args) -> int:
 
 
 def cmd_case(args) -> int:
-    from gymgate.cases.draft import draft_case, observed_expect, render, separation
+    from gymgate.cases.draft import (
+        add_closing_turn,
+        draft_case,
+        keep_scripts,
+        observed_expect,
+        render,
+        separation,
+        wants_another_turn,
+    )
     from gymgate.cases.environments import all_environments, cases_dir
     from gymgate.envs.distribution import Distribution
 
     target = cases_dir() / f"{args.name}.toml"
     taken = [e for e in all_environments() if e.name == args.name and e.case_file != target]
-    if taken or (target.exists() and not (args.force and "[draft]" in target.read_text())):
+    replaceable = (args.force or args.keep_scripts) and target.exists() and "[draft]" in target.read_text()
+    if taken or (target.exists() and not replaceable):
         where = taken[0].case_file if taken else target
         raise UsageError(f"a case named {args.name} exists ({where}); pick another name (or --force for a draft)")
     source = resolve_ref(args.gym_ref, args.gym_repo)
     draft = draft_case(Distribution(source), args.name, args.server or args.name, args.row, args.config)
+    if args.keep_scripts:
+        if not target.is_file():
+            raise UsageError(f"--keep-scripts: {target} does not exist; draft it first")
+        keep_scripts(draft, target.read_text())
     target.write_text(render(draft, {}, "drafted; its paths have not run yet"))
     print(f"drafted {target} from {draft.config.path}, row {draft.line} of {draft.row_file}", flush=True)
     paths = [f"{args.name}:{mode}" for mode in ("accepted", "rejected")]
     opts = RunOptions(envs=[args.name], runs_dir=args.runs_dir, cache=False, workers="1")
-    ran = accept_ref(source, paths, opts)
-    records = {r.mode: r for r in RunFolder(ran.dir).records(paths).values()}
+    while True:
+        ran = accept_ref(source, paths, opts)
+        records = {r.mode: r for r in RunFolder(ran.dir).records(paths).values()}
+        if ran.code == EXIT_ERROR:  # the session itself did not finish: nothing was learnt about the scripts
+            print(f"gymgate: error: the draft's paths could not run; see {ran.dir}; {target} is left as drafted")
+            return EXIT_ERROR
+        if not (wants_another_turn(records) and add_closing_turn(draft)):
+            break
+        print("the agent asked the model again after the scripted turns: one more turn, and again", flush=True)
+        target.write_text(render(draft, {}, "drafted; its paths have not run yet"))
     expects = {mode: observed_expect(r, draft.row) for mode, r in records.items() if r.observed}
     problems = draft.problems + separation(records)
     why = f"drafted by gymgate case new from {source.name} (run {ran.dir.name}); "

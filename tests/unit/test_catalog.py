@@ -54,7 +54,7 @@ def test_the_command_lists_a_pin_from_its_wheel(capsys):
     listed = {e["name"]: e for e in json.loads(capsys.readouterr().out)["environments"]}
     assert listed["mcqa"]["cases"] == ["mcqa"] and listed["mcqa"]["runnable"]
     covered = {case for e in listed.values() for case in e["cases"]}
-    assert covered == {e.name for e in load_environments()}  # every case maps to the Gym's own server folder
+    assert covered >= {e.name for e in load_environments()}  # every default case maps to the Gym's own server folder
 
 
 def test_a_drafted_case_is_refused_until_its_mark_is_removed(tmp_path, monkeypatch, capsys):

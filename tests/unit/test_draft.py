@@ -9,7 +9,7 @@ import tomllib
 import pytest
 
 from gymgate.cases.case import load_case
-from gymgate.cases.draft import draft_case, draft_scripts, observed_expect, render, separation
+from gymgate.cases.draft import draft_case, draft_scripts, keep_scripts, observed_expect, render, separation
 from gymgate.cases.environments import load_environments
 from gymgate.envs.distribution import Distribution
 from gymgate.errors import UsageError
@@ -141,3 +141,16 @@ def test_modes_that_do_not_separate_say_which():
     ]
     why = separation({"accepted": made("accepted", "FAIL", 1.0), "rejected": made("rejected", "PASS", 0.0)})
     assert why == ["accepted did not run cleanly: FAIL — boom"]
+
+
+def test_scripts_a_person_finished_are_kept_when_run_again(tmp_path):
+    draft = draft_case(_gym(tmp_path), "quiz", "quiz_server", 0)
+    finished = render(draft, {}, "to finish").replace(
+        'content = "\\\\boxed{C}"', 'content = "\\\\boxed{C}", reasoning = "r"'
+    )
+    finished = finished.replace("server_dirs = [", 'judge_markers = ["GOLD:"]\nserver_dirs = [', 1)
+    again = draft_case(_gym(tmp_path / "again"), "quiz", "quiz_server", 0)
+    keep_scripts(again, finished)
+    assert again.modes["accepted"]["turns"] == [{"content": "\\boxed{C}", "reasoning": "r"}]
+    assert again.judge_markers == ["GOLD:"]
+    assert tomllib.loads(render(again, {}, "x"))["environment"]["judge_markers"] == ["GOLD:"]

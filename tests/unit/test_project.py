@@ -76,3 +76,16 @@ def test_lock_of_another_version_is_stale(tmp_path):
     (fake / "uv.lock").unlink()
     with pytest.raises(StaleLockError, match="missing"):
         check_artifact(fake, resolve_ref("0.4.0"))
+
+
+def test_every_pin_carries_the_requirements_of_every_case():
+    """A case added to cases/ must reach the pin environments (`nox -s lock`), or its servers would not import."""
+    import tomllib
+
+    from gymgate.locations import envs_dir
+    from gymgate.refs.pins import known_pins, load_pin
+
+    for pin in known_pins():
+        committed = tomllib.loads((envs_dir() / pin / "pyproject.toml").read_text())
+        declared = committed["tool"]["gymgate"]["extras-declared-by"]
+        assert declared == {k: sorted(v) for k, v in declared_extras(Distribution(load_pin(pin))).items()}, pin

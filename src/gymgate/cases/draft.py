@@ -18,6 +18,7 @@ import yaml
 
 from gymgate.cases.catalog import ENVIRONMENTS, SERVERS
 from gymgate.compare.observation import rules
+from gymgate.endpoint.script import UNSCRIPTED
 from gymgate.envs.distribution import Distribution
 from gymgate.errors import UsageError
 from gymgate.runfolder import PathRecord
@@ -51,6 +52,7 @@ class Draft:
     transforms: list[str]
     modes: dict[str, dict[str, Any]]  # mode -> {"turns": [...], "judge": "..."}
     row: dict[str, Any] = field(default_factory=dict)  # the pinned example row, as Gym ships it
+    judge_markers: list[str] = field(default_factory=list)  # text only the judge's prompt holds (set by a person)
     problems: list[str] = field(default_factory=list)  # what a person must finish
 
 
@@ -198,6 +200,24 @@ def draft_case(dist: Distribution, name: str, server: str, line: int, config: st
     )
 
 
+CLOSING_TURN = {"content": "Done."}
+MAX_TURNS = 4
+
+
+def wants_another_turn(records: dict[str, PathRecord]) -> bool:
+    """The agent asked the model again after the scripted turns (it ran the tool calls and wants an answer)."""
+    return any(UNSCRIPTED in (r.reason or "") for r in records.values())
+
+
+def add_closing_turn(draft: Draft) -> bool:
+    """One more plain reply in both modes; False once the scripts are as long as a draft goes."""
+    if any(len(m["turns"]) >= MAX_TURNS for m in draft.modes.values()):
+        return False
+    for mode in draft.modes.values():
+        mode["turns"].append(dict(CLOSING_TURN))
+    return True
+
+
 def _masked(key: str, value: Any) -> bool:
     return any(rule.applies(f"{RESULT}.{key}", value) for rule in rules())
 
@@ -242,6 +262,7 @@ def render(draft: Draft, expects: dict[str, dict[str, Any]], why_draft: str) -> 
             "resources_server": draft.config.server_key,
             "agent": draft.config.agent_key,
             "server_dirs": [draft.server_dir, f"responses_api_agents/{draft.config.agent_type}"],
+            **({"judge_markers": draft.judge_markers} if draft.judge_markers else {}),
         },
         "row": {"file": draft.row_file, "line": draft.line, "sha256": draft.sha256, "transforms": draft.transforms},
     }
@@ -250,3 +271,16 @@ def render(draft: Draft, expects: dict[str, dict[str, Any]], why_draft: str) -> 
     data["draft"] = {"why": why_draft}
     header = f"# {draft.name}: drafted by `gymgate case new`. Review it, then delete the [draft] table.\n"
     return header + tomli_w.dumps(data)
+
+
+def keep_scripts(draft: Draft, written: str) -> None:
+    """Take the scripts a person finished in an earlier draft (turns, judge verdicts, judge markers) instead of the
+    drafted ones: `case new --keep-scripts` reruns them and writes what they earn."""
+    data = tomllib.loads(written)
+    for mode in ("accepted", "rejected"):
+        kept = {"turns": data[mode]["turns"]}
+        if data[mode].get("judge"):
+            kept["judge"] = data[mode]["judge"]
+        draft.modes[mode] = kept
+    draft.judge_markers = list(data["environment"].get("judge_markers", []))
+    draft.problems = [p for p in draft.problems if "write both modes' turns" not in p and "judge" not in p]

@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+UNSCRIPTED = "unscripted policy turn"  # how the endpoint refuses a turn beyond the script (case new reads it)
+
 
 @dataclass(frozen=True)
 class ToolCall:

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from gymgate.endpoint.script import Script, logprobs
+from gymgate.endpoint.script import UNSCRIPTED, Script, logprobs
 from gymgate.endpoint.tokenizer import EOS, MAX_LENGTH, assistant_body, build_tokenizer, encode, render
 from gymgate.outcomes import CONTRACT, GYM, HARNESS
 from gymgate.text import content_text
@@ -188,8 +188,7 @@ class ModelEndpoint:
             self._guard_sampling(body)
             if turn >= len(script.turns):
                 raise Rejected(
-                    f"gymgate endpoint: unscripted policy turn {turn} for {script.path_id} "
-                    f"(the script has {len(script.turns)})"
+                    f"gymgate endpoint: {UNSCRIPTED} {turn} for {script.path_id} (the script has {len(script.turns)})"
                 )
             scripted = script.turns[turn]
         else:
