@@ -228,8 +228,13 @@ def observed_expect(record: PathRecord, row: dict[str, Any]) -> dict[str, Any]:
     result = (record.observed or {}).get(RESULT) or {}
     found: dict[str, Any] = {"reward": result.get("reward")}
     for key, value in sorted(result.items()):
-        if key in ("reward", "response") or isinstance(value, dict | list) or row.get(key) == value:
-            continue
+        if (
+            key in ("reward", "response")
+            or key.startswith("_")
+            or isinstance(value, dict | list)
+            or row.get(key) == value
+        ):
+            continue  # the response, Gym's own bookkeeping (_rowidx), nested values, the row's echo
         if value is None or _masked(key, value):
             continue
         found[key] = value
