@@ -81,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="which environments of a Gym have example data, which have a case, which cannot run here and why",
     )
     _add_ref_args(p)
-    p.add_argument("--json", action="store_true", help="print the list as JSON")
+    p.add_argument("--json", action="store_true", dest="list_json", help="print the list as JSON")
 
     p = sub.add_parser("case", help="draft a case for a Gym environment")
     case = p.add_subparsers(dest="case_command", required=True)
@@ -380,7 +380,7 @@ def cmd_cases(args) -> int:
 
     source = resolve_ref(args.gym_ref, args.gym_repo)
     found = catalog(Distribution(source))
-    if args.json:
+    if args.list_json:
         print(json.dumps({"gym": source.to_json(), "environments": [e.to_json() for e in found]}, indent=2))
         return EXIT_OK
     with_data = [e for e in found if e.examples]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 
 from gymgate.cases.catalog import catalog
 from gymgate.cases.environments import cases_dir, load_environments, refuse_drafts
@@ -49,9 +51,11 @@ def test_each_environment_with_its_data_case_and_declared_blockers(tmp_path):
     assert found["no_data"].blockers == ["no example data"] and not found["no_data"].runnable
 
 
-def test_the_command_lists_a_pin_from_its_wheel(capsys):
-    assert main(["cases", "list", "--gym-ref", "0.2.1", "--json"]) == 0
-    listed = {e["name"]: e for e in json.loads(capsys.readouterr().out)["environments"]}
+def test_the_command_lists_a_pin_from_its_wheel():
+    command = [sys.executable, "-m", "gymgate", "cases", "list", "--gym-ref", "0.2.1", "--json"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    listed = {e["name"]: e for e in json.loads(done.stdout)["environments"]}  # the JSON alone, on stdout
     assert listed["mcqa"]["cases"] == ["mcqa"] and listed["mcqa"]["runnable"]
     covered = {case for e in listed.values() for case in e["cases"]}
     assert covered >= {e.name for e in load_environments()}  # every default case maps to the Gym's own server folder
