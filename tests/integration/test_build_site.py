@@ -17,8 +17,9 @@ from tests.helpers import sdist, unpack
 def _install_editable(tree: Path, venv: Path, python: Path, **env: str) -> dict[str, bytes]:
     subprocess.run(["uv", "venv", "-q", str(venv), "--python", str(python)], env=uv_env(), check=True, timeout=120)
     done = subprocess.run(
-        ["uv", "pip", "install", "--no-deps", "--refresh-package", "nemo-gym", "-e", str(tree)],
-        env=uv_env(VIRTUAL_ENV=str(venv), **env),
+        ["uv", "pip", "install", "--python", str(venv / "bin" / "python"), "--no-deps", "--refresh-package", "nemo-gym"]
+        + ["-e", str(tree)],  # --python: under nox, uv would otherwise pick the session's own environment
+        env=uv_env(**env),
         capture_output=True,
         text=True,
         timeout=600,
