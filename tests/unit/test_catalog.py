@@ -84,13 +84,22 @@ def test_the_default_set_runs_unless_more_are_asked_for(tmp_path, monkeypatch, c
     shutil.copytree(cases_dir(), cases)
     extra = (cases / "mcqa.toml").read_text().replace('name = "mcqa"', 'name = "mcqa_again"', 1)
     (cases / "mcqa_again.toml").write_text(extra)
-    (cases / "sets.toml").write_text((cases / "sets.toml").read_text() + 'more = ["mcqa_again"]\n')
+    (cases / "sets.toml").write_text((cases / "sets.toml").read_text() + 'mine = ["mcqa_again"]\n')
     monkeypatch.setenv("GYMGATE_CASES_DIR", str(cases))
     default = [e.name for e in load_environments()]
     assert "mcqa_again" not in default and len(default) == 7
     assert "mcqa_again" in [e.name for e in all_environments()]
     assert [e.name for e in load_environments(["mcqa_again"])] == ["mcqa_again"]  # --env reaches any case
-    assert selection(["mcqa"], "more") == ["mcqa_again", "mcqa"]
-    assert environment_sets()["more"] == ["mcqa_again"]
+    assert selection(["mcqa"], "mine") == ["mcqa_again", "mcqa"]
+    assert environment_sets()["mine"] == ["mcqa_again"]
     assert main(["accept", "--gym-ref", "0.4.0", "--env-set", "nope"]) == 2
     assert "unknown environment set 'nope'" in capsys.readouterr().err
+
+
+def test_a_damaged_case_file_is_a_usage_error_naming_it(tmp_path, monkeypatch, capsys):
+    cases = tmp_path / "cases"
+    shutil.copytree(cases_dir(), cases)
+    (cases / "broken.toml").write_text("[accepted]\nturns = [\n    { content = 'a',\n      reasoning = 'b' },\n]\n")
+    monkeypatch.setenv("GYMGATE_CASES_DIR", str(cases))
+    assert main(["accept", "--gym-ref", "0.4.0"]) == 2
+    assert f"{cases / 'broken.toml'} is not valid TOML" in capsys.readouterr().err

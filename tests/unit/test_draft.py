@@ -154,3 +154,14 @@ def test_scripts_a_person_finished_are_kept_when_run_again(tmp_path):
     assert again.modes["accepted"]["turns"] == [{"content": "\\boxed{C}", "reasoning": "r"}]
     assert again.judge_markers == ["GOLD:"]
     assert tomllib.loads(render(again, {}, "x"))["environment"]["judge_markers"] == ["GOLD:"]
+
+
+def test_another_turn_repeats_an_answer_and_closes_tool_calls(tmp_path):
+    from gymgate.cases.draft import add_closing_turn
+
+    draft = draft_case(_gym(tmp_path), "quiz", "quiz_server", 0)
+    draft.modes["rejected"]["turns"] = [{"tool_calls": [{"name": "f", "arguments": {}}]}]
+    assert add_closing_turn(draft) and add_closing_turn(draft)
+    assert draft.modes["accepted"]["turns"] == [{"content": "\\boxed{C}"}] * 3  # a last-turn judge sees it too
+    assert draft.modes["rejected"]["turns"][1:] == [{"content": "Done."}] * 2
+    assert add_closing_turn(draft) and not add_closing_turn(draft)  # four turns at most

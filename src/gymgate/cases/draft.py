@@ -210,11 +210,14 @@ def wants_another_turn(records: dict[str, PathRecord]) -> bool:
 
 
 def add_closing_turn(draft: Draft) -> bool:
-    """One more plain reply in both modes; False once the scripts are as long as a draft goes."""
+    """One more reply in both modes: after tool calls a plain closing line, after an answer the same answer again
+    (a multi-turn environment may judge only the last). False once the scripts are as long as a draft goes."""
     if any(len(m["turns"]) >= MAX_TURNS for m in draft.modes.values()):
         return False
     for mode in draft.modes.values():
-        mode["turns"].append(dict(CLOSING_TURN))
+        last = mode["turns"][-1]
+        answered = last.get("content") and not last.get("tool_calls")
+        mode["turns"].append({"content": last["content"]} if answered else dict(CLOSING_TURN))
     return True
 
 

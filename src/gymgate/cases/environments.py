@@ -58,10 +58,13 @@ def all_environments() -> list[Environment]:
     for path in sorted(cases_dir().glob("*.toml")):
         if path.name == SETS_FILE:
             continue
-        whole = tomllib.loads(path.read_text())
+        try:
+            whole = tomllib.loads(path.read_text())
+        except tomllib.TOMLDecodeError as exc:
+            raise UsageError(f"{path} is not valid TOML ({exc}); fix it or move it out of {path.parent}") from None
         data = whole.get("environment")
         if not data:
-            raise ValueError(f"{path} has no [environment] table")
+            raise UsageError(f"{path} has no [environment] table")
         envs.append(
             Environment(
                 name=data["name"],
