@@ -175,8 +175,8 @@ def lint(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """Lint; harness unit and integration tests (git SHA, parallel runs, baseline reuse, real bump verdicts, the
     Gym mutation suite);
-    inside 0.4.0: in-env unit tests, the fourteen real paths (with gymgate's negative self-tests) and the
-    real-services tests; inside 0.2.1: the real-services tests."""
+    inside 0.4.0: in-env unit tests, the fourteen real paths (with gymgate's negative self-tests), the ten paths of
+    the `more` environments and the real-services tests; inside 0.2.1: the real-services tests."""
     _harness(session)
     session.run("ruff", "check", "src", "tests", "tools", "noxfile.py")
     # Two test files at a time (each integration test runs its own isolated Gyms, port bands and Ray cluster): the
@@ -190,6 +190,7 @@ def tests(session: nox.Session) -> None:
         if pin == ACCEPTANCE_TEST_PIN:
             session.run(*in_env, "tests/inenv", external=True)
             _gymgate(session, "accept", "--gym-ref", pin, "--selftest")
+            _gymgate(session, "accept", "--gym-ref", pin, "--env-set", "more", "--no-baseline")
         session.run(*in_env, "tests/services", f"--gym-pin={pin}", external=True)
 
 

@@ -439,8 +439,9 @@ def cmd_case(args) -> int:
             break
         print("the agent asked the model again after the scripted turns: one more turn, and again", flush=True)
         target.write_text(render(draft, {}, "drafted; its paths have not run yet"))
-    expects = {mode: observed_expect(r, draft.row) for mode, r in records.items() if r.observed}
     problems = draft.problems + separation(records)
+    # What the paths earned becomes the expectation only when the two modes tell right from wrong.
+    expects = {} if problems else {mode: observed_expect(r, draft.row) for mode, r in records.items()}
     why = f"drafted by gymgate case new from {source.name} (run {ran.dir.name}); "
     why += ("it did not separate: " + "; ".join(problems)) if problems else "review the scripts and expected values"
     target.write_text(render(draft, expects, why))
