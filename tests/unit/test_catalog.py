@@ -72,6 +72,8 @@ def test_a_drafted_case_is_refused_until_its_mark_is_removed(tmp_path, monkeypat
         err = capsys.readouterr().err
         assert "unreviewed drafted case(s): mcqa" in err and str(draft) in err
     assert not (tmp_path / "runs").exists()  # refused before anything ran
+    assert main(["cases", "list", "--gym-ref", "0.4.0"]) == 0
+    assert "mcqa (draft)" in capsys.readouterr().out  # the list says which cases are unreviewed
     refuse_drafts(load_environments(["code_gen"]))  # leaving the draft out (--env) is fine
     draft.write_text(draft.read_text().split("\n[draft]")[0] + "\n")  # a person reviewed it and removed the mark
     refuse_drafts(load_environments())

@@ -77,7 +77,7 @@ def catalog(dist: Distribution) -> list[GymEnvironment]:
     for env in all_environments():
         for server_dir in env.server_dirs:
             if server_dir.startswith(f"{SERVERS}/"):
-                ours.setdefault(server_dir.split("/")[1], []).append(env.name)
+                ours.setdefault(server_dir.split("/")[1], []).append(env.name + (" (draft)" if env.draft else ""))
     found = []
     for name in names:
         folders = [f"{SERVERS}/{name}", f"{ENVIRONMENTS}/{name}"]
