@@ -491,6 +491,11 @@ def cmd_up(args) -> int:
     return code
 
 
+def _path_ids(envs) -> list[str]:
+    """Both paths of each environment, in order."""
+    return [f"{e.name}:{mode}" for e in envs for mode in ("accepted", "rejected")]
+
+
 def _read_paths(values: list[str], known: list[str]) -> set[str]:
     """`--paths` values: path ids, comma lists, or @file with one id per line (a retry.txt)."""
     wanted: set[str] = set()
@@ -521,15 +526,16 @@ def cmd_accept(args) -> int:
     from gymgate.report.summary import run_document, run_markdown
     from gymgate.runfolder import RunFolder
 
-    refuse_drafts(load_environments(args.envs))  # before anything is built
+    envs = load_environments(args.envs)
+    refuse_drafts(envs)  # before anything is built
     if args.shard:
         from gymgate.shards.plan import Shard, shard_envs
 
         shard = Shard.parse(args.shard)
-        names = [e.name for e in load_environments(args.envs)]
-        args.envs = shard_envs(names, shard)
-        print(f"shard {shard.label}: {', '.join(args.envs)} (of {len(names)} environments)", flush=True)
-    expected = [f"{e.name}:{mode}" for e in load_environments(args.envs) for mode in ("accepted", "rejected")]
+        args.envs = shard_envs([e.name for e in envs], shard)
+        print(f"shard {shard.label}: {', '.join(args.envs)} (of {len(envs)} environments)", flush=True)
+        envs = [e for e in envs if e.name in args.envs]
+    expected = _path_ids(envs)
     if args.paths:  # validated before anything is built
         wanted = _read_paths(args.paths, expected)
         expected = [p for p in expected if p in wanted]
@@ -558,8 +564,9 @@ def cmd_matrix(args) -> int:
     from gymgate.refs.pins import pins_in_order
     from gymgate.report.matrix import write_matrix_reports
 
-    refuse_drafts(load_environments(args.envs))
-    expected = [f"{e.name}:{mode}" for e in load_environments(args.envs) for mode in ("accepted", "rejected")]
+    envs = load_environments(args.envs)
+    refuse_drafts(envs)
+    expected = _path_ids(envs)
     asked = args.refs or pins_in_order()
     if args.only is not None:
         if args.only not in asked:
@@ -580,8 +587,9 @@ def cmd_bisect(args) -> int:
     from gymgate.matrix.sweep import report_dir
     from gymgate.report.bisect import verdict_line
 
-    refuse_drafts(load_environments(args.envs))
-    everything = [f"{e.name}:{mode}" for e in load_environments(args.envs) for mode in ("accepted", "rejected")]
+    envs = load_environments(args.envs)
+    refuse_drafts(envs)
+    everything = _path_ids(envs)
     paths = sorted(_read_paths(args.paths, everything)) if args.paths else None
     result = bisect(args.good, args.bad, args.gym_repo, paths, everything, _options(args), args.acks)
     written = write_outcome(result, args.out or report_dir(args.runs_dir, "bisect"), args.acks)

@@ -151,7 +151,6 @@ def _merge_reruns(shards: ShardSet, merged: RunFolder) -> None:
     merged.write_reruns_manifest(
         {
             "baseline_run": "",  # named by point_reruns_at once the baseline's shards are merged too
-            "shard_baselines": sorted({str(m.get("baseline_run", "")) for _, m in manifests}),
             "attempts": max(int(m.get("attempts", 0)) for _, m in manifests),
             "paths": sorted({p for _, m in manifests for p in m.get("paths", [])}),
             "done": max(int(m.get("done", 1)) for _, m in manifests),
