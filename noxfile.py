@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -171,6 +172,29 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "format", "--check", "src", "tests", "tools", "noxfile.py")
 
 
+# What the test suite needs of the machine beyond nox and uv, provided by the test command itself (never only by
+# .ci/run): Debian's Chromium for the report page test, and a CPython that the newest Gym releases accept.
+NEWEST_GYM_PYTHON = ">=3.13.14"
+APT_TIMEOUT_S = "900"
+
+
+def _chromium(session: nox.Session) -> None:
+    if shutil.which("chromium"):
+        return
+    if os.geteuid() != 0:
+        session.error("the report page test needs Debian's chromium: `sudo apt-get install chromium`, then rerun")
+    quiet = {"DEBIAN_FRONTEND": "noninteractive"}
+    session.run("timeout", APT_TIMEOUT_S, "apt-get", "update", "-q", external=True, env=quiet, silent=True)
+    install = ["apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium"]
+    session.run("timeout", APT_TIMEOUT_S, *install, external=True, env=quiet, silent=True)
+
+
+def _machine(session: nox.Session) -> None:
+    _chromium(session)
+    # Built once into gymgate's cache from Debian's source when the machine has none (~6-10 min), then found.
+    session.run("gymgate", "python", "ensure", NEWEST_GYM_PYTHON)
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
     """Lint; harness unit and integration tests (git SHA, parallel runs, baseline reuse, real bump verdicts, the
@@ -178,6 +202,7 @@ def tests(session: nox.Session) -> None:
     inside 0.4.0: in-env unit tests, the fourteen real paths (with gymgate's negative self-tests), the ten paths of
     the `more` environments and the real-services tests; inside 0.2.1: the real-services tests."""
     _harness(session)
+    _machine(session)
     session.run("ruff", "check", "src", "tests", "tools", "noxfile.py")
     # Two test files at a time (each integration test runs its own isolated Gyms, port bands and Ray cluster): the
     # mutation suite, which shares one baseline run within its file, runs beside the other integration tests.

@@ -107,6 +107,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--runs-dir", type=Path, help=settings.help_text(settings.RUNS, settings.RUNS.meaning))
 
+    p = sub.add_parser("python", help="the interpreters gymgate can use, and CPython built into its cache")
+    python = p.add_subparsers(dest="python_command", required=True)
+    python.add_parser("list", help="every CPython found (PATH, pyenv, gymgate's builds, uv's), with its build")
+    p = python.add_parser("build", help="build a CPython release from its source tarball into gymgate's cache, once")
+    p.add_argument("version", help="a release declared in src/gymgate/envs/cpython.toml, e.g. 3.13.15")
+    p.add_argument("--source", type=Path, help="the source tarball (default: fetched from Debian's archive)")
+    p.add_argument("--sha256", help="the tarball's digest, when it is not the one cpython.toml declares")
+    p = python.add_parser("ensure", help="an interpreter meeting a requirement: found, else built (what tests need)")
+    p.add_argument("requires_python", metavar="SPEC", help="e.g. '>=3.13.14'")
+
     p = sub.add_parser("env", help="build (or reuse) the locked environment of a Gym ref")
     _add_ref_args(p)
 
@@ -451,6 +461,23 @@ def cmd_case(args) -> int:
     return EXIT_FAILED if problems else EXIT_OK
 
 
+def cmd_python(args) -> int:
+    from gymgate.envs import cpython, cpython_source
+    from gymgate.envs.python import discover
+
+    if args.python_command == "list":
+        for interp in discover():
+            print(f"{interp.version:<10} {interp.path}  {interp.build.splitlines()[0] if interp.build else ''}")
+        return EXIT_OK
+    if args.python_command == "build":
+        spec = cpython.release(args.version)
+        tarball = args.source.resolve() if args.source else cpython_source.fetch(spec)
+        print(cpython.build(spec.version, tarball, sha256=args.sha256))
+        return EXIT_OK
+    print(cpython.provide(args.requires_python, log=lambda line: print(line, file=sys.stderr)))
+    return EXIT_OK
+
+
 def cmd_env(args) -> int:
     prepare(resolve_ref(args.gym_ref, args.gym_repo))
     return EXIT_OK
@@ -690,6 +717,7 @@ COMMANDS = {
     "gym-ref-of": cmd_gym_ref_of,
     "cases": cmd_cases,
     "case": cmd_case,
+    "python": cmd_python,
     "env": cmd_env,
     "lock": cmd_lock,
     "up": cmd_up,

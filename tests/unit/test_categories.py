@@ -58,6 +58,24 @@ def test_mixed_attempts_are_flaky_never_a_pass_or_a_regression():
     assert c.categorize("PASS", "FAIL", ["FAIL"] * 3, baseline_attempts=["PASS"] * 3) == c.REGRESSED
 
 
+@pytest.mark.parametrize(
+    ("attempts", "category"),
+    [
+        (["BROKEN", "ERROR", "ERROR"], "broken"),  # the real 0.7.0 run: BROKEN first, reruns ERROR
+        (["FAIL", "ERROR", "NO_RECORD"], "regressed"),
+        (["ERROR", "FAIL"], "regressed"),
+        (["NO_RECORD", "ERROR(harness)", "FAIL"], "regressed"),
+        (["SKIP", "FAIL"], "regressed"),
+    ],
+)
+def test_a_path_that_never_passes_is_never_flaky(attempts, category):
+    """Flaky means some attempt passed and some did not: a mix of ways to fail is still a failure (exit 1)."""
+    got = c.categorize("PASS", attempts[0], attempts=attempts, baseline_attempts=["PASS"])
+    assert got == category
+    assert got in c.FAILING
+    assert not c.mixed(attempts)
+
+
 def test_harness_errors_are_no_evidence_either_way():
     # A harness error then a real outcome: judged on the real one.
     assert c.categorize("PASS", "ERROR(harness)", attempts=["ERROR(harness)", "FAIL"]) == c.REGRESSED

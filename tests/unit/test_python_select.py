@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from gymgate.envs import python as py
 from gymgate.envs.python import Interpreter, discover, select
 from gymgate.errors import InfraError
 
@@ -23,14 +24,39 @@ def test_lowest_satisfying_interpreter_is_chosen():
     assert select("", "gym", FOUND).version == "3.11.7"
 
 
-def test_unsatisfiable_requirement_names_required_and_found():
+def test_unsatisfiable_requirement_with_downloads_off_names_both_remedies(monkeypatch):
+    monkeypatch.setenv("UV_PYTHON_DOWNLOADS", "never")
+    monkeypatch.setattr(py, "uv_install", lambda spec: pytest.fail("uv was asked to download"))
     with pytest.raises(InfraError) as info:
         select(">=3.13.14", "nemo-gym 0.5.0", FOUND)
     message = str(info.value)
     assert "nemo-gym 0.5.0 requires Python >=3.13.14" in message
     assert "3.11.7 (/p/3.11.7/bin/python3), 3.12.1 (/p/3.12.1/bin/python3), 3.13.0" in message
-    assert "never lets uv download" in message
+    assert "Downloads are off (UV_PYTHON_DOWNLOADS=never)" in message
+    assert "`gymgate python build 3.13.15`" in message  # remedy one: a build into gymgate's cache
+    assert "let uv download one" in message  # remedy two
     assert info.value.exit_code == 2
+
+
+def test_gymgates_own_switch_forbids_downloads_too(monkeypatch):
+    monkeypatch.delenv("UV_PYTHON_DOWNLOADS", raising=False)
+    monkeypatch.setenv("GYMGATE_PYTHON_DOWNLOADS", "never")
+    assert not py.downloads_allowed()
+    monkeypatch.setenv("GYMGATE_PYTHON_DOWNLOADS", "")
+    assert py.downloads_allowed()
+
+
+def test_with_downloads_allowed_uv_installs_a_matching_interpreter(monkeypatch):
+    monkeypatch.delenv("UV_PYTHON_DOWNLOADS", raising=False)
+    monkeypatch.delenv("GYMGATE_PYTHON_DOWNLOADS", raising=False)
+    managed = Interpreter(Path("/uv/cpython-3.13.15/bin/python3"), "3.13.15", "CPython", "3.13.15 (main) [Clang]")
+    asked = []
+    monkeypatch.setattr(py, "uv_install", lambda spec: asked.append(spec) or [*FOUND, managed])
+    assert select(">=3.13.14", "nemo-gym 0.7.0", FOUND) == managed
+    assert asked == [">=3.13.14"]
+    monkeypatch.setattr(py, "uv_install", lambda spec: [])  # uv could not reach its downloads
+    with pytest.raises(InfraError, match="uv could not download one"):
+        select(">=3.13.14", "nemo-gym 0.7.0", FOUND)
 
 
 def test_invalid_specifier_is_reported():
@@ -57,4 +83,4 @@ def test_probe_answers_are_cached_by_path_size_and_mtime(cache, monkeypatch):
     monkeypatch.setattr(py.subprocess, "run", lambda *a, **k: calls.append(a) or real_run(*a, **k))
     assert py.discover(include_uv=False) == first
     assert calls == []  # nothing re-probed
-    assert (cache / "interpreters.json").is_file()
+    assert (cache / py.PROBE_CACHE).is_file()

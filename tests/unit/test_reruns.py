@@ -155,6 +155,29 @@ def test_a_ref_none_of_whose_environments_starts_is_broken(tmp_path):
     assert comparison.candidate_broken == ""
 
 
+def test_a_candidate_that_never_started_in_any_attempt_fails_the_bump(tmp_path):
+    """The first run is BROKEN (no environment started) and every rerun errors: a mix of failures, never flaky,
+    never exit 0 (what happened on the real 0.7.0, and on a 0.4.0 whose model server raises at import)."""
+    base = stored_run(tmp_path, "base", "0.3.0", [record("mcqa:accepted", "PASS"), record("code_gen:accepted", "PASS")])
+    startup = "startup: RuntimeError: boom (logs/code_gen.log)"
+    cand = stored_run(
+        tmp_path,
+        "cand",
+        "0.4.0",
+        [record(p, "ERROR", reason=startup) for p in ("mcqa:accepted", "code_gen:accepted")],
+    )
+    matrix = FakeMatrix({"0.4.0": {2: "ERROR", 3: "ERROR"}, "0.3.0": {2: "PASS", 3: "PASS"}})
+    run_reruns((_source("0.3.0"), base), (_source("0.4.0"), cand), 2, matrix)
+    comparison = compare_runs(base, cand)
+    assert {p.path: p.attempts["candidate"] for p in comparison.paths} == {
+        "code_gen:accepted": ["BROKEN", "ERROR", "ERROR"],
+        "mcqa:accepted": ["BROKEN", "ERROR", "ERROR"],
+    }
+    assert {p.category for p in comparison.paths} == {"broken"}
+    assert comparison.exit_code == EXIT_FAILED
+    assert comparison.verdict.startswith("candidate BROKEN: no environment could start")
+
+
 def test_root_causes_group_paths_that_broke_the_same_check(tmp_path):
     contract = {"kind": "request_contract", "field": "turns.0.temperature", "expected": 0.7, "actual": 1.0}
     base = stored_run(tmp_path, "base", "0.3.0", [record(p, "PASS") for p in ("mcqa:accepted", "code_gen:accepted")])

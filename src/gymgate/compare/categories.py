@@ -6,8 +6,9 @@ ref could not be locked, built or started at all), or None (the run was not aske
 
 The table fails closed: a path that passes on the baseline and fails, errors, left no record or is absent (its
 environment's config or data gone) on the candidate is regressed. Harness errors are not evidence either way: a
-side whose every attempt is a harness error makes the path unjudged (exit 2, rerun). Mixed outcomes over attempts
-are flaky, never a regression or a pass.
+side whose every attempt is a harness error makes the path unjudged (exit 2, rerun). A side is flaky only when some
+attempt passed and some did not; a side that never passed is judged by its first informative attempt, whatever mix
+of FAIL / ERROR / BROKEN / no record its attempts show (a path that never passes is never flaky, and never exit 0).
 
 A path that passes on both refs is "same-pass" unless the bump changed what its model received or what RL trains
 on (a contract change, compare/observation.py) and no reviewed acknowledgement covers it: then it is "changed",
@@ -117,8 +118,10 @@ def informative(history: list[str | None]) -> list[str | None]:
 
 
 def mixed(history: list[str | None]) -> bool:
-    """The informative attempts disagree: flaky."""
-    return len(set(informative(history))) > 1
+    """Some informative attempt passed and some did not: flaky. Attempts that disagree only on how they failed
+    (a FAIL, then an ERROR) are not flaky: the path never passed."""
+    kept = set(informative(history))
+    return PASS in kept and len(kept) > 1
 
 
 def categorize(

@@ -1,7 +1,10 @@
-"""Choosing an interpreter that satisfies a Gym's requires-python, without ever letting uv download one.
+"""Choosing an interpreter that satisfies a Gym's requires-python, the way uv would, and offline when asked.
 
-Candidates come from PATH, uv's own discovery and pyenv's installed versions (pyenv shims are skipped:
-on these machines a shim for a non-global version exits 127).
+Candidates come from PATH, pyenv's installed versions (pyenv shims are skipped: on these machines a shim for a
+non-global version exits 127), the CPythons gymgate built into its cache (envs/cpython.py) and uv's managed ones.
+When none matches and downloads are allowed (neither UV_PYTHON_DOWNLOADS=never nor GYMGATE_PYTHON_DOWNLOADS=never),
+uv installs one (`uv python install`); otherwise the error names both remedies. The chosen interpreter's exact
+version and build are part of the environment's key and of every run's provenance.
 """
 
 from __future__ import annotations
@@ -17,11 +20,17 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
+from gymgate.envs import cpython
 from gymgate.errors import BuildError, InfraError
 from gymgate.locations import cache_dir
 
-PROBE_CACHE = "interpreters.json"
-PROBE = "import json, sys, platform; print(json.dumps([platform.python_version(), platform.python_implementation()]))"
+PROBE_CACHE = "interpreters-2.json"
+PROBE = (
+    "import json, sys, platform; "
+    "print(json.dumps([platform.python_version(), platform.python_implementation(), sys.version]))"
+)
+DOWNLOADS_VARS = ("UV_PYTHON_DOWNLOADS", "GYMGATE_PYTHON_DOWNLOADS")  # either set to "never" forbids downloads
+UV_INSTALL_TIMEOUT_S = 900
 
 
 @dataclass(frozen=True)
@@ -29,9 +38,18 @@ class Interpreter:
     path: Path
     version: str
     implementation: str
+    build: str = ""  # sys.version: the exact build (date, compiler), plus the source digest of a gymgate build
 
     def describe(self) -> str:
         return f"{self.version} ({self.path})"
+
+    def provenance(self) -> dict[str, str]:
+        return {
+            "version": self.version,
+            "implementation": self.implementation,
+            "path": str(self.path),
+            "build": self.build,
+        }
 
 
 def _path_candidates() -> list[Path]:
@@ -79,16 +97,19 @@ def probe(path: Path, known: dict[str, Any] | None = None) -> Interpreter | None
         return None
     key = f"{real}|{stat.st_size}|{stat.st_mtime_ns}"
     if known is not None and key in known:
-        version, implementation = known[key]
+        version, implementation, build = known[key]
     else:
         try:
             out = subprocess.run([str(path), "-c", PROBE], capture_output=True, text=True, timeout=20, check=False)
-            version, implementation = json.loads(out.stdout)
+            version, implementation, build = json.loads(out.stdout)
         except (OSError, subprocess.TimeoutExpired, ValueError):
             return None
         if known is not None:
-            known[key] = [version, implementation]
-    return Interpreter(path=path, version=version, implementation=implementation)
+            known[key] = [version, implementation, build]
+    built = cpython.build_info(path)
+    if built.get("source_sha256"):
+        build += f"; built by gymgate from {built.get('source')} sha256:{built['source_sha256']}"
+    return Interpreter(path=path, version=version, implementation=implementation, build=build)
 
 
 def _load_known() -> dict[str, Any]:
@@ -113,7 +134,7 @@ def discover(include_uv: bool = True) -> list[Interpreter]:
     """Every working CPython found, one per real executable, ordered by version."""
     seen: dict[Path, Interpreter] = {}
     known = _load_known()
-    for candidate in _pyenv_candidates() + _path_candidates():
+    for candidate in _pyenv_candidates() + _path_candidates() + cpython.installed():
         real = candidate.resolve()
         if real in seen:
             continue
@@ -132,6 +153,32 @@ def discover(include_uv: bool = True) -> list[Interpreter]:
     return sorted(by_version.values(), key=lambda i: Version(i.version))
 
 
+def downloads_allowed() -> bool:
+    return all(os.environ.get(var, "").strip().lower() != "never" for var in DOWNLOADS_VARS)
+
+
+def _matching(spec: SpecifierSet, candidates: list[Interpreter]) -> Interpreter | None:
+    return next((i for i in candidates if Version(i.version) in spec), None)
+
+
+def uv_install(requires_python: str) -> list[Interpreter]:
+    """Ask uv for a managed CPython matching the requirement (its download); [] when uv could not."""
+    uv = shutil.which("uv")
+    if not uv:
+        return []
+    try:
+        subprocess.run(
+            [uv, "python", "install", requires_python],
+            capture_output=True,
+            text=True,
+            timeout=UV_INSTALL_TIMEOUT_S,
+            check=True,
+        )
+    except (OSError, subprocess.TimeoutExpired, subprocess.CalledProcessError):
+        return []
+    return discover()
+
+
 def select(requires_python: str, what: str, found: list[Interpreter] | None = None) -> Interpreter:
     """The lowest interpreter satisfying ``requires_python`` (the oldest supported is the one Gym's CI tests)."""
     try:
@@ -139,14 +186,29 @@ def select(requires_python: str, what: str, found: list[Interpreter] | None = No
     except InvalidSpecifier as exc:
         raise InfraError(f"{what} declares an invalid requires-python {requires_python!r}: {exc}") from exc
     for candidates in [found] if found is not None else [discover(include_uv=False), discover()]:
-        # uv's own discovery costs a subprocess: it is asked only when PATH and pyenv have no match.
-        for interp in candidates:
-            if Version(interp.version) in spec:
-                return interp
+        # uv's own discovery costs a subprocess: it is asked only when PATH, pyenv and gymgate's builds have none.
+        chosen = _matching(spec, candidates)
+        if chosen:
+            return chosen
         found = candidates
+    tried = ""
+    if downloads_allowed():
+        chosen = _matching(spec, uv_install(requires_python))
+        if chosen:
+            return chosen
+        tried = " uv could not download one (`uv python install` failed or this machine has no route to it)."
+    else:
+        tried = " Downloads are off (" + ", ".join(f"{v}=never" for v in DOWNLOADS_VARS if os.environ.get(v)) + ")."
     have = ", ".join(i.describe() for i in found) or "none"
+    buildable = [r.version for r in cpython.releases() if Version(r.version) in spec]
+    build = (
+        f"`gymgate python build {buildable[-1]}` (fetches Debian's source with apt-get; or pass a tarball with "
+        "--source) builds one into gymgate's cache, once"
+        if buildable
+        else "install a matching CPython (pyenv install, or put it on PATH)"
+    )
     raise BuildError(
         f"{what} requires Python {requires_python}, and no interpreter on this machine satisfies it "
-        f"(found: {have}). Install a matching CPython (pyenv install, or put it on PATH); "
-        "gymgate never lets uv download one."
+        f"(found: {have}).{tried} Remedies: {build}; or let uv download one (unset UV_PYTHON_DOWNLOADS=never / "
+        "GYMGATE_PYTHON_DOWNLOADS=never on a machine that can reach uv's Python downloads)."
     )

@@ -60,6 +60,7 @@ def env_key(project: Path, source: GymSource, interp: Interpreter) -> str:
         source.digest,
         interp.implementation,
         interp.version,
+        interp.build,  # the exact build: a rebuilt interpreter of the same version is another environment
         str(interp.path),
         # gymgate is installed editable: the env is tied to the checkout it points at.
         str(repo_root()),
@@ -101,6 +102,7 @@ def ensure_env(project: Path, source: GymSource, interp: Interpreter) -> SyncedE
                         "key": key,
                         "gym": source.to_json(),
                         "python": interp.version,
+                        "python_build": interp.build,
                         "project": str(project),
                         "built_at": time.time(),
                         **_neighbour_marks(interp),

@@ -75,7 +75,13 @@ def open_run(source: GymSource, opts: RunOptions, run_id: str, at: Path | None =
 
 def record_environment(run: RunFolder, env) -> None:
     run.keep_environment(
-        env.project / "uv.lock", {"key": env.key, "python": env.interpreter.version, "project": str(env.project)}
+        env.project / "uv.lock",
+        {
+            "key": env.key,
+            "python": env.interpreter.version,
+            "interpreter": env.interpreter.provenance(),
+            "project": str(env.project),
+        },
     )
 
 
@@ -110,7 +116,7 @@ def accept_ref(
         write_broken_run(run, source, expected, f"build: {exc}")
         print(f"gymgate: {source.name} is BROKEN: {str(exc).splitlines()[0]}", file=sys.stderr)
         return RunResult(run.root, print_summary(run, pytest_code=1, expected=expected), broken=str(exc))
-    shared = shared_digest(source.digest, env.project / "uv.lock", env.interpreter.version)
+    shared = shared_digest(source.digest, env.project / "uv.lock", f"{env.interpreter.version} {env.interpreter.build}")
     inputs = inputs_digest(shared, expected)
     if reuse and opts.cache and not opts.selftest:  # gymgate's own negative tests are asked for: they run
         stored = find_cached(opts.runs_dir or runs_dir(), inputs)

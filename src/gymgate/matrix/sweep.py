@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gymgate.compare.runs import Comparison, compare_runs
-from gymgate.errors import EXIT_ERROR, EXIT_OK, UsageError
+from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK, UsageError
 from gymgate.matrix.bump import write_reports
 from gymgate.matrix.run import RunOptions, RunResult, accept_ref
 from gymgate.refs.source import GymSource
@@ -49,11 +49,13 @@ class Matrix:
 
     @property
     def exit_code(self) -> int:
-        """The last bump's verdict (0 clean, 1 regression or unreviewed change, 2 cannot judge); with one ref, 0
-        unless that ref could not be judged."""
+        """The last bump's verdict (0 clean, 1 regression or unreviewed change, 2 cannot judge); with one ref, that
+        ref's own verdict (a BROKEN or failing ref is 1, as `accept --no-baseline` says)."""
         if self.bumps:
             return self.bumps[-1].comparison.exit_code
-        return EXIT_ERROR if any(r.run.code == EXIT_ERROR and not r.run.broken for r in self.refs) else EXIT_OK
+        if any(r.run.broken or r.run.code == EXIT_FAILED for r in self.refs):
+            return EXIT_FAILED
+        return EXIT_ERROR if any(r.run.code == EXIT_ERROR for r in self.refs) else EXIT_OK
 
 
 def report_dir(base: Path | None, kind: str) -> Path:

@@ -51,6 +51,7 @@ def _run_provenance(info: dict[str, Any]) -> dict[str, Any]:
         "run_dir": str(run.root),
         "lock_sha256": hashlib.sha256(lock.read_bytes()).hexdigest() if lock.is_file() else None,
         "python": env.get("python"),
+        "interpreter": env.get("interpreter"),  # path and exact build (sys.version; a gymgate build's source digest)
         "ray": found.get("ray"),
         "environment_key": env.get("key"),
         "started": mark.started,
