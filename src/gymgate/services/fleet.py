@@ -60,10 +60,12 @@ def probe(server: dict[str, Any], timeout: float = PROBE_TIMEOUT_S) -> int | Non
 
 
 def link_venvs(venvs_dir: Path, env_prefix: Path, environments: list[Environment]) -> None:
-    """Point every server dir's `.venv` at the pin's single env, so Gym never runs uv (skip_venv_if_present).
+    """Point every server dir's `.venv` at the pin's single env, so Gym never runs uv (skip_venv_if_present): the
+    case's dirs and every dir the Gym's own config declares (0.7.0's environment servers among them).
     The workers of a run share the folder and link at the same moment: an existing link to the same env is fine."""
     for env in environments:
-        for server_dir in env.all_server_dirs:
+        declared = gym_compat.config_server_dirs(env.config, MODEL_CONFIG) if gym_compat.has_config(env.config) else []
+        for server_dir in dict.fromkeys([*env.all_server_dirs, *declared]):
             link = venvs_dir / server_dir / ".venv"
             link.parent.mkdir(parents=True, exist_ok=True)
             try:

@@ -5,6 +5,10 @@
 - `RunHelper` lives in `nemo_gym.cli` up to 0.3.x and in `nemo_gym.cli.env` from 0.4.0 (the old
   name stays as a deprecated shim there): the new home is tried first.
 - structured_outputs_v4 exists from 0.3.0: decided by the config file being present, not by version.
+- 0.7.0 adds a server type, `environment_servers/` (`legacy_agent`, `single_agent_turn`, …): each environment's
+  config declares an `<env>_environment_server` instance beside its resources server and agent. Which server dirs a
+  config starts is therefore read from the config itself (`config_server_dirs`), never assumed per version: every
+  one of them gets the pin's environment as its venv, so Gym never runs uv (with the network off it cannot).
 """
 
 from __future__ import annotations
@@ -65,3 +69,42 @@ def gym_version() -> str:
 
 def has_config(config: str) -> bool:
     return (gym_root() / config).is_file()
+
+
+def _config_files(config: str, root: Path, seen: set[Path]) -> list[dict]:
+    """The YAML documents a Gym config path stands for, its nested `config_paths` included (as Gym merges them)."""
+    import yaml
+
+    path = (root / config).resolve()
+    if path in seen or not path.is_file():
+        return []
+    seen.add(path)
+    data = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(data, dict):
+        return []
+    found = [data]
+    for nested in data.get("config_paths") or []:
+        found += _config_files(str(nested), root, seen)
+    return found
+
+
+def config_server_dirs(*configs: str, root: Path | None = None) -> list[str]:
+    """`<type>/<impl>` of every server instance the configs declare (`NAME: {TYPE: {IMPL: {entrypoint: …}}}`), in
+    the order declared: the dirs whose venv Gym looks for at start-up."""
+    base = root or gym_root()
+    dirs: list[str] = []
+    seen: set[Path] = set()
+    for config in configs:
+        for document in _config_files(config, base, seen):
+            for instance in document.values():
+                if not isinstance(instance, dict) or len(instance) != 1:
+                    continue
+                ((server_type, impls),) = instance.items()
+                if not isinstance(impls, dict) or len(impls) != 1:
+                    continue
+                ((impl, body),) = impls.items()
+                if isinstance(body, dict) and "entrypoint" in body:
+                    where = f"{server_type}/{impl}"
+                    if where not in dirs:
+                        dirs.append(where)
+    return dirs
