@@ -12,6 +12,22 @@ def strip_ansi(text: str) -> str:
     return _ANSI.sub("", text)
 
 
+# What differs between two runs of one failure and says nothing about it: process and actor ids, ports, addresses,
+# hex ids and any other number. Masked before failures are grouped into root causes.
+_VOLATILE = (
+    (re.compile(r"\b(pid|ip|port|actor_id|task_id|node_id|job_id|worker_id)=[^,)\s]+"), r"\1=…"),
+    (re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"), "<addr>"),
+    (re.compile(r"\b(?:0x)?(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{8,}\b"), "<hex>"),
+    (re.compile(r"\d+"), "N"),
+)
+
+
+def mask_volatile(text: str) -> str:
+    for pattern, replacement in _VOLATILE:
+        text = pattern.sub(replacement, text)
+    return text
+
+
 def content_text(content: object) -> str:
     """A chat or Responses message's content as the model reads it: a string, or the texts of its parts joined."""
     if isinstance(content, str):

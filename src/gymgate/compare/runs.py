@@ -4,7 +4,6 @@ The analyzer never formats (report/ renders it)."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK, UsageError
 from gymgate.outcomes import BROKEN, ERROR, HARNESS, PASS, SKIP
 from gymgate.refs.source import nemo_gym_label
 from gymgate.runfolder import PathRecord, RunFolder, RunMark
+from gymgate.text import mask_volatile
 
 OBSERVED = "observed"  # the record field holding a path's full observation (PathRecord.observe)
 
@@ -250,11 +250,7 @@ def root_causes(record: PathRecord) -> list[str]:
     """What a failing path broke, as keys shared across paths: `[kind] field` per failed check, or
     `[blame] <first line of the reason>` (numbers masked) for an ERROR, an absent environment or BROKEN."""
     if record.failures:
-        return sorted({f"[{f.kind}] {_mask(f.field)}" for f in record.failures})
+        return sorted({f"[{f.kind}] {mask_volatile(f.field)}" for f in record.failures})
     reason = record.reason.splitlines()[0] if record.reason else ""
     tag = {SKIP: "removed", BROKEN: "broken"}.get(record.outcome, record.blame or "error")
-    return [f"[{tag}] {_mask(reason)[:160]}"] if reason else [f"[{tag}] {record.outcome}"]
-
-
-def _mask(text: str) -> str:
-    return re.sub(r"\d+", "N", text)
+    return [f"[{tag}] {mask_volatile(reason)[:160]}"] if reason else [f"[{tag}] {record.outcome}"]

@@ -24,7 +24,7 @@ from gymgate.services import gym_compat, gymlog, lifecycle
 from gymgate.services.gym_actor import GymActor
 from gymgate.services.ports import BandLease, free_port_in, lease_band
 from gymgate.services.processes import alive
-from gymgate.services.ray_cluster import is_ray_failure
+from gymgate.services.ray_cluster import is_ray_failure, unwrap
 from gymgate.text import strip_ansi
 
 STARTING, READY, SKIPPED, FAILED = "starting", "ready", "skipped", "failed"
@@ -57,6 +57,9 @@ def probe(server: dict[str, Any], timeout: float = PROBE_TIMEOUT_S) -> int | Non
         return exc.code
     except (urllib.error.URLError, OSError):
         return None
+
+
+CANNOT_RUN_YET = "gymgate cannot run this Gym yet"  # a start-up that needed what gymgate's set-up did not provide
 
 
 def link_venvs(venvs_dir: Path, env_prefix: Path, environments: list[Environment]) -> None:
@@ -175,15 +178,8 @@ class Fleet:
                 self.handles.pop(env.name, None)
                 self._leases.pop(env.name, None)
             lease.release()  # nothing of this Gym listens any more
-            notes = "".join(f"\n  {n}" for n in getattr(exc, "__notes__", []))
-            status = EnvStatus(
-                env.name,
-                FAILED,
-                gymlog.with_log_cause(f"{type(exc).__name__}: {_short(exc)}{notes}", log, since),
-                time.monotonic() - began,
-                log=str(log),
-                blame=HARNESS if is_ray_failure(exc) else GYM,
-            )
+            reason, blame = startup_failure(exc, log, since)
+            status = EnvStatus(env.name, FAILED, reason, time.monotonic() - began, log=str(log), blame=blame)
         else:
             servers = [dict(s, http_status=probe(s)) for s in handle.servers]
             dead = [s["name"] for s in servers if s["http_status"] is None]
@@ -290,6 +286,19 @@ class Fleet:
 
     def __exit__(self, *exc_info) -> None:
         self.stop()
+
+
+def startup_failure(exc: BaseException, log: Path, since: int = 0) -> tuple[str, str]:
+    """(reason, blame) of a Gym that failed to start. The reason leads with the line that says why: the failing
+    server's own error from its log, else Gym's exception out of Ray's wrapper. A start-up that made Gym build a
+    venv (uv looking for an interpreter or a download, with the network off) is gymgate's gap, not Gym's fault."""
+    notes = "".join(f"\n  {n}" for n in getattr(exc, "__notes__", []))
+    inner = unwrap(exc)
+    reason = gymlog.with_log_cause(f"{type(inner).__name__}: {_short(inner)}{notes}", log, since)
+    gap = gymlog.setup_gap(log, since)
+    if gap:
+        return f"{CANNOT_RUN_YET}: {gap} (logs/{log.name})\n{reason}", HARNESS
+    return reason, HARNESS if is_ray_failure(exc) else GYM
 
 
 def _short(exc: BaseException, limit: int = 1500) -> str:

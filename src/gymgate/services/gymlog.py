@@ -14,6 +14,13 @@ from gymgate.text import strip_ansi
 TAIL_BYTES = 256 * 1024
 # The line that closes a Python traceback: `ModuleNotFoundError: No module named 'x'` (a bare name is enough).
 _EXCEPTION = re.compile(r"^((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt))(?::\s.*)?$")
+_SERVER_PREFIX = re.compile(r"^\([\w.-]+\) ")  # Gym prefixes each server's output with `(<name>) `
+# uv run by Gym itself (it builds a server venv): gymgate's set-up exists so that this never happens. uv's own
+# error lines: `error: No interpreter found …`, or `× No solution found when resolving …` then `╰─▶ Because …`.
+_UV_ERROR = re.compile(
+    r"^\s*(?:error: |× )((?:No interpreter found|No solution found|Failed to (?:fetch|download|build|resolve)).*)$"
+)
+_UV_BECAUSE = re.compile(r"^\s*╰─▶ (.+)$")
 
 
 def size(log: Path | str) -> int:
@@ -42,7 +49,7 @@ def last_error(log: Path | str, since: int = 0) -> str:
     count: a warning that merely mentions an error name is not a cause."""
     found = ""
     in_traceback = False
-    for line in tail(log, since):
+    for line in _unprefixed(tail(log, since)):
         if line.startswith("Traceback (most recent call last)"):
             in_traceback = True
         elif in_traceback and not line.startswith((" ", "\t")):
@@ -50,6 +57,28 @@ def last_error(log: Path | str, since: int = 0) -> str:
             if match:
                 found, in_traceback = line.strip(), False
     return found[:500]
+
+
+def _unprefixed(lines: list[str]) -> list[str]:
+    return [_SERVER_PREFIX.sub("", line) for line in lines]
+
+
+def setup_gap(log: Path | str, since: int = 0) -> str:
+    """uv's own error, when Gym tried to build a server's venv (an interpreter or a download it could not get):
+    what gymgate's hermetic set-up did not provide for this Gym, or ""."""
+    lines = _unprefixed(tail(log, since))
+    for index, line in enumerate(lines):
+        match = _UV_ERROR.match(line)
+        if not match:
+            continue
+        text = match.group(1).rstrip(":")
+        for follow in lines[index + 1 : index + 4]:
+            because = _UV_BECAUSE.match(follow)
+            if because:
+                text += f": {because.group(1)}"
+                break
+        return f"uv: {text}"[:500]
+    return ""
 
 
 def with_log_cause(reason: str, log: Path | str | None, since: int = 0) -> str:

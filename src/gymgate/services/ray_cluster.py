@@ -52,6 +52,15 @@ def is_ray_failure(exc: BaseException) -> bool:
     return isinstance(exc, kinds)
 
 
+def unwrap(exc: BaseException) -> BaseException:
+    """The exception a Ray task or actor method raised, out of the RayTaskError that carries it across (whose
+    message leads with `ray::Actor.method() (pid=…, actor_id=…)`, saying nothing about why)."""
+    import ray.exceptions
+
+    inner = getattr(exc, "cause", None) if isinstance(exc, ray.exceptions.RayTaskError) else None
+    return inner if isinstance(inner, BaseException) else exc
+
+
 def short_temp_dir(tag: str) -> Path:
     """A temp dir short enough for Ray's AF_UNIX socket paths (<=107 bytes)."""
     return Path(tempfile.mkdtemp(prefix=f"gg{tag[:6]}-", dir="/tmp"))

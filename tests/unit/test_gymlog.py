@@ -1,0 +1,61 @@
+"""What a failed start-up says: the line that says why leads, Ray's wrapper does not, gymgate's own set-up gaps
+are blamed on gymgate, and causes that differ only in ids group together."""
+
+from __future__ import annotations
+
+from gymgate.compare.runs import root_causes
+from gymgate.outcomes import GYM
+from gymgate.services import gymlog
+from gymgate.text import mask_volatile
+from tests.helpers import record
+
+UV_NO_PYTHON = """\
+Starting `mcqa_environment_server` from venv /runs/x/venvs/environment_servers/legacy_agent/.venv
+(mcqa_environment_server) error: No interpreter found for Python 3.13.15 in managed installations or search path
+(mcqa_environment_server)
+(mcqa_environment_server) hint: A managed Python download is available for Python 3.13.15, but Python downloads are set to 'never'
+"""
+UV_OFFLINE = """\
+(code_gen_environment_server) Using CPython 3.13.15
+(code_gen_environment_server)   × No solution found when resolving: `pip`
+(code_gen_environment_server)   ╰─▶ Because pip was not found in the cache and the network was disabled, we can conclude that all versions of pip cannot be used.
+"""
+SERVER_TRACEBACK = """\
+(policy_model) Traceback (most recent call last):
+(policy_model)   File "app.py", line 3, in <module>
+(policy_model) RuntimeError: model server refuses to import
+Found ulimit of %s and failed to automatically increase with error %s.
+"""
+
+
+def _log(tmp_path, text):
+    log = tmp_path / "mcqa.log"
+    log.write_text(text)
+    return log
+
+
+def test_uv_errors_are_found_in_a_server_prefixed_log(tmp_path):
+    assert gymlog.setup_gap(_log(tmp_path, UV_NO_PYTHON)) == (
+        "uv: No interpreter found for Python 3.13.15 in managed installations or search path"
+    )
+    assert gymlog.setup_gap(_log(tmp_path, UV_OFFLINE)) == (
+        "uv: No solution found when resolving: `pip`: Because pip was not found in the cache and the network was "
+        "disabled, we can conclude that all versions of pip cannot be used."
+    )
+    assert gymlog.setup_gap(_log(tmp_path, SERVER_TRACEBACK)) == ""
+
+
+def test_a_servers_own_traceback_leads_even_when_prefixed(tmp_path):
+    assert gymlog.last_error(_log(tmp_path, SERVER_TRACEBACK)) == "RuntimeError: model server refuses to import"
+
+
+def test_causes_that_differ_only_in_ids_group_together():
+    a = "startup: RayTaskError(RuntimeError): ray::GymActor._spinup() (pid=7995, ip=127.0.0.1, actor_id=1807a3fe3b762c2ab1f0)"
+    b = "startup: RayTaskError(RuntimeError): ray::GymActor._spinup() (pid=8123, ip=127.0.0.1, actor_id=99aa3fe3b7f2c2ab1f0c)"
+    assert mask_volatile(a) == mask_volatile(b)
+    c = "startup: no answer from mcqa at 127.0.0.1:22825 (run deadbeef1234)"
+    d = "startup: no answer from mcqa at 127.0.0.1:31002 (run 0badcafe9876)"
+    assert root_causes(record("mcqa:accepted", "ERROR", reason=c, blame=GYM)) == root_causes(
+        record("code_gen:accepted", "ERROR", reason=d, blame=GYM)
+    )
+    assert mask_volatile("ModuleNotFoundError: No module named 'x'") == "ModuleNotFoundError: No module named 'x'"
