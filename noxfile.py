@@ -71,6 +71,8 @@ def _gymgate(session: nox.Session, *args: str) -> None:
             *args,
             env={"GYMGATE_EXIT_FILE": str(exit_file)},
             success_codes=[0, 1, 2],
+            # gymgate's stderr stays stderr (nox would merge it into stdout): `--json > verdict.json` is JSON alone.
+            stderr=sys.stderr,
             interrupt_timeout=GYMGATE_STOP_S,
             terminate_timeout=15.0,
         )

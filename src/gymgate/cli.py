@@ -269,11 +269,22 @@ def _add_many_ref_args(p: argparse.ArgumentParser, writes: str, kind: str) -> No
 
 def _add_env_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--env", action="append", dest="envs", metavar="NAME", help="this environment (repeatable; any case)"
+        "--env",
+        action="append",
+        dest="envs",
+        metavar="NAME",
+        help=settings.help_text(settings.ENVS, "this environment (repeatable; any case)"),
     )
     parser.add_argument(
         "--env-set", metavar="SET", help="a named set of environments from cases/sets.toml (default: `default`)"
     )
+
+
+def _env_names(raw: str) -> list[str]:
+    names = [n for n in raw.replace(",", " ").split() if n]
+    if not names:
+        raise ValueError("no environment named")
+    return names
 
 
 def _add_workers_arg(parser: argparse.ArgumentParser) -> None:
@@ -316,6 +327,8 @@ def _main(argv: list[str] | None) -> int:
         from gymgate.cases.environments import selection
 
         try:
+            if args.envs is None and args.env_set is None:  # a flag wins over the variable
+                args.envs = settings.from_env(settings.ENVS, _env_names, None)
             args.envs = selection(args.envs, args.env_set)
         except UsageError as exc:
             print(f"gymgate: error: {exc}", file=sys.stderr)

@@ -29,7 +29,8 @@ CACHE = Setting(
     "GYMGATE_CACHE", "--cache-dir", "environments, resolved refs and git mirrors (default: ~/.cache/gymgate)"
 )
 GYM_REPO = Setting("GYMGATE_GYM_REPO", "--gym-repo", "the git repository SHAs, tags and branches are resolved in")
-SETTINGS = (BASELINE, WORKERS, RERUNS, RUNS, CACHE, GYM_REPO)
+ENVS = Setting("GYMGATE_ENVS", "--env", "the environments to run, comma-separated (default: the `default` set)")
+SETTINGS = (BASELINE, WORKERS, RERUNS, RUNS, CACHE, GYM_REPO, ENVS)
 
 
 def from_env(setting: Setting, convert: Callable[[str], T], default: T) -> T:

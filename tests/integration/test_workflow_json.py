@@ -1,0 +1,48 @@
+"""The workflow's own command line, as a CI job runs it: `nox … -s accept -- --gym-ref "$CANDIDATE" --json >
+verdict.json` leaves JSON alone in that file (nox merges a child's stderr into stdout unless told not to), and
+`jq` reads the verdict from it."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+
+from gymgate.locations import repo_root
+
+WORKFLOW = repo_root() / "examples" / "github-actions" / "gymgate.yml"
+PIN = "0.4.0"
+
+
+def _judge_line() -> str:
+    lines = [line.strip() for line in WORKFLOW.read_text().splitlines() if "-s accept --" in line]
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+def test_the_workflows_judge_line_under_nox_writes_json_alone(tmp_path):
+    line = _judge_line()
+    assert re.search(r'--json > "\$RUNNER_TEMP/verdict\.json"$', line), line
+    # The workflow checks gymgate out into .gymgate/; here the checkout is this one.
+    command = line.replace(".gymgate/noxfile.py", str(repo_root() / "noxfile.py"))
+    env = dict(
+        os.environ,
+        CANDIDATE=PIN,
+        GYMGATE_BASELINE=PIN,  # the candidate is the baseline: it runs alone
+        GYMGATE_ENVS="mcqa",
+        GYMGATE_RUNS=str(tmp_path / "runs"),
+        GYMGATE_WORKERS="1",
+        RUNNER_TEMP=str(tmp_path),
+    )
+    done = subprocess.run(
+        ["bash", "-c", command], cwd=repo_root(), env=env, capture_output=True, text=True, timeout=1500
+    )
+    verdict_file = tmp_path / "verdict.json"
+    text = verdict_file.read_text()
+    document = json.loads(text)  # nothing but the verdict: no progress line, no nox line
+    assert document["kind"] == "run" and document["exit_code"] == 0, (text[-2000:], done.stderr[-3000:])
+    assert {p["path"]: p["outcome"] for p in document["paths"]} == {"mcqa:accepted": "PASS", "mcqa:rejected": "PASS"}
+    assert "run " in done.stderr and "nox >" in done.stderr  # the progress went to stderr, not into the file
+    read = subprocess.run(["jq", "-r", ".exit_code", str(verdict_file)], capture_output=True, text=True, timeout=60)
+    assert read.returncode == 0 and read.stdout.strip() == "0"
