@@ -145,3 +145,51 @@ def test_malformed_ack_file_is_a_usage_error(tmp_path, capsys):
     (acks / "bad.toml").write_text("[baseline]\nname = 1\n")
     assert main(["compare", str(base), str(cand), "--acks", str(acks)]) == 2
     assert "bad.toml: not a gymgate acknowledgement file" in capsys.readouterr().err
+
+
+def _run(tmp_path, pin, params):
+    made = [record(p, "PASS", observed=observation(params=params)) for p in ("mcqa:accepted", "mcqa:rejected")]
+    return stored_run(tmp_path, f"run-{pin}", pin, made)
+
+
+def _review(acks, base, cand, reason):
+    assert main(["ack", str(base), str(cand), "--acks", str(acks)]) == 0
+    (written,) = [p for p in acks.glob("*.toml") if 'reason = ""' in p.read_text()]
+    if reason:
+        written.write_text(written.read_text().replace('reason = ""', f'reason = "{reason}"'))
+    return written
+
+
+def test_reviews_compose_along_a_chain_of_steps(tmp_path):
+    """0.4.0 -> 0.7.0 with no review of its own is judged against the reviewed steps 0.4.0 -> 0.5.0 -> 0.7.0: a
+    change carried value by value through them is acknowledged (and says by which steps), anything else is not."""
+    acks = tmp_path / "acks"
+    old, mid = _run(tmp_path, "0.4.0", {}), _run(tmp_path, "0.5.0", {"seed": 0})
+    new = _run(tmp_path, "0.7.0", {"seed": 1})
+    _review(acks, old, mid, "Gym 0.5.0 sends a seed")
+    second = _review(acks, mid, new, "")
+
+    # One step not yet reviewed: the chain covers nothing, and says which entry lacks its reason.
+    comparison = compare_runs(old, new, acks)
+    assert {p.category for p in comparison.paths} == {"changed"}
+    assert [a.ref for a in comparison.acks.refused] == ["acks/0.5.0-to-0.7.0.toml change 1"]
+
+    second.write_text(second.read_text().replace('reason = ""', 'reason = "Gym 0.7.0 seeds from the attempt"'))
+    comparison = compare_runs(old, new, acks)
+    assert {p.category for p in comparison.paths} == {"same-pass"} and comparison.exit_code == 0
+    (change,) = comparison.paths[0].changes
+    assert change.ack == "0.4.0 → 0.5.0: Gym 0.5.0 sends a seed | 0.5.0 → 0.7.0: Gym 0.7.0 seeds from the attempt"
+    assert change.ack_file == "acks/0.4.0-to-0.5.0.toml change 1 + acks/0.5.0-to-0.7.0.toml change 1"
+    assert main(["compare", str(old), str(new), "--acks", str(acks)]) == 0
+    assert "0.5.0 → 0.7.0: Gym 0.7.0 seeds from the attempt" in (new / "report.md").read_text()
+
+    # A value the chain does not carry (seed 2 is not what the last step reviewed) stays a change.
+    other = stored_run(
+        tmp_path, "run-other", "0.7.0", [record("mcqa:accepted", "PASS", observed=observation(params={"seed": 2}))]
+    )
+    assert {p.category for p in compare_runs(old, other, acks).paths} == {"changed", "unjudged"}
+    # A review of the pair itself wins over the chain: this one reviews nothing, so the change stands.
+    (acks / "0.4.0-to-0.7.0.toml").write_text(
+        '[baseline]\nname = "0.4.0"\ndigest = "d-0.4.0"\n[candidate]\nname = "0.7.0"\ndigest = "d-0.7.0"\n'
+    )
+    assert {p.category for p in compare_runs(old, new, acks).paths} == {"changed"}

@@ -8,6 +8,12 @@ without one is refused. A relevant entry that matches nothing is stale. Acks onl
 paths that pass on both refs: they never hide a FAIL, an ERROR or a missing path.
 
 One file per ref pair (`[baseline]` and `[candidate]` name the refs and carry their digests).
+
+Reviews compose. A bump with no file of its own (0.4.0 straight to 0.7.0) is judged against a chain of reviewed
+steps whose files link its baseline to its candidate (0.4.0 -> 0.5.0 -> … -> 0.7.0): a change is covered when,
+starting from its baseline value, each step either leaves the value alone or has an entry (with a reason) taking
+it from exactly the value so far to the next, and the last value is the candidate's. The change then says which
+steps acknowledged it; anything the chain does not carry value by value stays unacknowledged.
 """
 
 from __future__ import annotations
@@ -118,6 +124,88 @@ def apply(acks: list[Ack], changes: dict[str, list[Change]]) -> AckReport:
                 report.covered += 1
     report.refused = [a for a in acks if a.used and not a.reason]
     report.stale = [a for a in acks if not a.used]
+    return report
+
+
+_MATCH = re.compile(r"^(?P<field>.*): (?P<before>\S+) -> (?P<after>\S+)$")
+
+
+@dataclass
+class Step:
+    """One reviewed bump of a chain: its file's refs and entries."""
+
+    file: Path
+    baseline: str  # names, for the report
+    candidate: str
+    acks: list[Ack]
+
+
+def _files(directory: Path) -> list[tuple[Path, dict[str, Any]]]:
+    found = []
+    for path in sorted(directory.glob("*.toml")) if directory.is_dir() else []:
+        try:
+            found.append((path, tomllib.loads(path.read_text())))
+        except tomllib.TOMLDecodeError as exc:
+            raise UsageError(f"{path}: not a gymgate acknowledgement file ({exc})") from exc
+    return found
+
+
+def chain(directory: Path, baseline: dict[str, Any], candidate: dict[str, Any]) -> list[Step]:
+    """The shortest chain of reviewed steps from the baseline's digest to the candidate's ([] when none links
+    them, or when the pair has a file of its own: that file alone decides)."""
+    edges: dict[str, list[tuple[str, Path, dict[str, Any]]]] = {}
+    for path, data in _files(directory):
+        try:
+            edges.setdefault(data["baseline"]["digest"], []).append((data["candidate"]["digest"], path, data))
+        except (KeyError, TypeError) as exc:
+            raise UsageError(f"{path}: not a gymgate acknowledgement file ({type(exc).__name__}: {exc})") from exc
+    start, goal = baseline.get("digest"), candidate.get("digest")
+    if any(target == goal for target, _, _ in edges.get(start, [])):
+        return []
+    paths: dict[str, list[tuple[Path, dict[str, Any]]]] = {start: []}
+    frontier = [start]
+    while frontier and goal not in paths:
+        nxt = []
+        for node in frontier:
+            for target, path, data in edges.get(node, []):
+                if target not in paths:
+                    paths[target] = [*paths[node], (path, data)]
+                    nxt.append(target)
+        frontier = nxt
+    steps = []
+    for path, data in paths.get(goal, []):
+        entries = [
+            Ack(path, i, e["field"], list(e["paths"]), e["match"], str(e["reason"]).strip())
+            for i, e in enumerate(data.get("change", []), 1)
+        ]
+        steps.append(Step(path, data["baseline"].get("name", "?"), data["candidate"].get("name", "?"), entries))
+    return steps
+
+
+def apply_chain(steps: list[Step], changes: dict[str, list[Change]]) -> AckReport:
+    """Mark each contract change the chain carries value by value from baseline to candidate (module docstring)."""
+    report = AckReport(files=[s.file for s in steps])
+    for path, items in changes.items():
+        for change in items:
+            if change.kind != CONTRACT:
+                continue
+            field_name, current, goal = fold(change.field), *change.key[1:]
+            used: list[tuple[Step, Ack]] = []
+            for step in steps:
+                for ack in step.acks:
+                    parts = _MATCH.match(ack.match)
+                    if parts and path in ack.paths and parts["field"] == field_name and parts["before"] == current:
+                        used.append((step, ack))
+                        current = parts["after"]
+                        break
+            if current != goal or not used:
+                continue
+            if any(not ack.reason for _, ack in used):
+                report.refused += [a for _, a in used if not a.reason and a not in report.refused]
+                continue
+            change.ack = " | ".join(f"{s.baseline} → {s.candidate}: {a.reason}" for s, a in used)
+            change.ack_file = " + ".join(a.ref for _, a in used)
+            report.covered += 1
     return report
 
 

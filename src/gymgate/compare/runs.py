@@ -229,9 +229,13 @@ def compare_runs(baseline_dir: Path, candidate_dir: Path, acks_dir: Path | None 
         if a and b and item.category == SAME_PASS:
             item.changes = _changes(a, b)
         paths.append(item)
-    report = ack_files.apply(
-        ack_files.load(acks_dir or ack_files.acks_dir(), base_info, cand_info), {p.path: p.changes for p in paths}
-    )
+    directory = acks_dir or ack_files.acks_dir()
+    pair_changes = {p.path: p.changes for p in paths}
+    steps = ack_files.chain(directory, base_info, cand_info)
+    if steps:  # no review of this exact pair: the reviewed steps between them compose
+        report = ack_files.apply_chain(steps, pair_changes)
+    else:
+        report = ack_files.apply(ack_files.load(directory, base_info, cand_info), pair_changes)
     for item in paths:
         if any(c.kind == CONTRACT and not c.ack for c in item.changes):
             item.category = CHANGED
