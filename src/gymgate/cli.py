@@ -514,7 +514,6 @@ def cmd_up(args) -> int:
     from gymgate.cases.environments import load_environments
     from gymgate.envs.child import run_in_env
     from gymgate.runfolder import new_run_id
-    from gymgate.services.ports import free_port
 
     load_environments(args.envs)  # unknown names are a usage error before anything is built
     source = resolve_ref(args.gym_ref, args.gym_repo)
@@ -522,8 +521,7 @@ def cmd_up(args) -> int:
     opts, run_id = _options(args), new_run_id()
     run = open_run(source, opts, run_id)
     record_environment(run, env)
-    url = f"http://127.0.0.1:{free_port()}/v1"
-    child = ["-m", "gymgate.session.up", "--policy-base-url", url, *service_args(run, opts)]
+    child = ["-m", "gymgate.session.up", *service_args(run, opts)]  # Gym is pointed at gymgate's own endpoint
     code = run_in_env(env, child, run_id).code
     if code not in (0, 1, 2):
         print(f"gymgate: services run ended with status {code}", file=sys.stderr)

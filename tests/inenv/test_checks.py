@@ -148,3 +148,27 @@ def test_routing_is_checked_against_the_agent_gym_reports():
         result = _result()
         checks.check_routing(result, case, script, policy, reported)
         assert (not any(f.kind == "routing" for f in result.failures)) is ok, reported
+
+
+@pytest.mark.parametrize(
+    ("marker", "value"),
+    [
+        ("_ng_failure_class", "judge_failed"),  # 0.5.0's judge failsafe: reward 0.0, which a rejected path expects
+        ("failure_reason", "judge call raised"),
+        ("failure_kind", "judge_failed"),
+        ("mask_sample", True),
+    ],
+)
+def test_a_result_gym_marks_as_failed_never_passes_whatever_its_reward(marker, value):
+    record = PathRecord.stub("equivalence_llm_judge:rejected", "ERROR", "")
+    checks.check_gym_failure(record, {"reward": 0.0, marker: value})
+    assert [(f.kind, f.field, f.actual) for f in record.failures] == [("gym_failure", marker, value)]
+
+
+def test_a_result_with_its_failure_fields_unset_passes():
+    record = PathRecord.stub("mcqa:rejected", "ERROR", "")
+    checks.check_gym_failure(
+        record, {"reward": 0.0, "failure_kind": None, "failure_reason": None, "mask_sample": False}
+    )
+    checks.check_gym_failure(record, {"reward": 0.0})  # a Gym from before the fields existed
+    assert record.failures == []

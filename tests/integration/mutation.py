@@ -1,5 +1,6 @@
 """The Gym mutation suite's machinery (tests/integration/test_*mutants.py use it): each mutant in mutants.toml (the
-index's 0.4.0 sdist, changed in one place) goes through `gymgate accept --baseline 0.4.0` as a user would run it.
+index's sdist of its `version`, 0.4.0 unless it says otherwise, changed in one place) goes through `gymgate accept
+--baseline <that version's pin>` as a user would run it.
 For each: the exit code, exactly the affected paths with their category, outcome, blame and cause, every other path
 same-pass with nothing changed, and no process of any of its runs left alive."""
 
@@ -25,9 +26,13 @@ def group(name: str) -> list[str]:
     return [m for m, spec in MUTANTS.items() if spec.get("group", "") == name]
 
 
+def version(mutant: dict) -> str:
+    return mutant.get("version", SUITE["version"])
+
+
 def build_mutant(mutant: dict, root: Path, new: str | None = None) -> Path:
-    """The 0.4.0 sdist unpacked into `root`, with the mutant's one change (`new` replaces the mutant's own)."""
-    unpack(sdist("0.4.0"), root)
+    """The mutant's sdist unpacked into `root`, with its one change (`new` replaces the mutant's own)."""
+    unpack(sdist(version(mutant)), root)
     if "file" not in mutant:
         return root
     target = root / mutant["file"]
@@ -43,7 +48,7 @@ def build_mutant(mutant: dict, root: Path, new: str | None = None) -> Path:
 
 
 def accept(gym: Path, mutant: dict, runs: Path, *extra: str) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "gymgate", "accept", "--gym-ref", str(gym), "--baseline", "0.4.0"]
+    command = [sys.executable, "-m", "gymgate", "accept", "--gym-ref", str(gym), "--baseline", version(mutant)]
     for env in mutant.get("envs", SUITE["envs"]):
         command += ["--env", env]
     command += ["-n", "1", "--runs-dir", str(runs), "--reruns", str(mutant.get("reruns", 0)), *mutant.get("args", [])]
@@ -59,7 +64,7 @@ def run_dirs(runs: Path) -> list[Path]:
 
 
 def judge(name: str, runs: Path, tmp_path: Path) -> None:
-    """One mutant through `gymgate accept --baseline 0.4.0`, checked as the module docstring says."""
+    """One mutant through `gymgate accept --baseline <its version>`, checked as the module docstring says."""
     mutant = MUTANTS[name]
     gym = build_mutant(mutant, tmp_path / "gym")
     before = set(run_dirs(runs))

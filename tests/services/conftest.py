@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from gymgate.runfolder import RunFolder
-from gymgate.services.ports import free_port
 from gymgate.services.processes import RUN_MARKER, marked_pids, sweep
 from gymgate.services.ray_cluster import RUN_ENVIRONMENT
 
@@ -42,8 +41,6 @@ class UpRun:
             "gymgate.session.up",
             "--run-dir",
             str(run_dir),
-            "--policy-base-url",
-            f"http://127.0.0.1:{free_port()}/v1",
         ]
         for env in envs or []:
             args += ["--env", env]

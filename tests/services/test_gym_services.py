@@ -9,7 +9,8 @@ import signal
 import time
 from pathlib import Path
 
-from gymgate.cases.environments import cases_dir, load_environments
+from gymgate.cases.environments import MODEL_CONFIG, cases_dir, load_environments
+from gymgate.services import gym_compat
 from gymgate.services.processes import alive
 
 STRUCTURED_FIRST_PIN = (0, 3, 0)
@@ -37,8 +38,11 @@ def test_all_seven_environments_start_answer_and_stop(gym_pin, up_run):
             continue
         assert status["status"] == "ready", f"{env.name}: {status['reason']}\n{output}"
         servers = {s["name"]: s for s in status["servers"]}
-        # Each Gym instance: its resources server, its agent, the policy model server and the head server.
-        assert set(servers) == {env.resources_server, env.agent, "policy_model", "head_server"}
+        # Each Gym instance: every server its config declares (its resources server, its agent, the policy model
+        # server; from 0.7.0 also an environment server) and the head server.
+        declared = {name for name, _, _ in gym_compat.config_servers(env.config, MODEL_CONFIG)}
+        assert {env.resources_server, env.agent, "policy_model"} <= declared
+        assert set(servers) == declared | {"head_server"}
         for server in servers.values():
             assert server["host"] == "127.0.0.1"
             assert server["http_status"] is not None, server  # every server answered over HTTP

@@ -43,6 +43,19 @@ def _expected(value: Any) -> Any:
     return None if value == NULL else value
 
 
+# Fields by which Gym says a rollout failed while still answering with a row: 0.5.0's judge failsafe turns a
+# failed judge call into reward 0.0 with `_ng_failure_class` (an RL framework would train on that zero); 0.6.0 adds
+# `failure_reason`, 0.7.0 `failure_kind`, and `mask_sample` (true: drop the sample from the loss). None of them may
+# be set on a path gymgate counts as passed, whatever its reward: a rejected path's expected 0.0 is no excuse.
+FAILURE_MARKERS = ("_ng_failure_class", "failure_kind", "failure_reason", "mask_sample")
+
+
+def check_gym_failure(result: PathRecord, full: dict[str, Any]) -> None:
+    for key in FAILURE_MARKERS:
+        if full.get(key) not in (None, False):
+            result.fail("gym_failure", key, None if key != "mask_sample" else False, full[key])
+
+
 def check_verifier(result: PathRecord, case: Case, full: dict[str, Any]) -> None:
     result.reward = full.get("reward")
     result.result_fields = sorted(full)

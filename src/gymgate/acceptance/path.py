@@ -157,6 +157,7 @@ def _run(ctx: RunContext, env: Environment, mode: str, result: PathRecord, scrip
     result.observe(((e.kind or e.route, e.status, e.body) for e in exchanges), processed["gym_result"])
     for name, check in (
         ("verifier", lambda: checks.check_verifier(result, case, full)),
+        ("gym_failure", lambda: checks.check_gym_failure(result, full)),
         ("tokens", lambda: checks.check_tokens(result, script, exchanges, processed)),
         ("requests", lambda: checks.check_requests(result, case, script, exchanges, sent_row, full, ctx.config)),
         ("first_turn", lambda: checks.check_first_turn(result, fed, exchanges, processed, ctx.tokenizer)),

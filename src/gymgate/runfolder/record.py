@@ -24,7 +24,8 @@ NO_RECORD = "no record"  # the reason prefix of an expected path that left no re
 class Failure:
     """One way a path differs from what it must be. `kind` names the contract that broke."""
 
-    kind: str  # reward | verifier | tokens | request_contract | continuity | routing | tool_schema | row_count | tool_output
+    kind: str  # reward | verifier | gym_failure | tokens | request_contract | continuity | routing | tool_schema |
+    # row_count | tool_output | first_turn | input_drift
     field: str
     expected: Any
     actual: Any

@@ -94,6 +94,7 @@ def gym_config(
         "ray_head_node_address": gcs,
         "port_range_low": low,
         "port_range_high": high,
+        **gym_compat.start_overrides(),
     }
     for dotted, value in env.overrides.items():
         node = config

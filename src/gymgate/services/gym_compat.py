@@ -9,6 +9,9 @@
   config declares an `<env>_environment_server` instance beside its resources server and agent. Which server dirs a
   config starts is therefore read from the config itself (`config_server_dirs`), never assumed per version: every
   one of them gets the pin's environment as its venv, so Gym never runs uv (with the network off it cannot).
+- From 0.5.0 `RunHelper.start` waits for `GET <policy_base_url>/models` for up to
+  `model_endpoint_readiness_timeout_seconds` (600 s by default). gymgate's endpoint is up before any Gym starts,
+  so the wait is bounded to MODEL_PROBE_S where Gym knows the key (read from its global config module).
 """
 
 from __future__ import annotations
@@ -54,6 +57,18 @@ def run_helper_api() -> tuple[type, type]:
     return module.RunHelper, GlobalConfigDictParserConfig
 
 
+MODEL_PROBE_KEY = "model_endpoint_readiness_timeout_seconds"
+MODEL_PROBE_S = 60
+
+
+def start_overrides() -> dict[str, object]:
+    """Top-level config keys this Gym version needs from gymgate at start-up (none before 0.5.0)."""
+    import nemo_gym.global_config
+
+    source = Path(nemo_gym.global_config.__file__).read_text(errors="replace")
+    return {MODEL_PROBE_KEY: MODEL_PROBE_S} if MODEL_PROBE_KEY in source else {}
+
+
 def gym_root() -> Path:
     """The directory Gym resolves built-in server dirs and config paths against (its PARENT_DIR)."""
     import nemo_gym
@@ -88,23 +103,26 @@ def _config_files(config: str, root: Path, seen: set[Path]) -> list[dict]:
     return found
 
 
-def config_server_dirs(*configs: str, root: Path | None = None) -> list[str]:
-    """`<type>/<impl>` of every server instance the configs declare (`NAME: {TYPE: {IMPL: {entrypoint: …}}}`), in
-    the order declared: the dirs whose venv Gym looks for at start-up."""
+def config_servers(*configs: str, root: Path | None = None) -> list[tuple[str, str, str]]:
+    """(instance name, type, impl) of every server instance the configs declare (`NAME: {TYPE: {IMPL: {entrypoint:
+    …}}}`), in the order declared."""
     base = root or gym_root()
-    dirs: list[str] = []
+    found: list[tuple[str, str, str]] = []
     seen: set[Path] = set()
     for config in configs:
         for document in _config_files(config, base, seen):
-            for instance in document.values():
+            for name, instance in document.items():
                 if not isinstance(instance, dict) or len(instance) != 1:
                     continue
                 ((server_type, impls),) = instance.items()
                 if not isinstance(impls, dict) or len(impls) != 1:
                     continue
                 ((impl, body),) = impls.items()
-                if isinstance(body, dict) and "entrypoint" in body:
-                    where = f"{server_type}/{impl}"
-                    if where not in dirs:
-                        dirs.append(where)
-    return dirs
+                if isinstance(body, dict) and "entrypoint" in body and (name, server_type, impl) not in found:
+                    found.append((str(name), str(server_type), str(impl)))
+    return found
+
+
+def config_server_dirs(*configs: str, root: Path | None = None) -> list[str]:
+    """`<type>/<impl>` of every server the configs declare: the dirs whose venv Gym looks for at start-up."""
+    return list(dict.fromkeys(f"{kind}/{impl}" for _, kind, impl in config_servers(*configs, root=root)))

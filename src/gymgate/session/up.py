@@ -9,6 +9,7 @@ environment and writes services.json into the run folder. Exit: 0 all present en
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
@@ -20,7 +21,9 @@ from gymgate.services.ray_cluster import RUN_ENVIRONMENT
 # Ray reads some of these at import time (loopback node IP), so they are set before anything imports it.
 os.environ.update(RUN_ENVIRONMENT)
 
+from gymgate.acceptance.path import GENERATION  # noqa: E402
 from gymgate.cases.environments import load_environments  # noqa: E402
+from gymgate.endpoint.server import ModelEndpoint, Sampling  # noqa: E402
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK  # noqa: E402
 from gymgate.runfolder import RunFolder  # noqa: E402
 from gymgate.services.fleet import FAILED, READY, EnvStatus  # noqa: E402
@@ -45,7 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gymgate.session.up")
     parser.add_argument("--run-dir", type=Path, required=True)
     parser.add_argument("--env", action="append", dest="envs")
-    parser.add_argument("--policy-base-url", required=True)
+    parser.add_argument(
+        "--policy-base-url", help="a model endpoint to point Gym at (default: gymgate's own endpoint, started here)"
+    )
     parser.add_argument("--spinup-timeout", type=float, default=600.0)
     parser.add_argument("--stop-timeout", type=float, default=60.0)
     args = parser.parse_args(argv)
@@ -61,16 +66,18 @@ def main(argv: list[str] | None = None) -> int:
     began = time.monotonic()
     code = EXIT_OK
     try:
-        with private_ray(run_id, namespace=f"gymgate-{run_id}") as gcs:
+        with contextlib.ExitStack() as stack:
+            gcs = stack.enter_context(private_ray(run_id, namespace=f"gymgate-{run_id}"))
             print(
                 f"Ray cluster {gcs} (namespace gymgate-{run_id}); starting {len(environments)} environments", flush=True
             )
+            endpoint = stack.enter_context(ModelEndpoint(Sampling(GENERATION.temperature, GENERATION.top_p)))
             session = WorkerSession(
                 run,
                 "up",
                 gcs,
                 environments,
-                args.policy_base_url,
+                args.policy_base_url or endpoint.base_url,
                 spinup_timeout_s=args.spinup_timeout,
                 stop_timeout_s=args.stop_timeout,
                 on_status=print_status,
