@@ -22,9 +22,10 @@ nox.options.default_venv_backend = "uv"
 nox.options.error_on_external_run = True
 nox.options.sessions = ["tests"]
 
-# Pins whose real Gym services the test suite starts (issue: 0.4.0 and 0.2.1).
-SERVICE_TEST_PINS = ("0.4.0", "0.2.1")
-ACCEPTANCE_TEST_PIN = "0.4.0"
+# Pins whose real Gym services the test suite starts: the newest release (where the acceptance paths and the
+# in-environment tests run too), the last one before the Python 3.13.14 floor, and the oldest with a working CLI.
+SERVICE_TEST_PINS = ("0.7.0", "0.4.0", "0.2.1")
+ACCEPTANCE_TEST_PIN = "0.7.0"
 
 
 def _harness(session: nox.Session) -> None:
@@ -200,9 +201,9 @@ def _machine(session: nox.Session) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """Lint; harness unit and integration tests (git SHA, parallel runs, baseline reuse, real bump verdicts, the
-    Gym mutation suite);
-    inside 0.4.0: in-env unit tests, the fourteen real paths (with gymgate's negative self-tests), the ten paths of
-    the `more` environments and the real-services tests; inside 0.2.1: the real-services tests."""
+    Gym mutation suite on 0.4.0 and 0.7.0);
+    inside 0.7.0: in-env unit tests, the fourteen real paths (with gymgate's negative self-tests), the ten paths of
+    the `more` environments and the real-services tests; inside 0.4.0 and 0.2.1: the real-services tests."""
     _harness(session)
     _machine(session)
     session.run("ruff", "check", "src", "tests", "tools", "noxfile.py")

@@ -99,3 +99,28 @@ def test_workers_linking_the_shared_venvs_at_once_do_not_collide(tmp_path):
     assert (tmp_path / "resources_servers" / "mcqa" / ".venv").readlink() == Path("/usr")
     with pytest.raises(FileExistsError):  # a link to another environment is never silently kept
         link_venvs(tmp_path, Path("/opt"), envs)
+
+
+def test_every_server_dir_a_gym_config_declares_gets_the_environment(tmp_path):
+    """0.7.0's configs declare an environment server beside each resources server and agent: its dir is linked
+    too, or Gym would build a venv for it (with the network off it cannot)."""
+    from gymgate.services.fleet import link_venvs
+
+    root = tmp_path / "gym"
+    config = root / "resources_servers" / "mcqa" / "configs" / "mcqa.yaml"
+    config.parent.mkdir(parents=True)
+    config.write_text(
+        "mcqa:\n  resources_servers:\n    mcqa:\n      entrypoint: app.py\n"
+        "mcqa_simple_agent:\n  responses_api_agents:\n    simple_agent:\n      entrypoint: app.py\n"
+        "mcqa_environment_server:\n  environment_servers:\n    legacy_agent:\n      entrypoint: app.py\n"
+        "not_a_server: {a: 1}\n"
+    )
+    (mcqa,) = [e for e in load_environments(None) if e.name == "mcqa"]
+    link_venvs(tmp_path / "venvs", Path("/usr"), [mcqa], gym_root=root)
+    linked = sorted(str(p.parent.relative_to(tmp_path / "venvs")) for p in (tmp_path / "venvs").rglob(".venv"))
+    assert linked == [
+        "environment_servers/legacy_agent",
+        "resources_servers/mcqa",
+        "responses_api_agents/simple_agent",
+        "responses_api_models/vllm_model",
+    ]

@@ -16,13 +16,15 @@ from tests.helpers import commit_all, git, write_tree, write_wheel
 
 
 def test_every_committed_pin_resolves_with_its_artifact_hash():
-    assert known_pins() == ["0.2.0", "0.2.1", "0.3.0", "0.4.0"]
+    # Every release on the index, 0.3.1 (yanked there) included.
+    assert known_pins() == ["0.2.0", "0.2.1", "0.3.0", "0.3.1", "0.4.0", "0.5.0", "0.5.1", "0.6.0", "0.7.0"]
     for name in known_pins():
         source = resolve_ref(name)
         assert source.kind == KIND_PIN and source.pinned
         assert source.version == name
         assert len(source.digest) == 64 and int(source.digest, 16)
-        assert source.requires_python == ">=3.12"
+        newest = tuple(map(int, name.split("."))) >= (0, 5, 0)
+        assert source.requires_python == (">=3.13.14" if newest else ">=3.12")
     assert resolve_ref("0.4.0").digest.startswith("955f08027a2f")
 
 
@@ -36,7 +38,7 @@ def test_unknown_refs_list_accepted_forms_and_pins(ref):
         resolve_ref(ref)
     message = str(info.value)
     assert "--gym-ref accepts" in message
-    assert "0.2.0, 0.2.1, 0.3.0, 0.4.0" in message
+    assert "0.2.0, 0.2.1, 0.3.0, 0.3.1, 0.4.0, 0.5.0, 0.5.1, 0.6.0, 0.7.0" in message
     assert info.value.exit_code == 2
 
 

@@ -62,12 +62,14 @@ def probe(server: dict[str, Any], timeout: float = PROBE_TIMEOUT_S) -> int | Non
 CANNOT_RUN_YET = "gymgate cannot run this Gym yet"  # a start-up that needed what gymgate's set-up did not provide
 
 
-def link_venvs(venvs_dir: Path, env_prefix: Path, environments: list[Environment]) -> None:
+def link_venvs(
+    venvs_dir: Path, env_prefix: Path, environments: list[Environment], gym_root: Path | None = None
+) -> None:
     """Point every server dir's `.venv` at the pin's single env, so Gym never runs uv (skip_venv_if_present): the
-    case's dirs and every dir the Gym's own config declares (0.7.0's environment servers among them).
+    case's dirs and every dir the Gym's own config (under `gym_root`) declares (0.7.0's environment servers).
     The workers of a run share the folder and link at the same moment: an existing link to the same env is fine."""
     for env in environments:
-        declared = gym_compat.config_server_dirs(env.config, MODEL_CONFIG) if gym_compat.has_config(env.config) else []
+        declared = gym_compat.config_server_dirs(env.config, MODEL_CONFIG, root=gym_root) if gym_root else []
         for server_dir in dict.fromkeys([*env.all_server_dirs, *declared]):
             link = venvs_dir / server_dir / ".venv"
             link.parent.mkdir(parents=True, exist_ok=True)
@@ -135,7 +137,7 @@ class Fleet:
         """Begin starting the named environments (default: all) in parallel and return at once: one future per
         environment, done when its status (ready, failed or skipped) is in `statuses`. A caller waits only for the
         environment it needs next, so its paths run while the others are still starting. `stop()` ends all."""
-        link_venvs(self.run.venvs_dir, Path(sys.prefix), self.environments)
+        link_venvs(self.run.venvs_dir, Path(sys.prefix), self.environments, gym_compat.gym_root())
         self.run.logs_dir.mkdir(parents=True, exist_ok=True)
         futures: dict[str, Future] = {}
         present = []
