@@ -172,3 +172,31 @@ def test_a_result_with_its_failure_fields_unset_passes():
     )
     checks.check_gym_failure(record, {"reward": 0.0})  # a Gym from before the fields existed
     assert record.failures == []
+
+
+@pytest.mark.parametrize(
+    ("row_params", "sent", "fails"),
+    [
+        ({"tool_choice": "auto", "parallel_tool_calls": True}, {}, False),  # no tools: neutral values may be dropped
+        (
+            {"tool_choice": "auto", "parallel_tool_calls": True},
+            {"tool_choice": "auto", "parallel_tool_calls": True},
+            False,
+        ),
+        ({"tool_choice": "auto"}, {"tool_choice": "required"}, True),  # sent, but not as the row says
+        ({"tool_choice": "required"}, {}, True),  # a choice that means something, dropped
+        ({"tool_choice": "auto", "tools": [{"type": "function", "name": "f"}]}, {}, True),  # with tools it matters
+    ],
+)
+def test_passed_through_tool_parameters_must_arrive_when_they_mean_something(row_params, sent, fails):
+    (env,) = load_environments(["mcqa"])
+    case = load_case(env)
+    script = case.script("accepted")
+    body = {"messages": [], "temperature": 0.7, "top_p": 0.95, "max_tokens": 64, "logprobs": True}
+    body |= {"return_tokens_as_token_ids": True, **sent}
+    policy = Exchange(env=env.name, route="chat", body=body, kind=POLICY, turn=0)
+    row = {"responses_create_params": {"max_output_tokens": 64, **row_params}}
+    result = _result()
+    checks.check_requests(result, case, script, [policy], row, copy.deepcopy(row), CONFIG)
+    tool_failures = [f.field for f in result.failures if "tool_choice" in f.field or "parallel" in f.field]
+    assert bool(tool_failures) is fails, result.failures

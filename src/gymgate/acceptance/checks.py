@@ -20,6 +20,9 @@ from gymgate.text import excerpt, first_difference
 MISSING = "<missing>"
 # Responses-API create params that reach the chat request under the same name.
 PASSED_THROUGH = ("tool_choice", "parallel_tool_calls")
+# With no tools these values tell the model nothing, and chat servers reject them without tools (Gym drops them
+# from 0.6.0): a row without tools only needs any *other* tool_choice to arrive.
+NEUTRAL_WITHOUT_TOOLS = {"tool_choice": ("auto", "none"), "parallel_tool_calls": (True, False)}
 
 
 def digest(value: Any) -> str:
@@ -192,6 +195,9 @@ def check_requests(
                     "request_contract", f"policy turn {exchange.turn}: {key}", value, exchange.body.get(key, MISSING)
                 )
         for key in PASSED_THROUGH:
+            neutral = not params.get("tools") and params.get(key) in NEUTRAL_WITHOUT_TOOLS[key]
+            if neutral and key not in exchange.body:
+                continue
             if key in params and exchange.body.get(key, MISSING) != params[key]:
                 result.fail(
                     "request_contract",
