@@ -5,6 +5,11 @@ paths:    one pin's fourteen paths through `gymgate accept`, wall time and each 
 compare:  a bump judged (`accept --gym-ref PIN --baseline B`), from scratch and with the baseline reused.
 noise:    no false alarms: --repeats runs of the same pin, each later run compared with the first (`gymgate
           compare`): exit codes, changed fields, flaky and any category other than same-pass / skipped.
+pins:     two pins' fourteen paths in one bench run, alternated run by run (warm environments): each pin's wall
+          time and the ratio (`--pin 0.7.0 --baseline 0.4.0`).
+bump:     a bump from a cold gymgate cache with the interpreters present (`--pin 0.7.0 --baseline 0.4.0`): where
+          the time goes (both environments built, the baseline run, the candidate run, the comparison).
+neighbour, cached, matrix, bisect: see each bench_* function.
 
 Writes docs/benchmarks/<what>-<pin>.json and rewrites that section of docs/benchmarks.md. Figures are
 medians over --repeats runs; the machine is noisy, so compare ratios rather than single numbers.
@@ -199,6 +204,101 @@ def render_paths(pin: str, data: dict, command: str) -> str:
         ratio = median(runs["1"]["wall_s"]) / max(median(runs["auto"]["wall_s"]), 1e-3)
         notes.append(f"Speed-up of -n auto over -n 1: {ratio:.2f}× (median wall times).")
     return table(f"paths:{pin}", f"The fourteen paths, nemo-gym {pin}", data, command, rows, notes)
+
+
+def _one_run(runs: str) -> RunFolder:
+    (run_dir,) = [d for d in Path(runs).iterdir() if d.is_dir()]
+    return RunFolder(run_dir)
+
+
+def bench_pins(pin: str, baseline: str, repeats: int) -> dict:
+    """`accept --no-baseline -n auto` of each pin, alternated (drift hits both alike); environments warm."""
+    for ref in (baseline, pin):
+        seconds, text, code = timed(gymgate("env", "--gym-ref", ref), dict(os.environ))
+        assert code == 0, text
+    out: dict = {}
+    for _ in range(repeats):
+        for ref in (baseline, pin):
+            runs = tempfile.mkdtemp(prefix="gg-bench-runs-")
+            argv = gymgate("accept", "--gym-ref", ref, "--no-baseline", "--no-cache")
+            seconds, text, code = timed(argv, dict(os.environ, GYMGATE_RUNS=runs))
+            assert code == 0, text
+            run = _one_run(runs)
+            started = run.source_file.stat().st_mtime
+            services = list(run.service_statuses().values())
+            paths = [r.to_json() for r in run.records().values()]
+            row = out.setdefault(ref, {})
+            for key, value in (
+                ("wall_s", seconds),
+                ("all_gyms_ready_s", max(s["at"] for s in services) - started),
+                ("rollout_s_sum", sum(p["timings"]["path_s"] for p in paths)),
+                ("servers", sum(len(s.get("servers") or []) for s in services)),
+            ):
+                row.setdefault(key, []).append(round(value, 3))
+            subprocess.run(["rm", "-rf", runs], check=False)
+    return out
+
+
+def render_pins(pin: str, baseline: str, data: dict, command: str) -> str:
+    runs = data["pins"]
+    labels = [
+        ("wall_s", "`gymgate accept` wall time, fourteen paths", "s"),
+        ("all_gyms_ready_s", "time until the last Gym is ready", "s"),
+        ("rollout_s_sum", "rollouts + postprocess + checks, summed over paths", "s"),
+        ("servers", "Gym server processes started", ""),
+    ]
+    rows = [(f"{label} ({ref})", runs[ref][key], unit) for key, label, unit in labels for ref in (baseline, pin)]
+    ratio = median(runs[pin]["wall_s"]) / max(median(runs[baseline]["wall_s"]), 1e-3)
+    notes = [f"{pin} / {baseline} wall time: {ratio:.2f}× (medians, same bench run, alternated)."]
+    return table(f"pins:{pin}", f"nemo-gym {pin} beside {baseline}, fourteen paths each", data, command, rows, notes)
+
+
+def bench_bump(pin: str, baseline: str, repeats: int) -> dict:
+    """`accept --gym-ref PIN --baseline B` from an empty gymgate cache, the interpreters gymgate built linked in
+    (so the figure is the bump's, not a CPython build's); uv's own cache stays warm, as on a CI runner that keeps
+    it. Stages from the command's own lines and the run folders."""
+    from gymgate.envs.cpython import pythons_dir
+
+    out: dict = {}
+    for _ in range(repeats):
+        with tempfile.TemporaryDirectory(prefix="gg-bench-cold-") as cache:
+            if pythons_dir().is_dir():
+                (Path(cache) / "pythons").symlink_to(pythons_dir())
+            runs = Path(cache) / "runs"
+            env = dict(os.environ, GYMGATE_CACHE=cache, GYMGATE_RUNS=str(runs))
+            seconds, text, code = timed(gymgate("accept", "--gym-ref", pin, "--baseline", baseline), env)
+            assert code in (0, 1), text
+            built = [float(m) for m in re.findall(r"environment \S+: built.*? in ([\d.]+)s", text)]
+            walls = {}
+            for run_dir in sorted(d for d in runs.iterdir() if d.is_dir()):
+                mark = RunFolder(run_dir).mark()
+                if mark is not None and mark.started and mark.finished:
+                    walls[RunFolder(run_dir).source().get("name")] = mark.finished - mark.started
+            row = out.setdefault("bump", {})
+            for key, value in (
+                ("wall_s", seconds),
+                ("env_build_s_sum", sum(built)),
+                (f"run_{baseline}_s", walls.get(baseline, 0.0)),
+                (f"run_{pin}_s", walls.get(pin, 0.0)),
+                ("exit_code", code),
+            ):
+                row.setdefault(key, []).append(round(value, 3))
+    return out
+
+
+def render_bump(pin: str, baseline: str, data: dict, command: str) -> str:
+    runs = data["bump"]["bump"]
+    rows = [
+        (f"`accept --gym-ref {pin} --baseline {baseline}` wall time, cold gymgate cache", runs["wall_s"], "s"),
+        ("both environments built (uv sync into an empty cache)", runs["env_build_s_sum"], "s"),
+        (f"the {baseline} run (start to finish)", runs[f"run_{baseline}_s"], "s"),
+        (f"the {pin} run (start to finish)", runs[f"run_{pin}_s"], "s"),
+        ("exit code", runs["exit_code"], ""),
+    ]
+    rest = median(runs["wall_s"]) - median(runs["env_build_s_sum"]) - median(runs[f"run_{baseline}_s"])
+    rest -= median(runs[f"run_{pin}_s"])
+    notes = [f"Everything else (resolving, locking checks, comparison, reports): ~{rest:.0f} s of the median."]
+    return table(f"bump:{pin}", f"A bump {baseline} → {pin} from a cold gymgate cache", data, command, rows, notes)
 
 
 def bench_compare(pin: str, baseline: str, repeats: int) -> dict:
@@ -437,7 +537,8 @@ def render_noise(pin: str, data: dict, command: str) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument(
-        "what", choices=("services", "paths", "compare", "noise", "neighbour", "cached", "matrix", "bisect")
+        "what",
+        choices=("services", "paths", "compare", "noise", "neighbour", "cached", "matrix", "bisect", "pins", "bump"),
     )
     parser.add_argument("--pin", default="0.4.0")
     parser.add_argument("--repeats", type=int, default=3)
@@ -470,6 +571,14 @@ def main() -> int:
         command += f" --baseline {args.baseline}"
         data["compare"] = bench_compare(args.pin, args.baseline, args.repeats)
         section = render_compare(args.pin, args.baseline, data, command)
+    elif args.what == "pins":
+        command += f" --baseline {args.baseline}"
+        data["pins"] = bench_pins(args.pin, args.baseline, args.repeats)
+        section = render_pins(args.pin, args.baseline, data, command)
+    elif args.what == "bump":
+        command += f" --baseline {args.baseline}"
+        data["bump"] = bench_bump(args.pin, args.baseline, args.repeats)
+        section = render_bump(args.pin, args.baseline, data, command)
     elif args.what == "noise":
         data["noise"] = bench_noise(args.pin, args.repeats)
         section = render_noise(args.pin, data, command)

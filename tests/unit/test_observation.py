@@ -193,3 +193,19 @@ def test_reviews_compose_along_a_chain_of_steps(tmp_path):
         '[baseline]\nname = "0.4.0"\ndigest = "d-0.4.0"\n[candidate]\nname = "0.7.0"\ndigest = "d-0.7.0"\n'
     )
     assert {p.category for p in compare_runs(old, new, acks).paths} == {"changed"}
+
+
+def test_a_clean_step_is_written_so_chains_link_through_it(tmp_path):
+    """0.4.0 -> 0.5.0 changed nothing: `gymgate ack` still records the reviewed step, and a change that first
+    appears in the next step composes through it."""
+    acks = tmp_path / "acks"
+    old, mid = _run(tmp_path, "0.4.0", {}), _run(tmp_path, "0.5.0", {})
+    new = _run(tmp_path, "0.7.0", {"seed": 1})
+    assert main(["ack", str(old), str(mid), "--acks", str(acks)]) == 0
+    step = acks / "0.4.0-to-0.5.0.toml"
+    assert step.is_file() and tomllib.loads(step.read_text()).get("change") == []
+    assert {p.category for p in compare_runs(old, new, acks).paths} == {"changed"}  # 0.5.0 -> 0.7.0 unreviewed
+    _review(acks, mid, new, "Gym 0.7.0 sends a seed")
+    comparison = compare_runs(old, new, acks)
+    assert {p.category for p in comparison.paths} == {"same-pass"}
+    assert comparison.paths[0].changes[0].ack == "0.5.0 → 0.7.0: Gym 0.7.0 sends a seed"
