@@ -100,3 +100,29 @@ def test_a_commit_whose_dependencies_match_is_built_from_its_neighbour(sdist_rep
     for env, commit in ((first, shas["0.4.0"]), (second, later)):
         found = subprocess.run([str(env.python), "-c", where], capture_output=True, text=True, check=True)
         assert found.stdout.strip().endswith(commit), (env.key, found.stdout)
+
+
+def test_a_commit_that_needs_python_3_13_runs_by_sha(tmp_path):
+    """A commit of today's Gym (the 0.7.0 sdist: Requires-Python >= 3.13.14, environment servers) by SHA through
+    --gym-repo: it gets an interpreter that satisfies it and its real services start, every declared server ready."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    unpack(sdist("0.7.0"), repo)
+    sha = commit_all(repo, "nemo-gym 0.7.0 sdist")
+    source = resolve_ref(sha[:9], gym_repo=str(repo))
+    assert (source.version, source.requires_python) == ("0.7.0", ">=3.13.14")
+    runs = tmp_path / "runs"
+    argv = [sys.executable, "-m", "gymgate", "up", "--gym-ref", sha[:9], "--gym-repo", str(repo), "--env", "mcqa"]
+    result = subprocess.run([*argv, "--runs-dir", str(runs)], capture_output=True, text=True, timeout=900)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "(Python 3.13." in output
+    (run_dir,) = runs.iterdir()
+    record = RunFolder(run_dir).up_record()
+    mcqa = record["environments"]["mcqa"]
+    assert mcqa["status"] == "ready", mcqa["reason"]
+    assert "mcqa_environment_server" in {s["name"] for s in mcqa["servers"]}
+    interpreter = RunFolder(run_dir).environment()["interpreter"]
+    assert tuple(map(int, interpreter["version"].split("."))) >= (3, 13, 14)
+    assert marked_pids(record["run_id"]) == []
