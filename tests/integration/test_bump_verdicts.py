@@ -126,10 +126,13 @@ def test_a_candidate_that_cannot_be_locked_is_broken(runs, tmp_path):
     assert not (run / "reruns").exists()  # a broken build is not rerun
 
 
-def test_a_full_bump_from_0_2_1_to_0_4_0(runs):
-    """No review covers 0.2.1 -> 0.4.0 directly: every path passes on both, and the gate still fails, showing each
-    contract change the bump makes to what the model receives (side by side) until a maintainer acknowledges it."""
-    code, out = _accept(runs, "--gym-ref", "0.4.0", "--baseline", "0.2.1", timeout=2400)
+def test_a_full_bump_from_0_2_1_to_0_4_0(runs, tmp_path):
+    """Unreviewed, 0.2.1 -> 0.4.0 fails although every path passes on both, showing each contract change the bump
+    makes to what the model receives (side by side); the reviewed steps 0.2.1 -> 0.3.0 -> 0.4.0 in acks/ then
+    compose into its review: the same two runs compared again pass, each change naming the step that made it."""
+    unreviewed = tmp_path / "no-acks"
+    unreviewed.mkdir()
+    code, out = _accept(runs, "--gym-ref", "0.4.0", "--baseline", "0.2.1", "--acks", str(unreviewed), timeout=2400)
     assert code == 1, out
     run = _candidate_run(runs, "-0.4.0-")
     results = json.loads((run / "results.json").read_text())
@@ -149,3 +152,13 @@ def test_a_full_bump_from_0_2_1_to_0_4_0(runs):
     assert "#### `requests.tokenize` — 2 paths" in report
     # Training items gain routed_experts: additive, listed, not failing.
     assert "- `result.response.output.*.routed_experts` = `null` — 12 paths" in report
+
+    baseline = json.loads((run / "results.json").read_text())["provenance"]["baseline"]["run_dir"]
+    composed = tmp_path / "composed"
+    composed.mkdir()
+    command = [sys.executable, "-m", "gymgate", "compare", baseline, str(run), "--out", str(composed)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)  # the checkout's acks/
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = (composed / "report.md").read_text()
+    assert "**Verdict: no regression (12 paths pass on both, 12 changed: 12 acknowledged)" in report, report
+    assert "0.2.1 → 0.3.0: " in report and "0.3.0 → 0.4.0: " in report  # by which steps

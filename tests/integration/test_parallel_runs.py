@@ -21,7 +21,9 @@ RUN_SPECIFIC = {"timings", "observed"}  # the observations are compared through 
 
 
 def accept(ref: str, runs: Path, *extra: str, env: dict | None = None) -> subprocess.Popen:
-    args = [sys.executable, "-m", "gymgate", "accept", "--gym-ref", ref, "--runs-dir", str(runs), *extra]
+    """One ref run alone (no baseline: these tests judge runs, not bumps)."""
+    args = [sys.executable, "-m", "gymgate", "accept", "--gym-ref", ref, "--runs-dir", str(runs), "--no-baseline"]
+    args += [a for a in extra if a != "--no-baseline"]
     return subprocess.Popen(
         args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, **(env or {})}
     )
