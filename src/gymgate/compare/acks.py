@@ -88,25 +88,40 @@ def match_key(change: Change) -> str:
     return f"{fold(change.field)}: {before} -> {after}"
 
 
-def load(directory: Path, baseline: dict[str, Any], candidate: dict[str, Any]) -> list[Ack]:
-    """Every entry of every ack file for exactly this (baseline digest, candidate digest) pair."""
-    found: list[Ack] = []
-    if not directory.is_dir():
-        return found
-    for path in sorted(directory.glob("*.toml")):
+@dataclass
+class Step:
+    """One reviewed ref pair: its file, the refs' names (for the report) and digests, and its entries."""
+
+    file: Path
+    baseline: str
+    candidate: str
+    digests: tuple[str, str]
+    acks: list[Ack]
+
+
+def read(directory: Path) -> list[Step]:
+    """Every ack file in `directory`, parsed once; a file that is not one is a usage error naming it."""
+    found: list[Step] = []
+    for path in sorted(directory.glob("*.toml")) if directory.is_dir() else []:
         try:
             data = tomllib.loads(path.read_text())
-            refs = (data["baseline"]["digest"], data["candidate"]["digest"])
-            entries = data.get("change", [])
-            if refs != (baseline.get("digest"), candidate.get("digest")):
-                continue
-            for index, entry in enumerate(entries, 1):
-                found.append(
-                    Ack(path, index, entry["field"], list(entry["paths"]), entry["match"], str(entry["reason"]).strip())
-                )
-        except (tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
+            base, cand = data["baseline"], data["candidate"]
+            entries = [
+                Ack(path, i, e["field"], list(e["paths"]), e["match"], str(e["reason"]).strip())
+                for i, e in enumerate(data.get("change", []), 1)
+            ]
+            found.append(
+                Step(path, base.get("name", "?"), cand.get("name", "?"), (base["digest"], cand["digest"]), entries)
+            )
+        except (tomllib.TOMLDecodeError, KeyError, TypeError, AttributeError) as exc:
             raise UsageError(f"{path}: not a gymgate acknowledgement file ({type(exc).__name__}: {exc})") from exc
     return found
+
+
+def load(files: list[Step], baseline: dict[str, Any], candidate: dict[str, Any]) -> list[Ack]:
+    """Every entry of every ack file for exactly this (baseline digest, candidate digest) pair."""
+    pair = (baseline.get("digest"), candidate.get("digest"))
+    return [ack for step in files if step.digests == pair for ack in step.acks]
 
 
 def apply(acks: list[Ack], changes: dict[str, list[Change]]) -> AckReport:
@@ -130,56 +145,23 @@ def apply(acks: list[Ack], changes: dict[str, list[Change]]) -> AckReport:
 _MATCH = re.compile(r"^(?P<field>.*): (?P<before>\S+) -> (?P<after>\S+)$")
 
 
-@dataclass
-class Step:
-    """One reviewed bump of a chain: its file's refs and entries."""
-
-    file: Path
-    baseline: str  # names, for the report
-    candidate: str
-    acks: list[Ack]
-
-
-def _files(directory: Path) -> list[tuple[Path, dict[str, Any]]]:
-    found = []
-    for path in sorted(directory.glob("*.toml")) if directory.is_dir() else []:
-        try:
-            found.append((path, tomllib.loads(path.read_text())))
-        except tomllib.TOMLDecodeError as exc:
-            raise UsageError(f"{path}: not a gymgate acknowledgement file ({exc})") from exc
-    return found
-
-
-def chain(directory: Path, baseline: dict[str, Any], candidate: dict[str, Any]) -> list[Step]:
+def chain(files: list[Step], baseline: dict[str, Any], candidate: dict[str, Any]) -> list[Step]:
     """The shortest chain of reviewed steps from the baseline's digest to the candidate's ([] when none links
     them, or when the pair has a file of its own: that file alone decides)."""
-    edges: dict[str, list[tuple[str, Path, dict[str, Any]]]] = {}
-    for path, data in _files(directory):
-        try:
-            edges.setdefault(data["baseline"]["digest"], []).append((data["candidate"]["digest"], path, data))
-        except (KeyError, TypeError) as exc:
-            raise UsageError(f"{path}: not a gymgate acknowledgement file ({type(exc).__name__}: {exc})") from exc
     start, goal = baseline.get("digest"), candidate.get("digest")
-    if any(target == goal for target, _, _ in edges.get(start, [])):
+    if any(step.digests == (start, goal) for step in files):
         return []
-    paths: dict[str, list[tuple[Path, dict[str, Any]]]] = {start: []}
+    routes: dict[str | None, list[Step]] = {start: []}
     frontier = [start]
-    while frontier and goal not in paths:
-        nxt = []
+    while frontier and goal not in routes:
+        reached = []
         for node in frontier:
-            for target, path, data in edges.get(node, []):
-                if target not in paths:
-                    paths[target] = [*paths[node], (path, data)]
-                    nxt.append(target)
-        frontier = nxt
-    steps = []
-    for path, data in paths.get(goal, []):
-        entries = [
-            Ack(path, i, e["field"], list(e["paths"]), e["match"], str(e["reason"]).strip())
-            for i, e in enumerate(data.get("change", []), 1)
-        ]
-        steps.append(Step(path, data["baseline"].get("name", "?"), data["candidate"].get("name", "?"), entries))
-    return steps
+            for step in files:
+                if step.digests[0] == node and step.digests[1] not in routes:
+                    routes[step.digests[1]] = [*routes[node], step]
+                    reached.append(step.digests[1])
+        frontier = reached
+    return routes.get(goal, [])
 
 
 def apply_chain(steps: list[Step], changes: dict[str, list[Change]]) -> AckReport:

@@ -46,7 +46,7 @@ class Release:
 
 def releases() -> list[Release]:
     data = tomllib.loads(RELEASES_FILE.read_text())
-    return [Release(**{k: v for k, v in r.items()}) for r in data.get("release", [])]
+    return [Release(**r) for r in data.get("release", [])]
 
 
 def release(version: str) -> Release:

@@ -191,7 +191,6 @@ def select(requires_python: str, what: str, found: list[Interpreter] | None = No
         if chosen:
             return chosen
         found = candidates
-    tried = ""
     if downloads_allowed():
         chosen = _matching(spec, uv_install(requires_python))
         if chosen:

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import sys
@@ -61,6 +62,7 @@ MODEL_PROBE_KEY = "model_endpoint_readiness_timeout_seconds"
 MODEL_PROBE_S = 60
 
 
+@functools.cache
 def start_overrides() -> dict[str, object]:
     """Top-level config keys this Gym version needs from gymgate at start-up (none before 0.5.0)."""
     import nemo_gym.global_config
