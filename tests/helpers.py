@@ -135,7 +135,11 @@ CASES = {
 
 def every_category_runs(tmp_path):
     """A baseline and a candidate run (with one rerun) whose comparison holds every category (CASES)."""
-    base = stored_run(tmp_path, "base", "0.3.0", [record(p, spec[0]) for p, spec in CASES.items()])
+    # The flaky path's baseline disagrees with itself (its second attempt in the same Gym failed).
+    wobbly = {p: [record(p, "FAIL", failures=[REWARD]).to_json()] for p, spec in CASES.items() if spec[3] == categories.FLAKY}
+    base = stored_run(
+        tmp_path, "base", "0.3.0", [record(p, spec[0], repeats=wobbly.get(p, [])) for p, spec in CASES.items()]
+    )
     cand = stored_run(tmp_path, "cand", "0.4.0", [record(p, spec[1][0], **spec[1][1]) for p, spec in CASES.items()])
     reruns = {p: spec[2] for p, spec in CASES.items() if spec[2]}
     RunFolder(cand).write_reruns_manifest({"baseline_run": base.name, "paths": sorted(reruns)})

@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+from gymgate.acceptance.limits import ATTEMPTS, MAX_ATTEMPTS
 from gymgate.ci import settings
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK, GymgateError, UsageError
 from gymgate.matrix.run import RunOptions, accept_ref, open_run, prepare, record_environment, service_args
@@ -145,8 +146,10 @@ def build_parser() -> argparse.ArgumentParser:
         type=_seconds,
         default=180.0,
         help="seconds one rollout may take; past it the path is an ERROR (gym, timeout) and its Gym is torn down "
-        "(default: 180)",
+        "(default: 180). A bump's candidate runs each path under its own deadline, 10x what the baseline measured "
+        "for it (at least 30 s), capped by this",
     )
+    _add_attempts_arg(p)
     p.add_argument("--selftest", action="store_true", help="also run gymgate's own negative tests on the real paths")
     p.add_argument(
         "--baseline",
@@ -263,8 +266,29 @@ def _add_many_ref_args(p: argparse.ArgumentParser, writes: str, kind: str) -> No
     p.add_argument("--spinup-timeout", type=_seconds, default=600.0, help="seconds one Gym may take to start")
     p.add_argument("--stop-timeout", type=_seconds, default=60.0, help="seconds one Gym may take to stop gracefully")
     p.add_argument("--path-timeout", type=_seconds, default=180.0, help="seconds one rollout may take")
+    _add_attempts_arg(p)
     _add_workers_arg(p)
     p.add_argument("--no-cache", action="store_true", help="run every ref afresh (default: serve unchanged clean runs)")
+
+
+def _in_session_attempts(value: str) -> int:
+    if value.isdigit() and ATTEMPTS <= int(value) <= MAX_ATTEMPTS:
+        return int(value)
+    raise argparse.ArgumentTypeError(f"expected a number of attempts ({ATTEMPTS}-{MAX_ATTEMPTS}), got {value!r}")
+
+
+def _add_attempts_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--attempts",
+        type=_in_session_attempts,
+        default=settings.from_env(settings.ATTEMPTS, _in_session_attempts, ATTEMPTS),
+        metavar="N",
+        help=settings.help_text(
+            settings.ATTEMPTS,
+            f"attempts of every path in the same Gym, diffed with each other: a ref that does not do the same thing "
+            f"twice is nondeterministic (default: {ATTEMPTS})",
+        ),
+    )
 
 
 def _add_env_args(parser: argparse.ArgumentParser) -> None:
@@ -383,6 +407,7 @@ def _options(args) -> RunOptions:
         stop_timeout=args.stop_timeout,
         cache=not getattr(args, "no_cache", False),
         shard=getattr(args, "shard", None) or "",
+        attempts=getattr(args, "attempts", ATTEMPTS),
     )
 
 

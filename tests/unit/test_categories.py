@@ -50,12 +50,21 @@ def test_no_pair_that_passed_on_the_baseline_and_not_on_the_candidate_is_clean()
             assert c.categorize("PASS", candidate) not in clean, candidate
 
 
-def test_mixed_attempts_are_flaky_never_a_pass_or_a_regression():
-    assert c.categorize("PASS", "FAIL", attempts=["FAIL", "PASS", "FAIL"]) == c.FLAKY
-    assert c.categorize("PASS", "PASS", attempts=["PASS", "ERROR"]) == c.FLAKY
+def test_newly_flaky_on_the_candidate_is_a_regression_flaky_on_the_baseline_is_named():
+    # The baseline agreed with itself: the bump made the path unreliable (exit 1), whatever the first attempt said.
+    assert c.categorize("PASS", "FAIL", attempts=["FAIL", "PASS", "FAIL"], baseline_attempts=["PASS"] * 2) == c.REGRESSED
+    assert c.categorize("PASS", "PASS", attempts=["PASS", "ERROR"], baseline_attempts=["PASS"] * 2) == c.REGRESSED
+    assert c.categorize("FAIL", "PASS", attempts=["PASS", "FAIL"], baseline_attempts=["FAIL"] * 2) == c.REGRESSED
     assert c.categorize("PASS", "FAIL", attempts=["FAIL", "FAIL", "FAIL"]) == c.REGRESSED
+    # The baseline disagreed with itself: flaky (named, exit 0), on the baseline only or on both.
     assert c.categorize("PASS", "FAIL", ["FAIL"] * 3, baseline_attempts=["PASS", "FAIL", "PASS"]) == c.FLAKY
+    assert c.categorize("PASS", "PASS", ["PASS", "FAIL"], baseline_attempts=["PASS", "FAIL"]) == c.FLAKY
     assert c.categorize("PASS", "FAIL", ["FAIL"] * 3, baseline_attempts=["PASS"] * 3) == c.REGRESSED
+    # Nondeterministic without a mixed outcome (compare/stability.py decides it): the same rule.
+    assert c.categorize("PASS", "PASS", ["PASS"] * 2, ["PASS"] * 2, unstable=(False, True)) == c.REGRESSED
+    assert c.categorize("PASS", "PASS", ["PASS"] * 2, ["PASS"] * 2, unstable=(True, True)) == c.FLAKY
+    assert c.categorize("PASS", "PASS", ["PASS"] * 2, ["PASS"] * 2, unstable=(True, False)) == c.FLAKY
+    assert c.categorize("PASS", "PASS", ["PASS"] * 2, ["PASS"] * 2) == c.SAME_PASS
 
 
 @pytest.mark.parametrize(
@@ -85,9 +94,8 @@ def test_harness_errors_are_no_evidence_either_way():
 
 
 def test_flaky_side():
-    assert c.flaky_side(["PASS", "PASS"], ["FAIL", "PASS"]) == "candidate"
-    assert c.flaky_side(["PASS", "FAIL"], ["FAIL", "FAIL"]) == "baseline"
-    assert c.flaky_side(["PASS", "FAIL"], ["FAIL", "PASS"]) == "both"
+    assert c.flaky_side(True, False) == "baseline"
+    assert c.flaky_side(True, True) == "both"
 
 
 def test_labels_of_records():

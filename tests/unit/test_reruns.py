@@ -4,6 +4,7 @@ cause. The runs are fakes written to disk (fault injection); the real matrix run
 from __future__ import annotations
 
 from gymgate.compare.attempts import load_attempts
+from gymgate.compare.categories import label
 from gymgate.compare.runs import compare_runs
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
 from gymgate.matrix.reruns import run_reruns
@@ -69,16 +70,19 @@ def test_a_failure_that_repeats_is_a_regression_with_every_attempt_shown(tmp_pat
     assert "- [reward] reward — 1 path: `mcqa:accepted` (regressed)" in report
 
 
-def test_mixed_outcomes_are_flaky_and_stop_the_reruns(tmp_path):
+def test_newly_flaky_on_the_candidate_is_a_regression_and_stops_the_reruns(tmp_path):
+    """The baseline passed every time; the candidate failed, then passed: the bump made the path unreliable."""
     base, cand = _pair(tmp_path, failures=[REWARD])
     matrix = FakeMatrix({"0.4.0": {2: "PASS", 3: "PASS"}, "0.3.0": {2: "PASS", 3: "PASS"}})
     run_reruns((_source("0.3.0"), base), (_source("0.4.0"), cand), 2, matrix)
     assert [c[1] for c in matrix.calls] == [2, 2]  # decided after one rerun: no third attempt
     comparison = compare_runs(base, cand)
     item = {p.path: p for p in comparison.paths}["mcqa:accepted"]
-    assert item.category == "flaky"
-    assert comparison.exit_code == EXIT_OK  # never a regression, never silent
-    assert comparison.verdict == "no regression (1 paths pass on both, 0 changed, 1 newly flaky on the candidate)"
+    assert item.category == "regressed"
+    assert comparison.exit_code == EXIT_FAILED
+    assert comparison.verdict == "1 regressed, 0 broken, 1 nondeterministic on the candidate"
+    assert item.reason.startswith('nondeterministic on the candidate: attempt 1 outcome = FAIL vs attempt 2 outcome = PASS')
+    assert item.causes[0] == "[nondeterministic] outcome"
     assert "mcqa:accepted" in (cand / "reruns" / "reruns.json").read_text()
 
 
@@ -104,11 +108,15 @@ def test_baseline_attempts_belong_to_their_baseline_and_unfinished_attempts_do_n
     base, cand = _pair(tmp_path, failures=[REWARD])
     matrix = FakeMatrix({"0.4.0": {2: "FAIL", 3: "FAIL"}, "0.3.0": {2: "PASS", 3: "FAIL"}})
     run_reruns((_source("0.3.0"), base), (_source("0.4.0"), cand), 2, matrix)
-    assert load_attempts(cand, base)["baseline"] == {"mcqa:accepted": ["PASS", "FAIL"]}
+    assert _labels(load_attempts(cand, base)["baseline"]) == {"mcqa:accepted": ["PASS", "FAIL"]}
     other = stored_run(tmp_path, "other-baseline", "0.3.0", [record("mcqa:accepted", "PASS")])
     assert load_attempts(cand, other)["baseline"] == {}  # made for another baseline run
     RunFolder(cand).attempt("candidate", 3).write_mark(RunMark(complete=False))
-    assert load_attempts(cand, base)["candidate"] == {"mcqa:accepted": ["FAIL"]}
+    assert _labels(load_attempts(cand, base)["candidate"]) == {"mcqa:accepted": ["FAIL"]}
+
+
+def _labels(found):
+    return {path: [label(r) for r in records] for path, records in found.items()}
 
 
 def _broken(tmp_path, reason):

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from gymgate.acceptance import checks
+from gymgate.acceptance.limits import ATTEMPTS, PATH_TIMEOUT_S
 from gymgate.cases.case import InputDrift, load_case, read_row, transform_row
 from gymgate.cases.environments import Environment
 from gymgate.consumer.dataset import load_rows
@@ -27,15 +28,13 @@ from gymgate.consumer.processor import collate, process_datum
 from gymgate.consumer.rollout import GenerationConfig, run_rollout_sync
 from gymgate.endpoint.script import Script
 from gymgate.endpoint.server import ModelEndpoint
-from gymgate.outcomes import CONTRACT, GYM, HARNESS
+from gymgate.outcomes import CONTRACT, FAIL, GYM, HARNESS, PASS
 from gymgate.runfolder import PathRecord, RunFolder
 from gymgate.services import gymlog
 from gymgate.services.ray_cluster import is_ray_failure
 
 # The RL generation overrides: distinctive values, so a parameter that fails to reach the model shows.
 GENERATION = GenerationConfig(max_new_tokens=4096, temperature=0.7, top_p=0.95)
-# A rollout's deadline: the slowest path today (code_gen) takes ~3 s; a Gym that hangs is cut off here.
-PATH_TIMEOUT_S = 180.0
 
 
 @dataclass
@@ -51,8 +50,18 @@ class RunContext:
     inputs: dict[str, Any] | None = None  # example rows checked once per run (acceptance.setup)
     ensure: Callable[[str], None] | None = None  # waits for (or starts) this environment's Gym
     path_timeout_s: float = PATH_TIMEOUT_S
+    deadlines: dict[str, float] = field(default_factory=dict)  # path id -> its own deadline (from the baseline)
+    attempts: int = ATTEMPTS
     watch: Callable[[str], str] | None = None  # names a dead process of this environment's Gym, or ""
     discard: Callable[[str, str], None] | None = None  # tears this environment's Gym down (the next path restarts it)
+
+    def deadline(self, path: str) -> tuple[float, str]:
+        """This path's rollout deadline and where it came from: its own (derived from the baseline's measured time,
+        acceptance/limits.py) when it has one below --path-timeout, else --path-timeout."""
+        own = self.deadlines.get(path)
+        if own is None or own >= self.path_timeout_s:
+            return self.path_timeout_s, "--path-timeout"
+        return own, f"this path's deadline from the baseline's time; --path-timeout {self.path_timeout_s:g} caps it"
 
 
 def run_path(
@@ -60,12 +69,38 @@ def run_path(
 ) -> PathRecord:
     """`script` replaces the case's own behaviour for `mode` (negative tests swap answers with it);
     `into` is the run folder the record goes to (default: the run's). The record fails closed: whatever
-    raises, wherever, the path is an ERROR with the exception and its trace, never a PASS."""
-    result = PathRecord(path=f"{env.name}:{mode}", env=env.name, mode=mode, gym=ctx.gym)
+    raises, wherever, the path is an ERROR with the exception and its trace, never a PASS.
+    The path runs `ctx.attempts` times in the same Gym while each attempt runs to its end (PASS or FAIL); the later
+    attempts ride in the record (`repeats`), and the comparison diffs them with the first."""
+    first = _new_record(ctx, env, mode)
+    try:
+        _attempt(ctx, env, mode, first, script, wait=True)
+        last = first
+        for _ in range(1, ctx.attempts):
+            if last.outcome not in (PASS, FAIL):
+                break  # an attempt that did not run to its end leaves no Gym worth asking again
+            last = _new_record(ctx, env, mode)
+            try:
+                _attempt(ctx, env, mode, last, script, wait=False)
+            finally:
+                first.repeats.append(last.to_json())
+    finally:
+        (into or ctx.run).write_record(first)
+    return first
+
+
+def _new_record(ctx: RunContext, env: Environment, mode: str) -> PathRecord:
+    return PathRecord(path=f"{env.name}:{mode}", env=env.name, mode=mode, gym=ctx.gym)
+
+
+def _attempt(
+    ctx: RunContext, env: Environment, mode: str, result: PathRecord, script: Script | None, wait: bool
+) -> None:
+    """One attempt of the path into `result`."""
     began = time.monotonic()
     stage = "waiting for the Gym"
     try:
-        if ctx.ensure is not None:
+        if wait and ctx.ensure is not None:
             ctx.ensure(env.name)  # the Gym's start-up is not the path's time
         result.timings["gym_wait_s"] = round(time.monotonic() - began, 3)
         began = time.monotonic()
@@ -77,12 +112,10 @@ def run_path(
         blame = GYM if stage == "running" and not is_ray_failure(exc) else HARNESS
         result.error(blame, f"{stage}: {type(exc).__name__}: {exc}\n{_trace(exc)}")
         if not isinstance(exc, Exception):
-            raise  # Ctrl-C, exit: the record is still written below
+            raise  # Ctrl-C, exit: the record is still written by run_path
     finally:
         result.timings["path_s"] = round(time.monotonic() - began, 3)
         result.timings["finished_at"] = round(time.time(), 3)
-        (into or ctx.run).write_record(result)
-    return result
 
 
 def _trace(exc: BaseException) -> str:
@@ -125,6 +158,8 @@ def _run(ctx: RunContext, env: Environment, mode: str, result: PathRecord, scrip
     mark = len(ctx.endpoint.exchanges)
     ctx.endpoint.set_script(env.name, script)
     handle = ctx.handles[env.name]
+    deadline, origin = ctx.deadline(result.path)
+    result.timings["deadline_s"] = deadline
     log_mark = gymlog.size(ctx.run.log(env.name))  # the Gym log's causes come after this point
     try:
         rollout = run_rollout_sync(
@@ -132,7 +167,8 @@ def _run(ctx: RunContext, env: Environment, mode: str, result: PathRecord, scrip
             batch,
             ctx.tokenizer,
             ctx.config,
-            timeout_s=ctx.path_timeout_s,
+            timeout_s=deadline,
+            timeout_origin=origin,
             watch=(lambda: ctx.watch(env.name)) if ctx.watch else None,
         )
     except NonContiguousError as exc:

@@ -23,14 +23,16 @@ class Setting:
 
 BASELINE = Setting("GYMGATE_BASELINE", "--baseline", "the ref a bump is judged against (default: the baseline pin)")
 WORKERS = Setting("GYMGATE_WORKERS", "-n/--workers", "pytest-xdist workers: auto, N, or 0")
-RERUNS = Setting("GYMGATE_RERUNS", "--reruns", "attempts added for each path that does not pass (0-10)")
+REATTEMPTS = Setting("GYMGATE_ATTEMPTS", "--attempts", "attempts of every path in the same Gym (2-10)")
+RUNS = Setting("GYMGATE_RERUNS", "--reruns", "attempts added for each path that does not pass (0-10)")
+ATTEMPTS = Setting("GYMGATE_ATTEMPTS", "--attempts", "attempts of every path in the same Gym (2-10)")
 RUNS = Setting("GYMGATE_RUNS", "--runs-dir", "where run folders go (default: runs/ in the checkout)")
 CACHE = Setting(
     "GYMGATE_CACHE", "--cache-dir", "environments, resolved refs and git mirrors (default: ~/.cache/gymgate)"
 )
 GYM_REPO = Setting("GYMGATE_GYM_REPO", "--gym-repo", "the git repository SHAs, tags and branches are resolved in")
 ENVS = Setting("GYMGATE_ENVS", "--env", "the environments to run, comma-separated (default: the `default` set)")
-SETTINGS = (BASELINE, WORKERS, RERUNS, RUNS, CACHE, GYM_REPO, ENVS)
+SETTINGS = (BASELINE, WORKERS, RERUNS, ATTEMPTS, RUNS, CACHE, GYM_REPO, ENVS)
 
 
 def from_env(setting: Setting, convert: Callable[[str], T], default: T) -> T:

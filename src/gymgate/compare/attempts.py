@@ -1,4 +1,5 @@
-"""Stored reruns of a candidate run, read back for the comparison (matrix/reruns.py writes them; the layout,
+"""Every attempt of each path, read back for the comparison and the reruns: the attempts a record holds (the same
+Gym, `PathRecord.repeats`) and the stored reruns in fresh Gyms (matrix/reruns.py writes them; the layout,
 reruns/reruns.json and reruns/<role>-<n>/, is the run folder's: runfolder/folder.py)."""
 
 from __future__ import annotations
@@ -6,18 +7,28 @@ from __future__ import annotations
 from pathlib import Path
 
 from gymgate.compare.categories import label
-from gymgate.runfolder import RunFolder
+from gymgate.runfolder import PathRecord, RunFolder
 
 
 def labels(run: RunFolder) -> dict[str, str | None]:
-    """Each path's label (compare.categories.label), expected paths without a record included."""
+    """Each path's first attempt's label (compare.categories.label), expected paths without a record included."""
     return {path: label(record) for path, record in run.records().items()}
 
 
-def load_attempts(candidate_dir: Path, baseline_dir: Path | None) -> dict[str, dict[str, list[str | None]]]:
-    """The stored reruns of a candidate run: {"candidate": {path: [n>=2 outcomes]}, "baseline": {...}}. Baseline
-    attempts count only against the baseline run they were made for; unfinished attempt folders are ignored."""
-    found: dict[str, dict[str, list[str | None]]] = {"candidate": {}, "baseline": {}}
+def attempt_labels(run: RunFolder) -> dict[str, list[str | None]]:
+    """Each path's label of every attempt its record holds, in order."""
+    return {path: [label(a) for a in record.attempt_records()] for path, record in run.records().items()}
+
+
+def all_labels(run: RunFolder) -> list[str | None]:
+    return [got for history in attempt_labels(run).values() for got in history]
+
+
+def load_attempts(candidate_dir: Path, baseline_dir: Path | None) -> dict[str, dict[str, list[PathRecord]]]:
+    """The stored reruns of a candidate run, every attempt of each: {"candidate": {path: [records]}, "baseline":
+    {...}}. Baseline attempts count only against the baseline run they were made for; unfinished attempt folders
+    are ignored."""
+    found: dict[str, dict[str, list[PathRecord]]] = {"candidate": {}, "baseline": {}}
     candidate = RunFolder(candidate_dir)
     manifest = candidate.reruns_manifest()
     if manifest is None:
@@ -28,6 +39,6 @@ def load_attempts(candidate_dir: Path, baseline_dir: Path | None) -> dict[str, d
         mark = attempt.mark()
         if role not in found or mark is None or not mark.complete:
             continue
-        for path, got in labels(attempt).items():
-            found[role].setdefault(path, []).append(got)
+        for path, record in attempt.records().items():
+            found[role].setdefault(path, []).extend(record.attempt_records())
     return found

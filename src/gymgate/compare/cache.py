@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from gymgate.acceptance.limits import ATTEMPTS
 from gymgate.errors import UsageError
 from gymgate.locations import PACKAGE_DIR, repo_root
 from gymgate.outcomes import PASS, SKIP
@@ -33,15 +34,15 @@ def shared_digest(gym_digest: str, lock: Path, python: str) -> str:
     return digest.hexdigest()
 
 
-def inputs_digest(shared: str, selection: list[str]) -> str:
-    """The cache key: the shared inputs and the selected paths (in any order)."""
-    return hashlib.sha256(f"{shared}\0{','.join(sorted(selection))}\0".encode()).hexdigest()
+def inputs_digest(shared: str, selection: list[str], attempts: int = ATTEMPTS) -> str:
+    """The cache key: the shared inputs, the selected paths (in any order) and the attempts per path."""
+    return hashlib.sha256(f"{shared}\0{','.join(sorted(selection))}\0{attempts}\0".encode()).hexdigest()
 
 
 def find_cached(runs_dir: Path, digest: str) -> RunFolder | None:
     """The newest clean, complete run with exactly these inputs, or None. Folders of another gymgate version, or
     damaged, are passed over."""
-    from gymgate.compare.attempts import labels
+    from gymgate.compare.attempts import all_labels
 
     candidates = []
     for run in stored_runs(runs_dir):
@@ -51,7 +52,7 @@ def find_cached(runs_dir: Path, digest: str) -> RunFolder | None:
             continue
         if mark is None or not mark.complete or mark.inputs != digest or mark.pytest_exit not in FINISHED_STATUSES:
             continue
-        if run.lifecycle_failures() or not set(labels(run).values()) <= CLEAN:
+        if run.lifecycle_failures() or not set(all_labels(run)) <= CLEAN:
             continue
         candidates.append((mark.finished or 0, str(run.root), run))
     return max(candidates)[2] if candidates else None

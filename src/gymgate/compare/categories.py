@@ -9,6 +9,8 @@ environment's config or data gone) on the candidate is regressed. Harness errors
 side whose every attempt is a harness error makes the path unjudged (exit 2, rerun). A side is flaky only when some
 attempt passed and some did not; a side that never passed is judged by its first informative attempt, whatever mix
 of FAIL / ERROR / BROKEN / no record its attempts show (a path that never passes is never flaky, and never exit 0).
+A candidate whose attempts disagree (flaky, or nondeterministic: compare/stability.py) where the baseline's agree is
+regressed; a baseline that disagrees with itself makes the path flaky (named, exit 0).
 
 A path that passes on both refs is "same-pass" unless the bump changed what its model received or what RL trains
 on (a contract change, compare/observation.py) and no reviewed acknowledgement covers it: then it is "changed",
@@ -129,22 +131,29 @@ def categorize(
     candidate: str | None,
     attempts: list[str | None] | None = None,
     baseline_attempts: list[str | None] | None = None,
+    unstable: tuple[bool, bool] = (False, False),
 ) -> str:
-    """The category of one path from its labels. `attempts` / `baseline_attempts` are each side's labels over its
-    reruns (the first run included): mixed informative outcomes on either side -> flaky."""
-    sides = []
-    for first, history in ((baseline, baseline_attempts), (candidate, attempts)):
-        if mixed(history or [first]):
-            return FLAKY
-        sides.append(informative(history or [first])[0])
+    """The category of one path from its labels. `attempts` / `baseline_attempts` are each side's labels over all
+    its attempts (the first included); `unstable` says whether each side's attempts disagreed (baseline, candidate;
+    compare/stability.py: flaky or nondeterministic — mixed labels count as unstable here too).
+    A candidate that disagrees with itself where the baseline did not is regressed: the bump made the path
+    unreliable for whoever trains on it. A baseline that disagrees with itself makes the path flaky (named, exit 0):
+    the bump did not cause it."""
+    base_unstable = unstable[0] or mixed(baseline_attempts or [baseline])
+    cand_unstable = unstable[1] or mixed(attempts or [candidate])
+    if cand_unstable and not base_unstable:
+        return REGRESSED
+    if base_unstable:
+        return FLAKY
+    sides = [
+        informative(history or [first])[0] for first, history in ((baseline, baseline_attempts), (candidate, attempts))
+    ]
     try:
         return TABLE[sides[0]][sides[1]]
     except KeyError:
         raise ValueError(f"not a label pair: {sides[0]!r} -> {sides[1]!r}") from None
 
 
-def flaky_side(baseline_attempts: list[str | None], attempts: list[str | None]) -> str:
-    """Which ref's outcomes were mixed: "candidate", "baseline" or "both"."""
-    if mixed(baseline_attempts):
-        return "both" if mixed(attempts) else "baseline"
-    return "candidate"
+def flaky_side(baseline_unstable: bool, candidate_unstable: bool) -> str:
+    """Which ref of a flaky path disagreed with itself: "baseline" or "both" (the candidate alone is regressed)."""
+    return "both" if baseline_unstable and candidate_unstable else "baseline"

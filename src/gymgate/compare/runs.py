@@ -27,6 +27,7 @@ from gymgate.compare.categories import (
 from gymgate.compare.lockdiff import LockDiff, diff
 from gymgate.compare.observation import ABSENT, CONTRACT, Change
 from gymgate.compare.observation import diff as observation_diff
+from gymgate.compare.stability import Disagreement, disagreement
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK, UsageError
 from gymgate.outcomes import BROKEN, ERROR, HARNESS, PASS, SKIP
 from gymgate.refs.source import nemo_gym_label
@@ -48,7 +49,14 @@ class PathComparison:
     # Every attempt's label, the first run included: {"baseline": [...], "candidate": [...]}.
     attempts: dict[str, list[str | None]] = field(default_factory=dict)
     causes: list[str] = field(default_factory=list)  # root-cause keys of the candidate's failure
-    flaky_on: str = ""  # for flaky paths: candidate, baseline or both
+    flaky_on: str = ""  # for flaky paths: baseline or both (the candidate alone is regressed)
+    # Each side whose attempts disagreed with each other (compare/stability.py): "baseline" / "candidate".
+    disagreements: dict[str, Disagreement] = field(default_factory=dict)
+
+    @property
+    def nondeterministic_on_candidate(self) -> bool:
+        """Regressed because the candidate disagreed with itself where the baseline did not."""
+        return "candidate" in self.disagreements and "baseline" not in self.disagreements
 
 
 @dataclass
@@ -137,10 +145,10 @@ class Comparison:
         if self.candidate_broken:
             return f"candidate BROKEN: {self.candidate_broken.splitlines()[0][:200]}"
         flaky = groups.get(FLAKY, [])
-        new_flaky = [p for p in flaky if p.flaky_on == "candidate"]
-        # Never silent: the line names what needs a reader, the candidate's new flakiness first.
-        noted = f", {len(new_flaky)} newly flaky on the candidate" if new_flaky else ""
-        noted += f", {len(flaky) - len(new_flaky)} flaky" if len(flaky) > len(new_flaky) else ""
+        unreliable = [p for p in self.paths if p.nondeterministic_on_candidate]
+        # Never silent: the line names what needs a reader, the candidate's new nondeterminism first.
+        noted = f", {len(unreliable)} nondeterministic on the candidate" if unreliable else ""
+        noted += f", {len(flaky)} flaky" if flaky else ""
         noted += f", {len(groups[REMOVED_PATH])} removed" if groups.get(REMOVED_PATH) else ""
         if self.lifecycle.get("candidate"):
             noted += f", lifecycle check failed ({len(self.lifecycle['candidate'])} Gym stop problem(s))"
@@ -170,16 +178,22 @@ def _load_run(run_dir: Path) -> tuple[dict[str, Any], dict[str, PathRecord], Run
     return {"dir": str(run_dir), **run.source(required=True)}, run.records(), mark
 
 
-def _never_started(records: dict[str, PathRecord], attempts: dict[str, list[str | None]]) -> str:
+def _never_started(records: dict[str, PathRecord], attempts: dict[str, list[PathRecord]]) -> str:
     """A ref none of whose environments ever started (every attempt of every judged path a startup ERROR blamed on
     Gym) is BROKEN: it says nothing about paths, only that this Gym cannot run here."""
     judged = [r for r in records.values() if r.outcome != SKIP]
     startup = [r for r in judged if r.outcome == ERROR and r.blame != HARNESS and r.reason.startswith("startup")]
     if not judged or len(startup) != len(judged):
         return ""
-    if any(o != ERROR for r in judged for o in attempts.get(r.path, [])):
+    if any(a.outcome != ERROR for r in judged for a in attempts.get(r.path, [])):
         return ""
     return f"no environment could start: {startup[0].reason}"
+
+
+def _attempts_of(record: PathRecord, reruns: list[PathRecord], broken: bool) -> list[PathRecord]:
+    """Every attempt of one path on one ref, in the order they ran: the record's own (the same Gym), then the
+    reruns' (fresh Gyms). A BROKEN ref's first attempt is its BROKEN record."""
+    return [record, *reruns] if broken else [*record.attempt_records(), *reruns]
 
 
 def _break(records: dict[str, PathRecord]) -> dict[str, PathRecord]:
@@ -205,14 +219,18 @@ def compare_runs(baseline_dir: Path, candidate_dir: Path, acks_dir: Path | None 
     cand_broken = cand_mark.broken or _never_started(cand, reruns["candidate"])
     base, cand = (_break(base) if base_broken else base), (_break(cand) if cand_broken else cand)
     paths = []
+    broken = {"baseline": bool(base_broken), "candidate": bool(cand_broken)}
     for name in sorted(set(base) | set(cand)):
         a, b = base.get(name), cand.get(name)
-        attempts = {
-            role: [label(record), *reruns[role].get(name, [])]
+        records = {
+            role: _attempts_of(record, reruns[role].get(name, []), broken[role])
             for role, record in (("baseline", a), ("candidate", b))
             if record is not None
         }
-        category = categorize(label(a), label(b), attempts.get("candidate"), attempts.get("baseline"))
+        attempts = {role: [label(r) for r in history] for role, history in records.items()}
+        disagreements = {role: d for role, history in records.items() if (d := disagreement(history)) is not None}
+        unstable = ("baseline" in disagreements, "candidate" in disagreements)
+        category = categorize(label(a), label(b), attempts.get("candidate"), attempts.get("baseline"), unstable)
         item = PathComparison(
             name,
             a.outcome if a else None,
@@ -221,11 +239,17 @@ def compare_runs(baseline_dir: Path, candidate_dir: Path, acks_dir: Path | None 
             reason=(b or a).reason if (b or a) else "",
             blame=b.blame if b else "",
             attempts=attempts,
+            disagreements=disagreements,
         )
         if category == FLAKY:
-            item.flaky_on = flaky_side(attempts.get("baseline", []), attempts.get("candidate", []))
+            item.flaky_on = flaky_side(*unstable)
         if b is not None and b.outcome != PASS and (b.outcome != SKIP or category == REGRESSED):
             item.causes = root_causes(b)
+        if disagreements:  # the first reason line says it, the candidate's first
+            lines = [disagreements[role].line(role) for role in ("candidate", "baseline") if role in disagreements]
+            item.reason = "\n".join([*lines, *([item.reason] if item.reason else [])])
+        if item.nondeterministic_on_candidate:
+            item.causes = [f"[nondeterministic] {ack_files.fold(disagreements['candidate'].field)}", *item.causes]
         if a and b and item.category == SAME_PASS:
             item.changes = _changes(a, b)
         paths.append(item)

@@ -85,9 +85,11 @@ def run_rollout_sync(
     config: GenerationConfig,
     timeout_s: float | None = None,
     watch: Callable[[], str] | None = None,
+    timeout_origin: str = "--path-timeout",
 ) -> RolloutResult:
     """Roll the batch out on the Gym actor. Every wait is bounded: past `timeout_s` the rollout raises
-    RolloutTimeout, and `watch` (which names a dead Gym process, or returns "") is asked every POLL_S."""
+    RolloutTimeout (saying where the deadline came from: `timeout_origin`), and `watch` (which names a dead Gym
+    process, or returns "") is asked every POLL_S."""
     import ray
 
     rows = batch["extra_env_info"]
@@ -102,7 +104,7 @@ def run_rollout_sync(
     accumulator = StreamAccumulator(rows)
     stream = actor.run_rollouts.options(num_returns="streaming").remote(rows)
     first_result_s = None
-    for ref in _bounded(stream, began, timeout_s, watch):
+    for ref in _bounded(stream, began, timeout_s, watch, timeout_origin):
         try:
             rowidx, result, _timing = ray.get(ref)
         except ray.exceptions.RayTaskError as exc:
@@ -123,7 +125,7 @@ def run_rollout_sync(
     return RolloutResult(final, metrics, results, timings)
 
 
-def _bounded(stream: Any, began: float, timeout_s: float | None, watch: Callable[[], str] | None):
+def _bounded(stream: Any, began: float, timeout_s: float | None, watch: Callable[[], str] | None, origin: str):
     """The stream's refs as they become ready; never waits past the deadline or on a dead Gym."""
     import ray
 
@@ -141,7 +143,7 @@ def _bounded(stream: Any, began: float, timeout_s: float | None, watch: Callable
             raise GymDied(dead)
         if timeout_s is not None and time.monotonic() - began > timeout_s:
             _cancel(stream)
-            raise RolloutTimeout(f"no rollout result within {timeout_s:g} s (--path-timeout)")
+            raise RolloutTimeout(f"no rollout result within {timeout_s:g} s ({origin})")
 
 
 def _cancel(stream: Any) -> None:

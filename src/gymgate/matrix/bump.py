@@ -5,7 +5,7 @@ exit code."""
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gymgate.ci.github import comparison_annotations, group, publish
@@ -40,6 +40,7 @@ def judge_bump(
         why = f"it is BROKEN ({base.broken.splitlines()[0]})" if base.broken else "it could not be judged"
         print(f"gymgate: error: the baseline {baseline.name}: {why}; see {base.dir}", file=sys.stderr)
         return BumpResult(base.dir, EXIT_ERROR, f"the baseline {baseline.name}: {why}")
+    opts = with_baseline_deadlines(opts, RunFolder(base.dir))
     print(f"== candidate {candidate.name}", flush=True)
     # A cached candidate needs no reruns of its own; one whose baseline must be asked again runs fresh, so every
     # rerun of the bump is stored with the candidate run it belongs to.
@@ -51,6 +52,22 @@ def judge_bump(
     with group(f"reruns: {baseline.name} -> {candidate.name}"):
         run_reruns((baseline, base.dir), (candidate, cand.dir), reruns, real_attempt(opts))
     return BumpResult(cand.dir, compare_and_report(base.dir, cand.dir, cand.dir, full=False, acks=acks))
+
+
+def with_baseline_deadlines(opts: RunOptions, baseline: RunFolder) -> RunOptions:
+    """The candidate's options with each path's own deadline, derived from what the baseline measured for it
+    (acceptance/limits.py), so a hang costs a fraction of --path-timeout; --path-timeout still caps each."""
+    from gymgate.acceptance.limits import DEADLINE_FLOOR_S, DEADLINE_MULTIPLE, derive_deadlines
+
+    deadlines = {p: min(s, opts.path_timeout) for p, s in derive_deadlines(baseline.records().values()).items()}
+    if deadlines:
+        print(
+            f"path deadlines: {min(deadlines.values()):g}-{max(deadlines.values()):g} s "
+            f"({DEADLINE_MULTIPLE:g}x the baseline's slowest attempt, at least {DEADLINE_FLOOR_S:g} s, "
+            f"at most --path-timeout {opts.path_timeout:g} s)",
+            flush=True,
+        )
+    return replace(opts, deadlines=deadlines)
 
 
 def write_reports(comparison, out_dir: Path) -> tuple[str, list[Path]]:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from gymgate.compare.attempts import labels
+from gymgate.compare.attempts import attempt_labels, labels
 from gymgate.compare.categories import HARNESS_ERROR, NO_RECORD, mixed
 from gymgate.matrix.run import RunOptions, RunResult, accept_ref
 from gymgate.outcomes import BROKEN, ERROR, FAIL, SKIP
@@ -45,9 +45,11 @@ def run_reruns(
     (flaky is decided). The outcomes are read back from disk by compare/attempts.py."""
     (base_source, base_dir), (cand_source, cand_dir) = baseline, candidate
     cand_run = RunFolder(cand_dir)
-    first = {"candidate": labels(cand_run), "baseline": labels(RunFolder(base_dir))}
+    runs = {"candidate": cand_run, "baseline": RunFolder(base_dir)}
+    first = {role: labels(run) for role, run in runs.items()}
     chosen = targets(first["candidate"], first["baseline"])
-    history = {role: {p: [first[role][p]] for p in chosen if p in first[role]} for role in first}
+    every = {role: attempt_labels(run) for role, run in runs.items()}  # the attempts each record holds
+    history = {role: {p: every[role][p] for p in chosen if p in every[role]} for role in every}
     manifest = {"baseline_run": base_dir.name, "attempts": attempts, "paths": chosen, "done": 1}
     if not chosen or attempts <= 0:
         return
@@ -61,9 +63,9 @@ def run_reruns(
             paths = [p for p in active if p in history[role] and history[role][p][0] != SKIP]
             if not paths:
                 continue
-            got = labels(RunFolder(run_attempt(source, paths, cand_run.attempt(role, n).root).dir))
+            got = attempt_labels(RunFolder(run_attempt(source, paths, cand_run.attempt(role, n).root).dir))
             for path in paths:
-                history[role][path].append(got.get(path, NO_RECORD))
+                history[role][path].extend(got.get(path, [NO_RECORD]))
         cand_run.write_reruns_manifest({**manifest, "done": n})
 
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from gymgate.acceptance.limits import ATTEMPTS
 from gymgate.ci.github import group
 from gymgate.errors import BuildError
 from gymgate.locations import PACKAGE_DIR, repo_root
@@ -34,6 +36,10 @@ class RunOptions:
     stop_timeout: float = 60.0  # seconds one Gym may take to stop gracefully before it is killed
     cache: bool = True  # serve a ref from a stored clean run with the same inputs (compare/cache.py)
     shard: str = ""  # "K/N" when this run is one shard of a ref's environments (shards/plan.py)
+    attempts: int = ATTEMPTS  # attempts of each path in one Gym (acceptance/path.py)
+    deadlines: Mapping[str, float] = field(
+        default_factory=dict
+    )  # path id -> its rollout deadline (acceptance/limits.py)
 
 
 @dataclass(frozen=True)
@@ -117,7 +123,7 @@ def accept_ref(
         print(f"gymgate: {source.name} is BROKEN: {str(exc).splitlines()[0]}", file=sys.stderr)
         return RunResult(run.root, print_summary(run, pytest_code=1, expected=expected), broken=str(exc))
     shared = shared_digest(source.digest, env.project / "uv.lock", f"{env.interpreter.version} {env.interpreter.build}")
-    inputs = inputs_digest(shared, expected)
+    inputs = inputs_digest(shared, expected, opts.attempts)
     if reuse and opts.cache and not opts.selftest:  # gymgate's own negative tests are asked for: they run
         stored = find_cached(opts.runs_dir or runs_dir(), inputs)
         if stored is not None:
@@ -126,7 +132,13 @@ def accept_ref(
     run = open_run(source, opts, run_id, run_dir)
     record_environment(run, env)
     mark = RunMark(
-        expected=expected, run_id=run_id, inputs=inputs, shared_inputs=shared, shard=opts.shard, started=time.time()
+        expected=expected,
+        run_id=run_id,
+        inputs=inputs,
+        shared_inputs=shared,
+        shard=opts.shard,
+        started=time.time(),
+        deadlines=dict(opts.deadlines),
     )
     code = run_session(env, run, mark, session_args(run, opts, expected if narrowed else None), opts)
     return RunResult(run.root, print_summary(run, pytest_code=code, expected=expected))
@@ -139,7 +151,7 @@ def session_args(run: RunFolder, opts: RunOptions, only: list[str] | None) -> li
     if opts.selftest:
         args.append(str(session / "selftest.py"))
     args += ["-p", "no:cacheprovider", "--rootdir", str(repo_root()), "-q", "-rfEs", *service_args(run, opts)]
-    args += ["--path-timeout", str(opts.path_timeout)]
+    args += ["--path-timeout", str(opts.path_timeout), "--attempts", str(opts.attempts)]
     if opts.workers != "0":
         args += ["-n", opts.workers]
     for path in only or []:
@@ -182,7 +194,7 @@ def run_session(env, run: RunFolder, mark: RunMark, args: list[str], opts: RunOp
 def run_deadline(opts: RunOptions, paths: int) -> float:
     """The whole session's bound: every Gym starting (twice, for restarts), every path at its deadline, every stop,
     and slack for Ray and pytest. Only a hang the finer deadlines miss ever reaches it."""
-    return 2 * opts.spinup_timeout + paths * opts.path_timeout + 2 * opts.stop_timeout + 300.0
+    return 2 * opts.spinup_timeout + paths * opts.attempts * opts.path_timeout + 2 * opts.stop_timeout + 300.0
 
 
 def write_broken_run(run: RunFolder, source: GymSource, expected: list[str], reason: str) -> None:

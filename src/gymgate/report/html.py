@@ -95,7 +95,7 @@ def page_model(comparison: Comparison) -> dict[str, Any]:
     code = comparison.exit_code
     attention = []
     for category in [c for c in ACTIONABLE if c in groups]:
-        for item in sorted(groups[category], key=lambda i: (i.flaky_on != "candidate", i.path)):
+        for item in sorted(groups[category], key=lambda i: (not i.nondeterministic_on_candidate, i.path)):
             attention.append(
                 {
                     "path": item.path,

@@ -55,9 +55,10 @@ def render_markdown(comparison: Comparison) -> str:
     lines += _root_causes(comparison.paths)
     for category in [c for c in ACTIONABLE if c in groups]:
         lines += [f"### {category}", ""]
-        # Within flaky, what became flaky with this bump comes first.
-        for item in sorted(groups[category], key=lambda i: (i.flaky_on != "candidate", i.path)):
-            reason = f" — {item.reason.splitlines()[0][:160]}" if item.reason else ""
+        # Within regressed, what the bump made nondeterministic comes first.
+        for item in sorted(groups[category], key=lambda i: (not i.nondeterministic_on_candidate, i.path)):
+            limit = 320 if item.disagreements else 160  # both attempts' values side by side
+            reason = f" — {item.reason.splitlines()[0][:limit]}" if item.reason else ""
             blame = f" [{item.blame}]" if item.blame else ""
             flaky = f" (flaky on {flaky_side_text(item.flaky_on)})" if item.flaky_on else ""
             lines.append(
@@ -76,11 +77,11 @@ def render_markdown(comparison: Comparison) -> str:
 
 
 def flaky_side_text(flaky_on: str) -> str:
-    return {"candidate": "the candidate only", "baseline": "the baseline only", "both": "both refs"}[flaky_on]
+    return {"baseline": "the baseline only", "both": "both refs"}[flaky_on]
 
 
 def _attempts(item: PathComparison) -> str:
-    """The attempts behind a verdict, shown only when there were reruns."""
+    """The attempts behind a verdict, each side's outcomes in the order they ran."""
     if all(len(history) < 2 for history in item.attempts.values()):
         return ""
     return " (" + "; ".join(f"{role}: {', '.join(str(o) for o in h)}" for role, h in item.attempts.items()) + ")"

@@ -91,12 +91,18 @@ def summary(comparison: Comparison, directory: Path) -> dict[str, Any]:
                 "candidate": p.candidate,
                 "blame": p.blame,
                 "flaky_on": p.flaky_on,
+                "nondeterministic": _disagreements_json(p),
                 "causes": p.causes,
             }
             for p in comparison.paths
         ],
         "report": {kind: str(directory / name) for kind, name in REPORT_FILES.items()},
     }
+
+
+def _disagreements_json(item: PathComparison) -> dict[str, Any]:
+    """Each ref whose attempts of this path disagreed: the two attempts, the first differing value, the line."""
+    return {role: {**d.to_json(), "line": d.line(role)} for role, d in item.disagreements.items()}
 
 
 def write_results(comparison: Comparison, directory: Path) -> Path:
@@ -125,6 +131,7 @@ def write_results(comparison: Comparison, directory: Path) -> Path:
                 "candidate": cand[p.path].to_json() if p.path in cand else None,
                 "changed": [_change_json(c) for c in p.changes],
                 "attempts": p.attempts,
+                "nondeterministic": _disagreements_json(p),
                 "root_causes": p.causes,
             }
             for p in comparison.paths

@@ -78,6 +78,9 @@ class RunMark:
     shared_inputs: str = ""  # the inputs digest without the path selection: equal for every shard of one run
     shard: str = ""  # "K/N" for a shard run (accept --shard); empty for a whole run
     merged_from: list[str] = field(default_factory=list)  # the shard runs a merged run was made of (gymgate merge)
+    # Each path's own rollout deadline, derived from the baseline's measured time (acceptance/limits.py); the
+    # session reads it from here, and each record keeps the one it ran under (timings.deadline_s).
+    deadlines: dict[str, float] = field(default_factory=dict)
     schema: int = SCHEMA
 
     @classmethod

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from gymgate.outcomes import BLAMES, ERROR, FAIL, HARNESS, PASS, SKIP, Outcome
@@ -25,7 +25,7 @@ class Failure:
     """One way a path differs from what it must be. `kind` names the contract that broke."""
 
     kind: str  # reward | verifier | gym_failure | tokens | request_contract | continuity | routing | tool_schema |
-    # row_count | tool_output | first_turn | input_drift
+    # row_count | tool_output | first_turn | input_drift | metrics | metadata
     field: str
     expected: Any
     actual: Any
@@ -56,6 +56,9 @@ class PathRecord:
     # Everything the model received and everything Gym returned, raw (compare/observation.py normalizes and diffs it).
     observed: dict[str, Any] = field(default_factory=dict)
     missing: bool = False  # an expected path that left no record (a stub the reader made, never written)
+    # The same path's later attempts in the same Gym (attempt 2, 3, …), each a whole record of its own (without
+    # repeats): the comparison diffs them with attempt 1 to see what this Gym does not do the same way twice.
+    repeats: list[dict[str, Any]] = field(default_factory=list)
 
     def observe(self, requests: Iterable[tuple[str, int, Any]], result: Any) -> None:
         """Keep the path's full observation: every request the model received, as (kind, HTTP status, body), grouped
@@ -90,6 +93,11 @@ class PathRecord:
             f" (+{len(self.failures) - 3} more)" if len(self.failures) > 3 else ""
         )
         return self
+
+    def attempt_records(self) -> list[PathRecord]:
+        """Every attempt this record holds, in order: itself (attempt 1, repeats set aside), then each repeat."""
+        first = replace(self, repeats=[])
+        return [first, *(PathRecord.from_json(r) for r in self.repeats)]
 
     @property
     def file_stem(self) -> str:

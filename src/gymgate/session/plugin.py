@@ -26,7 +26,8 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
-from gymgate.acceptance.path import GENERATION, PATH_TIMEOUT_S, RunContext  # noqa: E402
+from gymgate.acceptance.limits import ATTEMPTS, PATH_TIMEOUT_S  # noqa: E402
+from gymgate.acceptance.path import GENERATION, RunContext  # noqa: E402
 from gymgate.acceptance.setup import shared_setup  # noqa: E402
 from gymgate.cases.environments import load_environments  # noqa: E402
 from gymgate.endpoint.server import ModelEndpoint, Sampling  # noqa: E402
@@ -52,6 +53,7 @@ def pytest_addoption(parser):
     parser.addoption("--spinup-timeout", type=float, default=600.0, help="seconds one Gym may take to start")
     parser.addoption("--path", action="append", dest="paths", help="only this path id, e.g. mcqa:accepted")
     parser.addoption("--path-timeout", type=float, default=PATH_TIMEOUT_S, help="seconds one rollout may take")
+    parser.addoption("--attempts", type=int, default=ATTEMPTS, help="attempts of each path in one Gym")
     parser.addoption(
         "--stop-timeout", type=float, default=SHUTDOWN_TIMEOUT_S, help="seconds one Gym may take to stop gracefully"
     )
@@ -145,6 +147,7 @@ def run_context(request, worker_id):
     run = run_of(config)
     run_id = os.environ.get(RUN_MARKER, "adhoc")
     gym = run.source()  # the resolved ref, written by the harness ({} when run by hand)
+    mark = run.mark()  # the harness's run mark: each path's own deadline ({} when run by hand)
     gym.setdefault("version", gym_compat.gym_version())
     environments = selected_environments(config)
     names = [e.name for e in environments]
@@ -182,6 +185,8 @@ def run_context(request, worker_id):
                 inputs=inputs,
                 ensure=session.ensure,
                 path_timeout_s=config.getoption("--path-timeout"),
+                deadlines=mark.deadlines if mark else {},
+                attempts=config.getoption("--attempts"),
                 watch=session.fleet.watch,
                 discard=session.discard,
             )
