@@ -136,7 +136,9 @@ CASES = {
 def every_category_runs(tmp_path):
     """A baseline and a candidate run (with one rerun) whose comparison holds every category (CASES)."""
     # The flaky path's baseline disagrees with itself (its second attempt in the same Gym failed).
-    wobbly = {p: [record(p, "FAIL", failures=[REWARD]).to_json()] for p, spec in CASES.items() if spec[3] == categories.FLAKY}
+    wobbly = {
+        p: [record(p, "FAIL", failures=[REWARD]).to_json()] for p, spec in CASES.items() if spec[3] == categories.FLAKY
+    }
     base = stored_run(
         tmp_path, "base", "0.3.0", [record(p, spec[0], repeats=wobbly.get(p, [])) for p, spec in CASES.items()]
     )

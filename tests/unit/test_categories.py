@@ -52,7 +52,9 @@ def test_no_pair_that_passed_on_the_baseline_and_not_on_the_candidate_is_clean()
 
 def test_newly_flaky_on_the_candidate_is_a_regression_flaky_on_the_baseline_is_named():
     # The baseline agreed with itself: the bump made the path unreliable (exit 1), whatever the first attempt said.
-    assert c.categorize("PASS", "FAIL", attempts=["FAIL", "PASS", "FAIL"], baseline_attempts=["PASS"] * 2) == c.REGRESSED
+    assert (
+        c.categorize("PASS", "FAIL", attempts=["FAIL", "PASS", "FAIL"], baseline_attempts=["PASS"] * 2) == c.REGRESSED
+    )
     assert c.categorize("PASS", "PASS", attempts=["PASS", "ERROR"], baseline_attempts=["PASS"] * 2) == c.REGRESSED
     assert c.categorize("FAIL", "PASS", attempts=["PASS", "FAIL"], baseline_attempts=["FAIL"] * 2) == c.REGRESSED
     assert c.categorize("PASS", "FAIL", attempts=["FAIL", "FAIL", "FAIL"]) == c.REGRESSED

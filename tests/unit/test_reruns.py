@@ -6,7 +6,7 @@ from __future__ import annotations
 from gymgate.compare.attempts import load_attempts
 from gymgate.compare.categories import label
 from gymgate.compare.runs import compare_runs
-from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
+from gymgate.errors import EXIT_ERROR, EXIT_FAILED
 from gymgate.matrix.reruns import run_reruns
 from gymgate.matrix.run import RunResult, write_broken_run
 from gymgate.refs.source import GymSource
@@ -81,7 +81,9 @@ def test_newly_flaky_on_the_candidate_is_a_regression_and_stops_the_reruns(tmp_p
     assert item.category == "regressed"
     assert comparison.exit_code == EXIT_FAILED
     assert comparison.verdict == "1 regressed, 0 broken, 1 nondeterministic on the candidate"
-    assert item.reason.startswith('nondeterministic on the candidate: attempt 1 outcome = FAIL vs attempt 2 outcome = PASS')
+    assert item.reason.startswith(
+        "nondeterministic on the candidate: attempt 1 outcome = FAIL vs attempt 2 outcome = PASS"
+    )
     assert item.causes[0] == "[nondeterministic] outcome"
     assert "mcqa:accepted" in (cand / "reruns" / "reruns.json").read_text()
 

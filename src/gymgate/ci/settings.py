@@ -23,8 +23,7 @@ class Setting:
 
 BASELINE = Setting("GYMGATE_BASELINE", "--baseline", "the ref a bump is judged against (default: the baseline pin)")
 WORKERS = Setting("GYMGATE_WORKERS", "-n/--workers", "pytest-xdist workers: auto, N, or 0")
-REATTEMPTS = Setting("GYMGATE_ATTEMPTS", "--attempts", "attempts of every path in the same Gym (2-10)")
-RUNS = Setting("GYMGATE_RERUNS", "--reruns", "attempts added for each path that does not pass (0-10)")
+RERUNS = Setting("GYMGATE_RERUNS", "--reruns", "attempts added for each path that does not pass (0-10)")
 ATTEMPTS = Setting("GYMGATE_ATTEMPTS", "--attempts", "attempts of every path in the same Gym (2-10)")
 RUNS = Setting("GYMGATE_RUNS", "--runs-dir", "where run folders go (default: runs/ in the checkout)")
 CACHE = Setting(
