@@ -120,19 +120,120 @@ def test_row_input_shapes():
         first_turn_messages({"input": [{"type": "web_search_call"}]})
 
 
+FLAGS = {"model": "gymgate-policy", "logprobs": True, "return_tokens_as_token_ids": True, "top_logprobs": 0}
+
+
 @pytest.mark.parametrize(
-    ("sampling", "leaks"),
-    [({}, False), ({"temperature": 0.0}, False), ({"temperature": 0.7}, True), ({"top_p": 0.95}, True)],
+    ("config", "sampling", "fails"),
+    [
+        ({"input": []}, {}, []),  # the config sets no sampling: none may arrive
+        ({"input": []}, {"temperature": 0.7}, ["judge request 0: temperature"]),  # an RL override leaked
+        ({"input": []}, {"top_p": 1.0}, ["judge request 0: top_p"]),  # a default slipped in
+        ({"input": [], "temperature": 0.0}, {"temperature": 0.0}, []),  # exactly the config's value
+        ({"input": [], "temperature": 0.0}, {}, ["judge request 0: temperature"]),  # the config's value dropped
+        ({"input": [], "max_output_tokens": 512}, {"max_tokens": 256}, ["judge request 0: max_tokens"]),
+        (None, {}, ["judge configuration"]),  # judge requests, but the config declares no judge: cannot derive
+    ],
 )
-def test_a_judge_request_with_either_rl_override_fails(sampling, leaks):
+def test_judge_requests_carry_exactly_the_judge_configurations_sampling(config, sampling, fails):
     (env,) = load_environments(["equivalence_llm_judge"])
     case = load_case(env)
     script = case.script("accepted")
-    judge = Exchange(env=env.name, route="chat", body={"messages": [], **sampling}, kind=JUDGE, turn=0)
+    judge = Exchange(env=env.name, route="chat", body={"messages": [], **FLAGS, **sampling}, kind=JUDGE, turn=0)
     row = {"responses_create_params": {"max_output_tokens": 64}}
     result = _result()
-    checks.check_requests(result, case, script, [judge], row, {"responses_create_params": {}}, CONFIG)
-    assert ("judge request carries an RL override" in [f.field for f in result.failures]) is leaks
+    checks.check_requests(result, case, script, [judge], row, {"responses_create_params": {}}, CONFIG, config)
+    assert [f.field for f in result.failures if f.field.startswith("judge")] == fails
+
+
+def test_the_judge_configuration_is_read_from_the_environments_own_config(tmp_path):
+    from gymgate.acceptance.expected import judge_params
+
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        "e:\n  resources_servers:\n    s:\n      judge_responses_create_params:\n        input: []\n"
+        "        temperature: 0.2\n"
+    )
+    assert judge_params(config) == {"input": [], "temperature": 0.2}
+    config.write_text("e:\n  resources_servers:\n    s:\n      other: 1\n")
+    assert judge_params(config) is None
+
+
+@pytest.mark.parametrize("key", ["model", "logprobs", "return_tokens_as_token_ids", "top_logprobs"])
+def test_every_policy_and_judge_request_carries_the_flags_rl_needs(key):
+    (env,) = load_environments(["equivalence_llm_judge"])
+    case = load_case(env)
+    script = case.script("accepted")
+    body = {"messages": [], "temperature": 0.7, "top_p": 0.95, "max_tokens": 64, **FLAGS}
+    broken = {k: v for k, v in body.items() if k != key}
+    row = {"responses_create_params": {"max_output_tokens": 64}}
+    for kind, sent in ((POLICY, broken), (JUDGE, {k: v for k, v in broken.items() if k in FLAGS or k == "messages"})):
+        result = _result()
+        exchanges = [Exchange(env=env.name, route="chat", body=sent, kind=kind, turn=0)]
+        if kind == POLICY:  # the case's one judge request, faithful
+            exchanges.append(Exchange(env=env.name, route="chat", body={"messages": [], **FLAGS}, kind=JUDGE, turn=0))
+        checks.check_requests(result, case, script, exchanges, row, copy.deepcopy(row), CONFIG, {"input": []})
+        assert [f.field for f in result.failures if f.field.endswith(key)] != [], (kind, key)
+    # A Gym from before 0.4.0 never sends top_logprobs: that is its rule, not a failure.
+    result = _result()
+    policy = Exchange(
+        env=env.name, route="chat", body={k: v for k, v in body.items() if k != "top_logprobs"}, kind=POLICY, turn=0
+    )
+    judge = Exchange(
+        env=env.name,
+        route="chat",
+        body={"messages": [], **{k: v for k, v in FLAGS.items() if k != "top_logprobs"}},
+        kind=JUDGE,
+        turn=0,
+    )
+    checks.check_requests(result, case, script, [policy, judge], row, copy.deepcopy(row), CONFIG, {"input": []}, False)
+    assert result.failures == []
+
+
+def test_the_rows_metadata_must_come_back_unchanged_and_every_field_be_declared():
+    (env,) = load_environments(["mcqa"])
+    case = load_case(env)
+    row = {
+        "responses_create_params": {},
+        "agent_ref": {},
+        "expected_answer": "B",
+        "options": [],
+        "uuid": "u",
+        "grading_mode": "strict",
+    }
+    result = _result()
+    checks.check_metadata(result, case, row, {"expected_answer": "B"})
+    assert result.failures == []  # options, uuid, grading_mode are declared as not returned, with why
+    checks.check_metadata(result, case, row, {"expected_answer": "b"})
+    checks.check_metadata(result, case, {**row, "difficulty": 3}, {"expected_answer": "B"})
+    assert _failed(result) == [("metadata", "expected_answer"), ("metadata", "difficulty")]
+
+
+def test_rl_side_metrics_equal_the_paths_expected_values():
+    (env,) = load_environments(["mcqa"])
+    case = load_case(env)
+    agent = case.env.agent
+    full = {"reward": 1.0, "expected_answer": "B"}
+    good = {f"{agent}/reward/{s}": 1.0 for s in ("mean", "median", "min", "max")} | {f"{agent}/reward/stddev": 0.0}
+    tables = {agent: [__import__("json").dumps(full)]}
+    result = _result()
+    checks.check_metrics(result, case, good, tables, full)
+    assert result.failures == []
+    checks.check_metrics(result, case, {k: v for k, v in good.items() if not k.endswith("mean")}, tables, full)
+    checks.check_metrics(result, case, good, {agent: []}, full)
+    assert _failed(result) == [("metrics", f"{agent}/reward/mean"), ("metrics", f"{agent}/full_result")]
+
+
+def test_tool_outputs_equal_the_golden_values_of_the_case():
+    (env,) = load_environments(["workplace_assistant"])
+    case = load_case(env)
+    result = PathRecord(path="workplace_assistant:accepted", env=env.name, mode="accepted", gym={})
+    output = {"type": "function_call_output", "call_id": "c", "output": '{"output":"Email replied successfully."}'}
+    checks.check_tool_golden(result, case, {"response": {"output": [output]}})
+    assert result.failures == []
+    checks.check_tool_golden(result, case, {"response": {"output": [{**output, "output": "Email replied."}]}})
+    checks.check_tool_golden(result, case, {"response": {"output": []}})
+    assert _failed(result) == [("tool_output", "tool outputs"), ("tool_output", "tool outputs")]
 
 
 def test_routing_is_checked_against_the_agent_gym_reports():
@@ -192,8 +293,7 @@ def test_passed_through_tool_parameters_must_arrive_when_they_mean_something(row
     (env,) = load_environments(["mcqa"])
     case = load_case(env)
     script = case.script("accepted")
-    body = {"messages": [], "temperature": 0.7, "top_p": 0.95, "max_tokens": 64, "logprobs": True}
-    body |= {"return_tokens_as_token_ids": True, **sent}
+    body = {"messages": [], "temperature": 0.7, "top_p": 0.95, "max_tokens": 64, **FLAGS, **sent}
     policy = Exchange(env=env.name, route="chat", body=body, kind=POLICY, turn=0)
     row = {"responses_create_params": {"max_output_tokens": 64, **row_params}}
     result = _result()

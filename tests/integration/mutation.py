@@ -64,9 +64,15 @@ def run_dirs(runs: Path) -> list[Path]:
 
 
 def judge(name: str, runs: Path, tmp_path: Path) -> None:
-    """One mutant through `gymgate accept --baseline <its version>`, checked as the module docstring says."""
+    """One mutant through `gymgate accept --baseline <its version>`, checked as the module docstring says, in each
+    of its `tries` (default 1) bumps: a red candidate is never served from the cache, so every try runs it."""
     mutant = MUTANTS[name]
     gym = build_mutant(mutant, tmp_path / "gym")
+    for _ in range(mutant.get("tries", 1)):
+        judge_once(mutant, gym, runs, tmp_path)
+
+
+def judge_once(mutant: dict, gym: Path, runs: Path, tmp_path: Path) -> None:
     before = set(run_dirs(runs))
     acks = tmp_path / "acks"  # empty: no mutant's change is acknowledged unless the test does it below
     done = accept(gym, mutant, runs, "--acks", str(acks))

@@ -8,8 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from gymgate.acceptance.expected import first_turn_messages, seen
-from gymgate.cases.case import NULL, Case, lookup
+from gymgate.acceptance.expected import JUDGE_PARAMS, first_turn_messages, judge_sampling, seen
+from gymgate.cases.case import NULL, RETURNED, Case, lookup
+from gymgate.cases.environments import POLICY_MODEL
 from gymgate.consumer.rollout import GenerationConfig
 from gymgate.endpoint.script import Script, logprobs
 from gymgate.endpoint.server import JUDGE, POLICY, Exchange
@@ -173,9 +174,17 @@ def check_requests(
     sent_row: dict[str, Any],
     full: dict[str, Any],
     config: GenerationConfig,
+    judge_config: dict[str, Any] | None = None,
+    top_logprobs: bool = True,
 ) -> None:
+    """Every request the model received against what RL and the case say it must carry: the RL overrides and
+    flags on policy requests, exactly the judge configuration's sampling (and the same flags) on judge requests,
+    the row's parameters passed through, and the row's create params back in Gym's result.
+    `judge_config`: the environment config's judge create params (acceptance/expected.judge_params);
+    `top_logprobs`: whether this Gym asks for `top_logprobs: 0` (gym_compat.sends_top_logprobs)."""
     params = sent_row["responses_create_params"]
     policy, judge = _ok(exchanges, POLICY), _ok(exchanges, JUDGE)
+    flags = rl_flags(top_logprobs)
     for exchange in exchanges:
         if exchange.status != 200:
             result.fail(
@@ -185,8 +194,7 @@ def check_requests(
         "temperature": config.temperature,
         "top_p": config.top_p,
         "max_tokens": params["max_output_tokens"],
-        "logprobs": True,
-        "return_tokens_as_token_ids": True,
+        **flags,
     }
     for exchange in policy:
         for key, value in want.items():
@@ -205,15 +213,14 @@ def check_requests(
                     params[key],
                     exchange.body.get(key, MISSING),
                 )
-    for exchange in judge:
-        # Either override reaching a judge means Gym leaked the policy's sampling into its verifier.
-        if exchange.body.get("temperature") == config.temperature or exchange.body.get("top_p") == config.top_p:
-            result.fail(
-                "request_contract",
-                "judge request carries an RL override",
-                "neither RL override",
-                {k: exchange.body.get(k) for k in ("temperature", "top_p")},
-            )
+    if judge and judge_config is None:
+        result.fail("request_contract", "judge configuration", f"{JUDGE_PARAMS} in the environment's config", MISSING)
+    judge_want = {**judge_sampling(judge_config or {}, MISSING), **flags}
+    for n, exchange in enumerate(judge):
+        # Exactly the judge configuration's sampling: an RL override or a default slipped in is a leak.
+        for key, value in judge_want.items():
+            if exchange.body.get(key, MISSING) != value:
+                result.fail("request_contract", f"judge request {n}: {key}", value, exchange.body.get(key, MISSING))
     expected_judges = 1 if script.judge_verdict else 0
     if len(judge) != expected_judges:
         result.fail("request_contract", "judge requests", expected_judges, len(judge))
@@ -230,6 +237,49 @@ def check_requests(
         "policy_requests": len(policy),
         "judge_requests": len(judge),
     }
+
+
+def rl_flags(top_logprobs: bool) -> dict[str, Any]:
+    """What every request through Gym's model server must carry for RL (NeMo RL's vLLM server is asked for token
+    ids and logprobs, and no alternatives): the model name RL serves, the logprob and token-id flags, and
+    `top_logprobs: 0` on a Gym that sends it (gym_compat.sends_top_logprobs: 0.4.0 on)."""
+    flags: dict[str, Any] = {"model": POLICY_MODEL, "logprobs": True, "return_tokens_as_token_ids": True}
+    if top_logprobs:
+        flags["top_logprobs"] = 0
+    return flags
+
+
+def check_metadata(result: PathRecord, case: Case, sent_row: dict[str, Any], full: dict[str, Any]) -> None:
+    """The row's own fields against Gym's result: each the case declares returned must come back unchanged (the
+    value RL fed, not what Gym echoed); every other field must be declared, with why it does not come back."""
+    for key, value in sent_row.items():
+        if key in ("responses_create_params", "agent_ref"):
+            continue  # held by check_requests and check_routing
+        declared = case.metadata.get(key)
+        if declared is None:
+            result.fail("metadata", key, "declared in the case's [row.metadata]", "undeclared row field")
+        elif declared == RETURNED and full.get(key, MISSING) != value:
+            result.fail("metadata", key, value, full.get(key, MISSING))
+
+
+REWARD_STATS = ("mean", "median", "min", "max")  # of one path's one sample: each the sample's reward
+
+
+def check_metrics(
+    result: PathRecord, case: Case, metrics: dict[str, Any], tables: dict[str, list[str]], full: dict[str, Any]
+) -> None:
+    """The RL-side metrics of the path's agent, as RL logs them: `{agent}/reward/*` from the case's expected
+    reward (one sample: mean, median, min and max equal it, stddev 0), and the full-result table (one row per
+    sample, the sample's result as JSON)."""
+    want = case.modes[result.mode].expect.get("reward")
+    agent = case.env.agent
+    expected = {f"{agent}/reward/{stat}": want for stat in REWARD_STATS} | {f"{agent}/reward/stddev": 0.0}
+    for key, value in expected.items():
+        if metrics.get(key, MISSING) != value:
+            result.fail("metrics", key, value, metrics.get(key, MISSING))
+    table = tables.get(agent, [])
+    if len(table) != 1 or json.loads(table[0]) != full:
+        result.fail("metrics", f"{agent}/full_result", "one row: the sample's full result", f"{len(table)} row(s)")
 
 
 def check_routing(result: PathRecord, case: Case, script: Script, exchanges: list[Exchange], reported: Any) -> None:
@@ -260,9 +310,22 @@ def check_tools(result: PathRecord, sent_row: dict[str, Any], exchanges: list[Ex
     check_tool_outputs(result, exchanges, full)
 
 
+def check_tool_golden(result: PathRecord, case: Case, full: dict[str, Any]) -> None:
+    """Gym's tool outputs against the golden values the case pins for this behaviour: whether each output is
+    right, not only whether it reached the model (check_tool_outputs)."""
+    got = [i.get("output") for i in _tool_outputs(full)]
+    want = list(case.modes[result.mode].tool_outputs)
+    if got != want:
+        result.fail("tool_output", "tool outputs (golden, from the case)", want, got)
+
+
+def _tool_outputs(full: dict[str, Any]) -> list[dict[str, Any]]:
+    return [i for i in (full.get("response") or {}).get("output", []) if i.get("type") == "function_call_output"]
+
+
 def check_tool_outputs(result: PathRecord, exchanges: list[Exchange], full: dict[str, Any]) -> None:
     """Every tool output Gym produced must come back to the model, verbatim, in the next turn's history."""
-    outputs = [i for i in (full.get("response") or {}).get("output", []) if i.get("type") == "function_call_output"]
+    outputs = _tool_outputs(full)
     later = _ok(exchanges, POLICY)[1:]
     for item in outputs:
         seen = [

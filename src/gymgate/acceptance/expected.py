@@ -8,6 +8,7 @@ that rewrites the instructions, drops a message or reorders the history fails it
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from gymgate.text import content_text
@@ -79,3 +80,30 @@ def tool_schema(tool: dict[str, Any]) -> dict[str, Any]:
     """A tool as the model sees it (name, description, parameters), in either the Responses or the chat shape."""
     fn = tool.get("function", tool)
     return {"name": fn.get("name"), "description": fn.get("description"), "parameters": fn.get("parameters")}
+
+
+JUDGE_PARAMS = "judge_responses_create_params"  # where a Gym environment config sets its judge's sampling
+# Responses-API sampling keys and the chat-completions names Gym's model server sends them under.
+JUDGE_SAMPLING = {"temperature": "temperature", "top_p": "top_p", "max_output_tokens": "max_tokens"}
+
+
+def judge_params(config: Path) -> dict[str, Any] | None:
+    """The judge's create params the environment's own config declares (the first `judge_responses_create_params`
+    in the file), or None when it declares none: what every judge request must carry, and nothing else."""
+    import yaml
+
+    def find(node: Any) -> dict[str, Any] | None:
+        if isinstance(node, dict):
+            if isinstance(node.get(JUDGE_PARAMS), dict):
+                return node[JUDGE_PARAMS]
+            for value in node.values():
+                if (found := find(value)) is not None:
+                    return found
+        return None
+
+    return find(yaml.safe_load(config.read_text()))
+
+
+def judge_sampling(params: dict[str, Any], missing: Any) -> dict[str, Any]:
+    """The sampling a judge request must carry, by its chat name: the config's value, or `missing` (absent)."""
+    return {chat: params.get(key, missing) for key, chat in JUDGE_SAMPLING.items()}

@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from gymgate.acceptance import checks
+from gymgate.acceptance.expected import judge_params
 from gymgate.acceptance.limits import ATTEMPTS, PATH_TIMEOUT_S
 from gymgate.cases.case import InputDrift, load_case, read_row, transform_row
 from gymgate.cases.environments import Environment
+from gymgate.consumer.batch import full_result_tables
 from gymgate.consumer.dataset import load_rows
 from gymgate.consumer.errors import (
     GymDied,
@@ -27,10 +29,10 @@ from gymgate.consumer.errors import (
 from gymgate.consumer.processor import collate, process_datum
 from gymgate.consumer.rollout import GenerationConfig, run_rollout_sync
 from gymgate.endpoint.script import Script
-from gymgate.endpoint.server import ModelEndpoint
+from gymgate.endpoint.server import JUDGE, ModelEndpoint
 from gymgate.outcomes import CONTRACT, FAIL, GYM, HARNESS, PASS
 from gymgate.runfolder import PathRecord, RunFolder
-from gymgate.services import gymlog
+from gymgate.services import gym_compat, gymlog
 from gymgate.services.ray_cluster import is_ray_failure
 
 # The RL generation overrides: distinctive values, so a parameter that fails to reach the model shows.
@@ -191,14 +193,25 @@ def _run(ctx: RunContext, env: Environment, mode: str, result: PathRecord, scrip
     sent_row = batch["extra_env_info"][0]
     result.metrics = {k: v for k, v in rollout.rollout_metrics.items() if not k.startswith("timing/")}
     result.observe(((e.kind or e.route, e.status, e.body) for e in exchanges), processed["gym_result"])
+    tables = full_result_tables(batch["extra_env_info"], rollout.results)
+    # The judge's sampling comes from the environment's own config (read only when a judge was asked).
+    judged = any(e.kind == JUDGE for e in exchanges)
+    judge = judge_params(ctx.gym_root / env.config) if judged else None
+    top = gym_compat.sends_top_logprobs(ctx.gym.get("version"))
     for name, check in (
         ("verifier", lambda: checks.check_verifier(result, case, full)),
         ("gym_failure", lambda: checks.check_gym_failure(result, full)),
         ("tokens", lambda: checks.check_tokens(result, script, exchanges, processed)),
-        ("requests", lambda: checks.check_requests(result, case, script, exchanges, sent_row, full, ctx.config)),
+        (
+            "requests",
+            lambda: checks.check_requests(result, case, script, exchanges, sent_row, full, ctx.config, judge, top),
+        ),
+        ("metadata", lambda: checks.check_metadata(result, case, fed, full)),
+        ("metrics", lambda: checks.check_metrics(result, case, result.metrics, tables, full)),
         ("first_turn", lambda: checks.check_first_turn(result, fed, exchanges, processed, ctx.tokenizer)),
         ("routing", lambda: checks.check_routing(result, case, script, exchanges, processed.get("gym_agent_ref"))),
         ("tools", lambda: checks.check_tools(result, sent_row, exchanges, full)),
+        ("tool_golden", lambda: checks.check_tool_golden(result, case, full)),
         ("history", lambda: checks.check_history_echo(result, exchanges)),
     ):
         try:

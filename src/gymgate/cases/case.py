@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ from gymgate.endpoint.script import Script, Turn
 
 MODES = ("accepted", "rejected")
 NULL = "null"  # TOML has no null: this string in `expect` means JSON null
+RETURNED = "returned"  # a [row.metadata] field Gym's result must carry unchanged
 
 
 class InputDrift(Exception):
@@ -31,6 +32,8 @@ class Mode:
     turns: tuple[Turn, ...]
     judge: str
     expect: dict[str, Any]
+    # Every tool output Gym's result must carry, in order, exactly (what the tools return for this behaviour).
+    tool_outputs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,9 @@ class Case:
     sha256: str
     transforms: tuple[str, ...]
     modes: dict[str, Mode]
+    # Each row field (but the create params and agent_ref) -> RETURNED (Gym's result must carry it unchanged), or
+    # why it does not come back ([row.metadata] in the case file).
+    metadata: dict[str, str] = field(default_factory=dict)
 
     def script(self, mode: str) -> Script:
         spec = self.modes[mode]
@@ -56,10 +62,19 @@ def load_case(env: Environment) -> Case:
             turns=tuple(Turn.from_data(t) for t in data[name]["turns"]),
             judge=data[name].get("judge", ""),
             expect=dict(data[name]["expect"]),
+            tool_outputs=tuple(data[name].get("tool_outputs", ())),
         )
         for name in MODES
     }
-    return Case(env, row["file"], int(row.get("line", 0)), row["sha256"], tuple(row.get("transforms", ())), modes)
+    return Case(
+        env,
+        row["file"],
+        int(row.get("line", 0)),
+        row["sha256"],
+        tuple(row.get("transforms", ())),
+        modes,
+        dict(row.get("metadata", {})),
+    )
 
 
 def read_row(case: Case, gym_root: Path) -> str:

@@ -1,7 +1,7 @@
 """The result cache: a stored run is served again instead of running a ref when every input that can change its
 results is the same (Bazel's action key): the Gym's digest, the lock, the interpreter, gymgate's own code (the
 in-environment session included), the cases, and the selected paths. Only a clean run is served: every path PASS
-or SKIP, the session finished, nothing outlived it. A run with a FAIL, an ERROR (whoever is to blame), a missing
+or SKIP on every attempt, the attempts of each path agreeing, the session finished, nothing outlived it. A run with a FAIL, an ERROR (whoever is to blame), a missing
 record, a lifecycle problem, or that was interrupted is never served: a red result is always looked at again."""
 
 from __future__ import annotations
@@ -39,6 +39,13 @@ def inputs_digest(shared: str, selection: list[str], attempts: int = ATTEMPTS) -
     return hashlib.sha256(f"{shared}\0{','.join(sorted(selection))}\0{attempts}\0".encode()).hexdigest()
 
 
+def unstable(run: RunFolder) -> bool:
+    """Some path's attempts disagreed with each other (compare/stability.py): red, whatever the labels say."""
+    from gymgate.compare.stability import disagreement
+
+    return any(disagreement(r.attempt_records()) is not None for r in run.records().values())
+
+
 def find_cached(runs_dir: Path, digest: str) -> RunFolder | None:
     """The newest clean, complete run with exactly these inputs, or None. Folders of another gymgate version, or
     damaged, are passed over."""
@@ -52,7 +59,7 @@ def find_cached(runs_dir: Path, digest: str) -> RunFolder | None:
             continue
         if mark is None or not mark.complete or mark.inputs != digest or mark.pytest_exit not in FINISHED_STATUSES:
             continue
-        if run.lifecycle_failures() or not set(all_labels(run)) <= CLEAN:
+        if run.lifecycle_failures() or not set(all_labels(run)) <= CLEAN or unstable(run):
             continue
         candidates.append((mark.finished or 0, str(run.root), run))
     return max(candidates)[2] if candidates else None

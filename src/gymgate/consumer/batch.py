@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import statistics
 from typing import Any
@@ -80,12 +81,22 @@ def final_batch(
     metrics["natural_termination_rate"] = 1.0 - sum(truncated) / len(truncated)
     metrics["truncation_rate"] = sum(truncated) / len(truncated)
     metrics["mean_gen_tokens_per_sample"] = float(statistics.fmean(sum(g) for g in gen_per_turn))
-    by_agent: dict[str, list[dict[str, Any]]] = {}
-    for row, result in zip(rows, results, strict=True):
-        by_agent.setdefault((row.get("agent_ref") or {}).get("name", "unknown"), []).append(result["full_result"])
-    for agent, full in by_agent.items():
+    for agent, full in by_agent(rows, results).items():
         keys = [k for k, v in full[0].items() if isinstance(v, bool | int | float) and not k.startswith("_")]
         for key in keys:
             values = [float(f[key]) for f in full if isinstance(f.get(key), bool | int | float)]
             metrics.update(_family(f"{agent}/{key}", values))
     return batch, metrics
+
+
+def by_agent(rows: list[dict[str, Any]], results: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Each agent's full results (RL groups its per-agent metrics by the row's agent_ref name)."""
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for row, result in zip(rows, results, strict=True):
+        grouped.setdefault((row.get("agent_ref") or {}).get("name", "unknown"), []).append(result["full_result"])
+    return grouped
+
+
+def full_result_tables(rows: list[dict[str, Any]], results: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """RL's `{agent}/full_result` tables (log_full_result_tables): each sample's full result as one JSON row."""
+    return {agent: [json.dumps(f) for f in full] for agent, full in by_agent(rows, results).items()}

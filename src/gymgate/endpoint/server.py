@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from gymgate.cases.environments import POLICY_MODEL
 from gymgate.endpoint.script import UNSCRIPTED, Script, logprobs
 from gymgate.endpoint.tokenizer import EOS, MAX_LENGTH, assistant_body, build_tokenizer, encode, render
 from gymgate.outcomes import CONTRACT, GYM, HARNESS
@@ -100,7 +101,7 @@ class ModelEndpoint:
 
         async def models(request):
             env = request.path_params["env"]
-            return JSONResponse({"object": "list", "data": [{"id": "gymgate-policy", "object": "model", "env": env}]})
+            return JSONResponse({"object": "list", "data": [{"id": POLICY_MODEL, "object": "model", "env": env}]})
 
         async def fallback(request):
             return await self._handle(request, "unknown", None)
@@ -235,7 +236,7 @@ class ModelEndpoint:
             "id": f"chatcmpl-gymgate-{len(self.exchanges)}",
             "object": "chat.completion",
             "created": 0,
-            "model": body.get("model", "gymgate-policy"),
+            "model": body.get("model", POLICY_MODEL),
             "choices": [choice],
             "usage": {
                 "prompt_tokens": len(prompt),

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gymgate.cases.environments import MODEL_CONFIG, Environment
+from gymgate.cases.environments import MODEL_CONFIG, POLICY_MODEL, Environment
 from gymgate.outcomes import GYM, HARNESS
 from gymgate.runfolder import RunFolder
 from gymgate.services import gym_compat, gymlog, lifecycle
@@ -88,7 +88,7 @@ def gym_config(
         "config_paths": [env.config, MODEL_CONFIG],
         "policy_base_url": policy_base_url,
         "policy_api_key": "gymgate",
-        "policy_model_name": "gymgate-policy",
+        "policy_model_name": POLICY_MODEL,
         "skip_venv_if_present": True,
         "uv_venv_dir": str(venvs_dir),
         "head_server": {"host": "127.0.0.1", "port": free_port_in(low, high)},

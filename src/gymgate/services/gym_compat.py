@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import importlib
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -82,6 +83,21 @@ def gym_version() -> str:
     from importlib.metadata import version
 
     return version("nemo-gym")
+
+
+TOP_LOGPROBS_FROM = (0, 4, 0)  # Gym's model server asks for top_logprobs: 0 from 0.4.0 (before: not sent)
+
+
+def release(version: str) -> tuple[int, int, int]:
+    """The release numbers of a version string ("0.4.0rc1.dev3" -> (0, 4, 0)): a pre-release or development build
+    is held to the rules of the release it names."""
+    numbers = [int(n) for n in re.findall(r"\d+", version.split("+")[0])[:3]]
+    return tuple((numbers + [0, 0, 0])[:3])  # type: ignore[return-value]
+
+
+def sends_top_logprobs(version: str | None = None) -> bool:
+    """Whether this Gym's requests must carry `top_logprobs: 0` (what NeMo RL's vLLM server is asked)."""
+    return release(version or gym_version()) >= TOP_LOGPROBS_FROM
 
 
 def has_config(config: str) -> bool:
