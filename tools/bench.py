@@ -9,6 +9,10 @@ pins:     two pins' fourteen paths in one bench run, alternated run by run (warm
           time and the ratio (`--pin 0.7.0 --baseline 0.4.0`).
 bump:     a bump from a cold gymgate cache with the interpreters present (`--pin 0.7.0 --baseline 0.4.0`): where
           the time goes (both environments built, the baseline run, the candidate run, the comparison).
+attempts: what the second attempt of every path (in the same Gym) costs: one pin's fourteen paths with
+          --attempts 1 and 2, alternated in one bench run; the ratio of the medians.
+hang:     a Gym whose verifier never returns (structured_outputs, built from the pin's sdist) judged end to end
+          against the pin with the default reruns: the per-path deadlines derived from the baseline decide it.
 neighbour, cached, matrix, bisect: see each bench_* function.
 
 Writes docs/benchmarks/<what>-<pin>.json and rewrites that section of docs/benchmarks.md. Figures are
@@ -492,7 +496,14 @@ def bench_noise(pin: str, repeats: int) -> dict:
     assert code == 0, text
     runs = tempfile.mkdtemp(prefix="gg-bench-runs-")
     env = dict(os.environ, GYMGATE_RUNS=runs)
-    out: dict = {"wall_s": [], "exit_code": [], "changed_paths": [], "flaky_paths": [], "other_categories": []}
+    out: dict = {
+        "wall_s": [],
+        "exit_code": [],
+        "changed_paths": [],
+        "flaky_paths": [],
+        "nondeterministic_paths": [],
+        "other_categories": [],
+    }
     first = None
     for _ in range(repeats):
         seconds, text, code = timed(gymgate("accept", "--gym-ref", pin, "--no-baseline", "--no-cache"), env)
@@ -510,6 +521,7 @@ def bench_noise(pin: str, repeats: int) -> dict:
         out["changed_paths"].append(sum(1 for p in results["paths"] if p["changed"]))
         out["flaky_paths"].append(categories.count("flaky"))
         out["other_categories"].append(sum(1 for c in categories if c not in ("same-pass", "skipped")))
+        out["nondeterministic_paths"].append(sum(1 for p in results["paths"] if p["nondeterministic"]))
     subprocess.run(["rm", "-rf", runs], check=False)
     return out
 
@@ -521,6 +533,7 @@ def render_noise(pin: str, data: dict, command: str) -> str:
         ("comparison exit code (run k vs run 1)", runs["exit_code"], ""),
         ("paths with any change in their full observation", runs["changed_paths"], ""),
         ("flaky paths", runs["flaky_paths"], ""),
+        ("paths whose attempts disagree, on either run", runs.get("nondeterministic_paths", []), ""),
         ("paths in any category but same-pass / skipped", runs["other_categories"], ""),
     ]
     alarms = sum(runs["changed_paths"]) + sum(runs["other_categories"]) + sum(1 for c in runs["exit_code"] if c)
@@ -534,11 +547,104 @@ def render_noise(pin: str, data: dict, command: str) -> str:
     )
 
 
+def bench_attempts(pin: str, repeats: int) -> dict:
+    """`accept --no-baseline -n auto` of one pin with one attempt per path and with the default two, alternated run
+    by run (drift hits both alike); environments warm."""
+    seconds, text, code = timed(gymgate("env", "--gym-ref", pin), dict(os.environ))
+    assert code == 0, text
+    out: dict = {}
+    for _ in range(repeats):
+        for attempts in ("1", "2"):
+            runs = tempfile.mkdtemp(prefix="gg-bench-runs-")
+            argv = gymgate("accept", "--gym-ref", pin, "--no-baseline", "--no-cache", "--attempts", attempts)
+            seconds, text, code = timed(argv, dict(os.environ, GYMGATE_RUNS=runs))
+            assert code == 0, text
+            records = list(_one_run(runs).records().values())
+            row = out.setdefault(attempts, {})
+            row.setdefault("wall_s", []).append(round(seconds, 3))
+            rollouts = [a.timings.get("run_rollouts", 0.0) for r in records for a in r.attempt_records()[1:]]
+            row.setdefault("extra_rollout_s_sum", []).append(round(sum(rollouts), 3))
+            subprocess.run(["rm", "-rf", runs], check=False)
+    return out
+
+
+def render_attempts(pin: str, data: dict, command: str) -> str:
+    runs = data["attempts"]
+    rows = [
+        ("`gymgate accept` wall time, fourteen paths, one attempt each", runs["1"]["wall_s"], "s"),
+        ("the same, two attempts each (the default)", runs["2"]["wall_s"], "s"),
+        ("second attempts' rollouts, summed over the fourteen paths", runs["2"]["extra_rollout_s_sum"], "s"),
+    ]
+    ratio = median(runs["2"]["wall_s"]) / max(median(runs["1"]["wall_s"]), 1e-3)
+    notes = [f"Two attempts / one: {ratio:.2f}× wall time (medians, same bench run, alternated); target ≤ 1.15×."]
+    return table(f"attempts:{pin}", f"The second attempt of every path, nemo-gym {pin}", data, command, rows, notes)
+
+
+def bench_hang(pin: str, repeats: int) -> dict:
+    """A structured_outputs verifier that never returns, from the pin's sdist, judged against the pin
+    (`accept --env structured_outputs_v4`, default reruns): wall time end to end, the baseline served from the
+    cache (stored by a first run), and the deadline each path got."""
+    from tests.helpers import sdist, unpack
+
+    gym = Path(tempfile.mkdtemp(prefix="gg-bench-hang-"))
+    unpack(sdist(pin), gym)
+    app = gym / "resources_servers" / "structured_outputs" / "app.py"
+    line = "        schema_str = body.schema_str\n"
+    assert app.read_text().count(line) == 1, "the mutant's line changed upstream"
+    app.write_text(app.read_text().replace(line, "        await __import__('asyncio').sleep(10**6)\n" + line))
+    runs = tempfile.mkdtemp(prefix="gg-bench-runs-")
+    env = dict(os.environ, GYMGATE_RUNS=runs)
+    base = gymgate("accept", "--gym-ref", pin, "--no-baseline", "--env", "structured_outputs_v4")
+    seconds, text, code = timed(base, env)
+    assert code == 0, text
+    out: dict = {"wall_s": [], "exit_code": [], "deadline_s": [], "attempts": []}
+    for _ in range(repeats):
+        argv = gymgate("accept", "--gym-ref", str(gym), "--baseline", pin, "--env", "structured_outputs_v4")
+        seconds, text, code = timed(argv, env)
+        assert code == 1, text
+        run = max((d for d in Path(runs).iterdir() if (d / "results.json").is_file()), key=lambda d: d.stat().st_mtime)
+        results = json.loads((run / "results.json").read_text())
+        out["wall_s"].append(round(seconds, 3))
+        out["exit_code"].append(code)
+        out["deadline_s"].append(max(p["candidate"]["timings"].get("deadline_s", 0) for p in results["paths"]))
+        out["attempts"].append(max(len(p["attempts"]["candidate"]) for p in results["paths"]))
+    subprocess.run(["rm", "-rf", runs, str(gym)], check=False)
+    return out
+
+
+def render_hang(pin: str, data: dict, command: str) -> str:
+    runs = data["hang"]
+    rows = [
+        ("`gymgate accept` of the hanging Gym, end to end (baseline cached)", runs["wall_s"], "s"),
+        ("exit code", runs["exit_code"], ""),
+        ("each path's deadline (derived from the baseline)", runs["deadline_s"], "s"),
+        ("attempts of each path on the candidate (first run + reruns)", runs["attempts"], ""),
+    ]
+    notes = [
+        "Before per-path deadlines every attempt waited the 180 s --path-timeout: about 20 minutes for the same "
+        "verdict (issue 21's measurement)."
+    ]
+    return table(f"hang:{pin}", f"A verifier that never returns, nemo-gym {pin}", data, command, rows, notes)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument(
         "what",
-        choices=("services", "paths", "compare", "noise", "neighbour", "cached", "matrix", "bisect", "pins", "bump"),
+        choices=(
+            "services",
+            "paths",
+            "compare",
+            "noise",
+            "neighbour",
+            "cached",
+            "matrix",
+            "bisect",
+            "pins",
+            "bump",
+            "attempts",
+            "hang",
+        ),
     )
     parser.add_argument("--pin", default="0.4.0")
     parser.add_argument("--repeats", type=int, default=3)
@@ -579,6 +685,12 @@ def main() -> int:
         command += f" --baseline {args.baseline}"
         data["bump"] = bench_bump(args.pin, args.baseline, args.repeats)
         section = render_bump(args.pin, args.baseline, data, command)
+    elif args.what == "attempts":
+        data["attempts"] = bench_attempts(args.pin, args.repeats)
+        section = render_attempts(args.pin, data, command)
+    elif args.what == "hang":
+        data["hang"] = bench_hang(args.pin, args.repeats)
+        section = render_hang(args.pin, data, command)
     elif args.what == "noise":
         data["noise"] = bench_noise(args.pin, args.repeats)
         section = render_noise(args.pin, data, command)

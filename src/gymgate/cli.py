@@ -272,9 +272,16 @@ def _add_many_ref_args(p: argparse.ArgumentParser, writes: str, kind: str) -> No
 
 
 def _in_session_attempts(value: str) -> int:
-    if value.isdigit() and ATTEMPTS <= int(value) <= MAX_ATTEMPTS:
+    if value.isdigit() and 1 <= int(value) <= MAX_ATTEMPTS:
         return int(value)
-    raise argparse.ArgumentTypeError(f"expected a number of attempts ({ATTEMPTS}-{MAX_ATTEMPTS}), got {value!r}")
+    raise argparse.ArgumentTypeError(f"expected a number of attempts (1-{MAX_ATTEMPTS}), got {value!r}")
+
+
+def _judged_attempts(args) -> None:
+    """A comparison judges nondeterminism: it needs at least two attempts of every path (one is only for a ref run
+    alone, e.g. a benchmark)."""
+    if getattr(args, "attempts", ATTEMPTS) < 2:
+        raise UsageError(f"--attempts {args.attempts}: a comparison needs at least 2 attempts per path")
 
 
 def _add_attempts_arg(parser: argparse.ArgumentParser) -> None:
@@ -286,7 +293,7 @@ def _add_attempts_arg(parser: argparse.ArgumentParser) -> None:
         help=settings.help_text(
             settings.ATTEMPTS,
             f"attempts of every path in the same Gym, diffed with each other: a ref that does not do the same thing "
-            f"twice is nondeterministic (default: {ATTEMPTS})",
+            f"twice is nondeterministic (default: {ATTEMPTS}; 1 only for a ref run alone, --no-baseline)",
         ),
     )
 
@@ -606,6 +613,8 @@ def cmd_accept(args) -> int:
     base_ref = None if args.no_baseline else (args.baseline or baseline_pin())
     baseline = resolve_ref(base_ref, args.gym_repo) if base_ref else None
     opts = _options(args)
+    if baseline is not None:
+        _judged_attempts(args)
     if baseline is None or baseline.digest == candidate.digest:
         alone = accept_ref(candidate, expected, opts, reuse=True, narrowed=bool(args.paths))
         run = RunFolder(alone.dir)
@@ -623,6 +632,8 @@ def cmd_accept(args) -> int:
 
 def cmd_matrix(args) -> int:
     from gymgate.cases.environments import load_environments, refuse_drafts
+
+    _judged_attempts(args)
     from gymgate.matrix.sweep import print_matrix, report_dir, run_matrix
     from gymgate.refs.pins import pins_in_order
     from gymgate.report.matrix import write_matrix_reports
@@ -645,6 +656,8 @@ def cmd_matrix(args) -> int:
 
 def cmd_bisect(args) -> int:
     from gymgate.cases.environments import load_environments, refuse_drafts
+
+    _judged_attempts(args)
     from gymgate.errors import EXIT_FAILED
     from gymgate.matrix.bisect import bisect, write_outcome
     from gymgate.matrix.sweep import report_dir

@@ -101,7 +101,8 @@ def judge_once(mutant: dict, gym: Path, runs: Path, tmp_path: Path) -> None:
         assert item["category"] == want["category"], (path, item)
         assert item["candidate"]["outcome"] == want["outcome"], (path, item["candidate"]["reason"])
         assert item["blame"] == want.get("blame", ""), (path, item["candidate"]["reason"])
-        evidence = "\n".join([*item["root_causes"], item["candidate"]["reason"]])
+        unstable = [d["line"] for d in item.get("nondeterministic", {}).values()]
+        evidence = "\n".join([*item["root_causes"], item["candidate"]["reason"], *unstable])
         assert want["cause"] in evidence, (path, evidence)
         assert "\x1b[" not in item["candidate"]["reason"]  # no terminal colour codes in files
     lifecycle = results["lifecycle"]["candidate"]

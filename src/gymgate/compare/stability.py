@@ -33,17 +33,21 @@ class Disagreement:
     values: tuple[Any, Any]
     differing: int  # how many values differ between the two attempts
     outcomes: tuple[str, str]
+    then: tuple[str, tuple[Any, Any]] | None = None  # the next differing value, shown after a differing outcome
 
     @property
     def flaky(self) -> bool:
         return (self.outcomes[0] == PASS) != (self.outcomes[1] == PASS)
 
     def line(self, side: str) -> str:
-        a, b = side_by_side(*self.values, limit=80)
-        more = f" (+{self.differing - 1} more differing value(s))" if self.differing > 1 else ""
+        shown = [(self.field, self.values), *([self.then] if self.then else [])]
+        parts = []
+        for field, values in shown:
+            a, b = side_by_side(*values, limit=80)
+            parts.append(f"attempt {self.first} {field} = {a} vs attempt {self.other} {field} = {b}")
+        more = self.differing - len(shown)
         return (
-            f"nondeterministic on the {side}: attempt {self.first} {self.field} = {a} vs attempt {self.other} "
-            f"{self.field} = {b}{more}"
+            f"nondeterministic on the {side}: " + "; ".join(parts) + (f" (+{more} more differing)" if more > 0 else "")
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -65,7 +69,9 @@ def disagreement(attempts: list[PathRecord]) -> Disagreement | None:
     if passed and other:  # flaky
         (n, a), (m, b) = sorted([passed[0], other[0]], key=lambda x: x[0])
         found = _differences(a, b)
-        return Disagreement(n, m, OUTCOME, (a.outcome, b.outcome), max(len(found), 1), (a.outcome, b.outcome))
+        then = next((f for f in found if f[0] != OUTCOME), None)
+        outcomes = (a.outcome, b.outcome)
+        return Disagreement(n, m, OUTCOME, outcomes, max(len(found), 1), outcomes, then)
     ended = [(n, r) for n, r in judged if r.outcome in (PASS, FAIL) and r.observed and not r.missing]
     for (n, a), (m, b) in ((ended[0], x) for x in ended[1:]):
         found = _differences(a, b)

@@ -13,14 +13,25 @@ ORDER = {BROKEN: 0, FAIL: 1, ERROR: 2, PASS: 3, SKIP: 4}
 RUN_VERDICTS = {EXIT_OK: "clean", EXIT_FAILED: "failures found", EXIT_ERROR: "could not judge"}
 
 
-def verdict(records: list[PathRecord], pytest_code: int, lifecycle: list[str] | None = None) -> int:
-    """0 every path passed or was skipped; 1 a path failed or errored, or a Gym did not stop within its bound;
-    2 the run could not judge anything (or its test session did not finish)."""
+def verdict(
+    records: list[PathRecord], pytest_code: int, lifecycle: list[str] | None = None, unstable: bool = False
+) -> int:
+    """0 every path passed or was skipped; 1 a path failed or errored, a path's attempts disagreed with each other
+    (`unstable`), or a Gym did not stop within its bound; 2 the run could not judge anything (or its test session
+    did not finish)."""
     if not records or pytest_code not in FINISHED_STATUSES:
         return EXIT_ERROR  # nothing judged, or the test session itself did not finish
-    if any(r.outcome not in (PASS, SKIP) for r in records) or lifecycle or pytest_code == 1:
+    if any(r.outcome not in (PASS, SKIP) for r in records) or lifecycle or unstable or pytest_code == 1:
         return EXIT_FAILED
     return EXIT_OK
+
+
+def disagreements(records: list[PathRecord]) -> dict[str, str]:
+    """Each path whose attempts in this run disagreed with each other, and the line that says how."""
+    from gymgate.compare.stability import disagreement
+
+    found = {r.path: disagreement(r.attempt_records()) for r in records}
+    return {path: d.line("this ref") for path, d in found.items() if d is not None}
 
 
 def print_summary(run: RunFolder, pytest_code: int, expected: list[str] | None = None, out=sys.stdout) -> int:
@@ -35,12 +46,16 @@ def print_summary(run: RunFolder, pytest_code: int, expected: list[str] | None =
         print(f"{record.path:<56} {record.outcome:<7} {record.blame:<8} {reward:>6}  {reason}", file=out)
     for problem in lifecycle:
         print(f"{'lifecycle':<56} {FAIL:<7} {'':<8} {'':>6}  did not stop within its bound: {problem}", file=out)
-    code = verdict(records, pytest_code, lifecycle)
+    unstable = disagreements(records)
+    for path, line in unstable.items():
+        print(f"{path:<56} {'NONDET':<7} {'gym':<8} {'':>6}  {line[:200]}", file=out)
+    code = verdict(records, pytest_code, lifecycle, bool(unstable))
     label = RUN_VERDICTS[code]
     print(
         f"\n{counts[PASS]} passed, {counts[FAIL]} failed, {counts[ERROR]} errors, {counts[SKIP]} skipped"
         + (f", {counts[BROKEN]} broken" if counts[BROKEN] else "")
         + (", lifecycle check failed" if lifecycle else "")
+        + (f", {len(unstable)} nondeterministic" if unstable else "")
         + f" — {label}; records in {run.paths_dir}",
         file=out,
     )
@@ -60,6 +75,7 @@ def run_document(run: RunFolder, code: int, expected: list[str] | None = None, c
         "cached": cached,
         "outcomes": {k: sum(1 for r in records if r.outcome == k) for k in ORDER},
         "lifecycle": run.lifecycle_failures(),
+        "nondeterministic": disagreements(records),
         "paths": [
             {"path": r.path, "outcome": r.outcome, "blame": r.blame, "reward": r.reward, "reason": r.reason}
             for r in records
