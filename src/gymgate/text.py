@@ -58,3 +58,13 @@ def excerpt(a: str, b: str, context: int = 60) -> tuple[str, str]:
         return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
 
     return cut(a), cut(b)
+
+
+def reward_text(reward: object) -> str:
+    """A record's reward as a table shows it: one decimal for a number, the raw value (quoted, cut) for anything
+    Gym sent that is not one (a string reward is itself a finding), nothing for none."""
+    if reward is None:
+        return ""
+    if isinstance(reward, int | float) and not isinstance(reward, bool):
+        return f"{reward:.1f}"
+    return repr(reward)[:12]

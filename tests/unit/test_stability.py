@@ -120,3 +120,11 @@ def test_a_ref_run_alone_whose_attempts_disagree_fails_and_is_never_served_from_
     assert find_cached(tmp_path, digest) is None
     RunFolder(run).write_record(_twice("mcqa:accepted"))  # the same attempts agreeing: clean, and served
     assert find_cached(tmp_path, digest).root == run
+
+
+def test_a_reward_that_is_not_a_number_is_shown_never_a_crash(tmp_path):
+    """Gym sending the reward as a string (the reward-not-a-number mutant) is a finding, not a gymgate crash."""
+    run = stored_run(tmp_path, "odd", "0.4.0", [_twice("mcqa:accepted", "FAIL", reward="1.0", failures=[REWARD])])
+    out = io.StringIO()
+    assert print_summary(RunFolder(run), pytest_code=1, out=out) == EXIT_FAILED
+    assert "'1.0'" in out.getvalue()

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from gymgate.atomic import write_text_atomic
 from gymgate.outcomes import BROKEN, ERROR, FAIL, PASS, SKIP
 from gymgate.refs.source import nemo_gym_label
+from gymgate.text import reward_text
 
 if TYPE_CHECKING:
     from gymgate.matrix.sweep import Matrix, MatrixRef
@@ -24,7 +25,7 @@ CELL_COLOUR = {PASS: "#cfc", FAIL: "#f99", ERROR: "#fc9", SKIP: "#eee", BROKEN: 
 def _cell(record: PathRecord | None) -> str:
     if record is None:
         return "—"
-    reward = "" if record.reward is None else f" {record.reward:.1f}"
+    reward = f" {reward_text(record.reward)}" if record.reward is not None else ""
     return f"{record.outcome}{reward}"
 
 

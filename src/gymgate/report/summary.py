@@ -8,6 +8,7 @@ import sys
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
 from gymgate.outcomes import BROKEN, ERROR, FAIL, PASS, SKIP
 from gymgate.runfolder import FINISHED_STATUSES, PathRecord, RunFolder
+from gymgate.text import reward_text
 
 ORDER = {BROKEN: 0, FAIL: 1, ERROR: 2, PASS: 3, SKIP: 4}
 RUN_VERDICTS = {EXIT_OK: "clean", EXIT_FAILED: "failures found", EXIT_ERROR: "could not judge"}
@@ -41,7 +42,7 @@ def print_summary(run: RunFolder, pytest_code: int, expected: list[str] | None =
     print("", file=out)
     print(f"{'path':<56} {'outcome':<7} {'blame':<8} {'reward':>6}  reason", file=out)
     for record in records:
-        reward = "" if record.reward is None else f"{record.reward:.1f}"
+        reward = reward_text(record.reward)
         reason = record.reason.splitlines()[0][:110] if record.reason else ""
         print(f"{record.path:<56} {record.outcome:<7} {record.blame:<8} {reward:>6}  {reason}", file=out)
     for problem in lifecycle:
