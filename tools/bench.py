@@ -39,6 +39,7 @@ from gymgate.runfolder import RunFolder
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
+sys.path.insert(0, str(REPO))  # the benches that build Gym mutants read the sdists through tests/helpers.py
 
 
 def rss_of_run(runs_dir: str) -> int:
