@@ -1,6 +1,6 @@
 """Verdicts of real bumps through `gymgate accept`: a candidate Gym checkout whose mcqa verifier was changed
-(a real regression, confirmed by reruns in fresh Gym instances), one whose verifier fails only once (flaky,
-never a regression), one that cannot be locked (BROKEN), and a full seven-environment bump from 0.2.1 to
+(a real regression, confirmed by reruns in fresh Gym instances), one whose verifier fails only once (newly flaky:
+a regression too), one that cannot be locked (BROKEN), and a full seven-environment bump from 0.2.1 to
 0.4.0. The baseline is the real 0.4.0 pin; its mcqa run is made once and reused by the later tests."""
 
 from __future__ import annotations
@@ -76,7 +76,10 @@ def test_a_changed_verifier_is_a_regression_confirmed_by_reruns(runs, tmp_path):
     assert out.count("::group::") == out.count("::endgroup::")
     run = _candidate_run(runs, "-tree-0.4.")
     report = (run / "report.md").read_text()
-    assert "- `mcqa:accepted`: PASS → FAIL (baseline: PASS, PASS; candidate: FAIL, FAIL)" in report
+    # Two attempts in the first run's Gym, two in the rerun's, on each ref.
+    assert (
+        "- `mcqa:accepted`: PASS → FAIL (baseline: PASS, PASS, PASS, PASS; candidate: FAIL, FAIL, FAIL, FAIL)" in report
+    )
     assert f"- **nemo-gym**: 0.4.0 → checkout {gym}" in report
     assert "- [reward] reward — 1 path: `mcqa:accepted` (regressed)" in report
     assert (run / "retry.txt").read_text() == "mcqa:accepted\n"
@@ -89,7 +92,9 @@ def test_a_changed_verifier_is_a_regression_confirmed_by_reruns(runs, tmp_path):
     assert by_path["mcqa:accepted"]["root_causes"] == ["[reward] reward"]
 
 
-def test_a_verifier_that_fails_once_is_flaky_not_a_regression(runs, tmp_path):
+def test_a_verifier_that_fails_once_on_the_candidate_is_a_regression_newly_flaky(runs, tmp_path):
+    """The candidate's verifier fails its first call only: attempt 1 FAILs, attempt 2 (the same Gym) passes. The
+    baseline passed every time, so the bump made the path unreliable: regressed, never exit 0."""
     marker = tmp_path / "failed-once"
     flaky = (
         VERDICT_LINE
@@ -99,14 +104,15 @@ def test_a_verifier_that_fails_once_is_flaky_not_a_regression(runs, tmp_path):
     )
     gym = _patched_gym(tmp_path / "gym", flaky)
     code, out = _accept(runs, "--gym-ref", str(gym), "--baseline", "0.4.0", "--env", "mcqa", "-n", "1")
-    assert code == 0, out
+    assert code == 1, out
     assert "cached: " in out  # the baseline's mcqa run from the test above
     assert marker.is_file()
     run = _candidate_run(runs, "-tree-0.4.")
     report = (run / "report.md").read_text()
-    assert "### flaky" in report and "### regressed" not in report
+    assert "**Verdict: 1 regressed, 0 broken, 1 nondeterministic on the candidate.**" in report
     assert "(baseline: PASS, PASS; candidate: FAIL, PASS)" in report
-    assert not (run / "reruns" / "candidate-3").exists()  # decided after one rerun
+    assert "nondeterministic on the candidate: attempt 1 outcome = FAIL vs attempt 2 outcome = PASS" in report
+    assert not (run / "reruns" / "candidate-2").exists()  # decided by the attempts in one Gym: no rerun needed
 
 
 def test_a_candidate_that_cannot_be_locked_is_broken(runs, tmp_path):

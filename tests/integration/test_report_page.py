@@ -81,7 +81,7 @@ def test_a_person_sees_the_verdict_and_what_broke(browser, report):
     changed = page.locator("#path-f-accepted")
     assert "changed" in changed.inner_text() and changed.locator("table.changes").is_visible()
     flaky = page.locator("#path-b-rejected")
-    assert "flaky on the candidate only" in flaky.inner_text()
+    assert "flaky on both refs" in flaky.inner_text()
     chips = dict(chip.strip().rsplit(" ", 1) for chip in page.locator("#categories li").all_inner_texts())
     assert len(chips) == 11 and chips["regressed"] == "1" and chips["same-pass"] == "1"
 

@@ -1,6 +1,7 @@
 """Flaky or real: every non-PASS candidate path (and every path the baseline could not judge) runs again on both
 refs in fresh Gym instances (a new pytest session, so a new Ray cluster and new Gym servers) until its outcomes are
-mixed or the attempts are used up. The attempts are stored in the candidate's run folder (runfolder/folder.py;
+mixed, the candidate has failed the same way in two Gym instances (reproduced: a further attempt cannot make it
+pass the gate, since a candidate that passes only sometimes is regressed too), or the attempts are used up. The attempts are stored in the candidate's run folder (runfolder/folder.py;
 compare/attempts.py reads them back); a stored baseline run is never modified.
 """
 
@@ -54,8 +55,13 @@ def run_reruns(
     if not chosen or attempts <= 0:
         return
     cand_run.write_reruns_manifest(manifest)
+    sessions: dict[str, list[str | None]] = {p: [first["candidate"][p]] for p in chosen}  # one label per Gym
     for n in range(2, attempts + 2):
-        active = [p for p in chosen if not any(mixed(history[role].get(p, [])) for role in history)]
+        active = [
+            p
+            for p in chosen
+            if not any(mixed(history[role].get(p, [])) for role in history) and not reproduced(sessions[p])
+        ]
         if not active:
             break
         print(f"== rerun {n - 1}/{attempts} of {len(active)} path(s) in fresh Gym instances: {', '.join(active)}")
@@ -66,7 +72,14 @@ def run_reruns(
             got = attempt_labels(RunFolder(run_attempt(source, paths, cand_run.attempt(role, n).root).dir))
             for path in paths:
                 history[role][path].extend(got.get(path, [NO_RECORD]))
+                if role == "candidate":
+                    sessions[path].append(got.get(path, [NO_RECORD])[0])
         cand_run.write_reruns_manifest({**manifest, "done": n})
+
+
+def reproduced(sessions: list[str | None]) -> bool:
+    """The candidate failed the same way (FAIL, or an ERROR blamed on Gym) in its last two Gym instances."""
+    return len(sessions) >= 2 and sessions[-1] == sessions[-2] and sessions[-1] in (FAIL, ERROR)
 
 
 def real_attempt(opts: RunOptions) -> RunAttempt:
