@@ -27,6 +27,7 @@ import os
 import platform
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -67,9 +68,17 @@ def _sample_peak(runs: str, done: threading.Event, peak: list[int]) -> None:
 
 
 def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, str, int]:
+    """Run `cmd` and time it. Ctrl-C is passed on as SIGINT and the command is let stop its own runs (gymgate
+    sweeps what it started); killing it outright would orphan its Gyms."""
     began = time.monotonic()
-    result = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    return time.monotonic() - began, result.stdout + result.stderr, result.returncode
+    child = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        out, _ = child.communicate()
+    except KeyboardInterrupt:
+        child.send_signal(signal.SIGINT)
+        child.communicate(timeout=300)
+        raise
+    return time.monotonic() - began, out, child.returncode
 
 
 def gymgate(*args: str) -> list[str]:
