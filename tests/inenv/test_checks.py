@@ -221,7 +221,24 @@ def test_rl_side_metrics_equal_the_paths_expected_values():
     assert result.failures == []
     checks.check_metrics(result, case, {k: v for k, v in good.items() if not k.endswith("mean")}, tables, full)
     checks.check_metrics(result, case, good, {agent: []}, full)
-    assert _failed(result) == [("metrics", f"{agent}/reward/mean"), ("metrics", f"{agent}/full_result")]
+    checks.check_metrics(result, case, good | {f"{agent}/reward/max": 0.0}, tables, full)  # a metric alone wrong
+    assert _failed(result) == [
+        ("metrics", f"{agent}/reward/mean"),
+        ("metrics", f"{agent}/full_result"),
+        ("metrics", f"{agent}/reward/max"),
+    ]
+    # A wrong reward is the verifier check's finding: the metrics that follow it are not failed twice, but they
+    # must exist (a reward RL cannot read leaves none).
+    wrong = {**full, "reward": 0.0}
+    zero = dict.fromkeys(good, 0.0)
+    result = _result()
+    checks.check_metrics(result, case, zero, {agent: [__import__("json").dumps(wrong)]}, wrong)
+    assert result.failures == []
+    text = {**full, "reward": "1.0"}
+    checks.check_metrics(result, case, {}, {agent: [__import__("json").dumps(text)]}, text)
+    assert {f.field for f in result.failures} == {
+        f"{agent}/reward/{s}" for s in ("mean", "median", "min", "max", "stddev")
+    }
 
 
 def test_tool_outputs_equal_the_golden_values_of_the_case():
