@@ -82,6 +82,9 @@ def test_a_candidate_that_disagrees_with_itself_is_regressed_in_every_rendering(
     from gymgate.matrix.bump import write_reports
 
     text, _ = write_reports(comparison, cand)
+    # The terminal shows the root causes: the side-by-side line is there too, under its cause.
+    roots = text.split("### Root causes", 1)[1].split("\n### ", 1)[0]
+    assert f"  - `mcqa:accepted`: {line}" in roots
     shown = line.split(" = ")[0]  # the page and the XML escape the values' quotes and brackets
     assert line in text and shown in (cand / "report.html").read_text() and shown in (cand / "junit.xml").read_text()
     results = json.loads((cand / "results.json").read_text())

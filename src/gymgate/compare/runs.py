@@ -35,6 +35,7 @@ from gymgate.runfolder import PathRecord, RunFolder, RunMark
 from gymgate.text import mask_volatile
 
 OBSERVED = "observed"  # the record field holding a path's full observation (PathRecord.observe)
+NONDETERMINISTIC_CAUSE = "[nondeterministic]"  # the root-cause tag of a candidate that disagrees with itself
 
 
 @dataclass
@@ -249,7 +250,7 @@ def compare_runs(baseline_dir: Path, candidate_dir: Path, acks_dir: Path | None 
             lines = [disagreements[role].line(role) for role in ("candidate", "baseline") if role in disagreements]
             item.reason = "\n".join([*lines, *([item.reason] if item.reason else [])])
         if item.nondeterministic_on_candidate:
-            item.causes = [f"[nondeterministic] {ack_files.fold(disagreements['candidate'].field)}", *item.causes]
+            item.causes = [f"{NONDETERMINISTIC_CAUSE} {ack_files.fold(disagreements['candidate'].field)}", *item.causes]
         if a and b and item.category == SAME_PASS:
             item.changes = _changes(a, b)
         paths.append(item)

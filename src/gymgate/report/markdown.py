@@ -7,7 +7,7 @@ from typing import Any
 
 from gymgate.compare.categories import ACTIONABLE, SAME_FAIL
 from gymgate.compare.observation import CONTRACT, side_by_side, text_diff
-from gymgate.compare.runs import Comparison, PathComparison
+from gymgate.compare.runs import NONDETERMINISTIC_CAUSE, Comparison, PathComparison
 from gymgate.refs.source import nemo_gym_label
 
 
@@ -106,6 +106,9 @@ def _root_causes(paths: list[PathComparison]) -> list[str]:
     for cause, items in causes:
         listed = ", ".join(f"`{i.path}` ({i.category})" for i in items)
         lines.append(f"- {cause} — {len(items)} path{'s' if len(items) > 1 else ''}: {listed}")
+        if cause.startswith(NONDETERMINISTIC_CAUSE):  # the two attempts' values, side by side, wherever this shows
+            first = items[0]
+            lines.append(f"  - `{first.path}`: {first.disagreements['candidate'].line('candidate')}")
     return [*lines, ""]
 
 
