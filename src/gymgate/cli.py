@@ -461,6 +461,8 @@ def cmd_case(args) -> int:
         draft_case,
         keep_scripts,
         observed_expect,
+        observed_metadata,
+        observed_tool_outputs,
         render,
         separation,
         wants_another_turn,
@@ -499,7 +501,9 @@ def cmd_case(args) -> int:
     expects = {} if problems else {mode: observed_expect(r, draft.row) for mode, r in records.items()}
     why = f"drafted by gymgate case new from {source.name} (run {ran.dir.name}); "
     why += ("it did not separate: " + "; ".join(problems)) if problems else "review the scripts and expected values"
-    target.write_text(render(draft, expects, why))
+    metadata = observed_metadata(records["accepted"], draft.row, draft.config.server_key) if not problems else None
+    tools = {mode: observed_tool_outputs(r) for mode, r in records.items()} if not problems else None
+    target.write_text(render(draft, expects, why, metadata, tools))
     print(f"\nwrote {target} (marked [draft]: accept refuses it until a person removes the mark)")
     for problem in problems:
         print(f"  to finish: {problem}")

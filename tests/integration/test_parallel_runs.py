@@ -41,7 +41,10 @@ def finish(proc: subprocess.Popen, runs: Path) -> tuple[int, str, Path]:
 
 def normalized(run_dir: Path) -> dict[str, dict]:
     records = RunFolder(run_dir).records()
-    return {name: {k: v for k, v in r.to_json().items() if k not in RUN_SPECIFIC} for name, r in records.items()}
+    return {
+        name: [{k: v for k, v in a.to_json().items() if k not in RUN_SPECIFIC} for a in r.attempt_records()]
+        for name, r in records.items()
+    }
 
 
 def _env_args() -> list[str]:

@@ -31,9 +31,11 @@ def _records(run: RunFolder) -> dict:
     compare/nondeterministic.toml) masked."""
     found = {}
     for path, made in run.records().items():
-        data = {k: v for k, v in made.to_json().items() if k not in VOLATILE}
-        data["observed"] = flatten(made.observed, rules())[0]
-        found[path] = data
+        found[path] = []
+        for attempt in made.attempt_records():  # every attempt in the same Gym, each alike
+            data = {k: v for k, v in attempt.to_json().items() if k not in VOLATILE}
+            data["observed"] = flatten(attempt.observed, rules())[0]
+            found[path].append(data)
     return found
 
 

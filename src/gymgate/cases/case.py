@@ -32,8 +32,9 @@ class Mode:
     turns: tuple[Turn, ...]
     judge: str
     expect: dict[str, Any]
-    # Every tool output Gym's result must carry, in order, exactly (what the tools return for this behaviour).
-    tool_outputs: tuple[str, ...] = ()
+    # Every tool output Gym's result must carry, in order, exactly (what the tools return for this behaviour);
+    # None only in a draft (`gymgate case new` observes them).
+    tool_outputs: tuple[str, ...] | None = ()
 
 
 @dataclass(frozen=True)
@@ -45,8 +46,8 @@ class Case:
     transforms: tuple[str, ...]
     modes: dict[str, Mode]
     # Each row field (but the create params and agent_ref) -> RETURNED (Gym's result must carry it unchanged), or
-    # why it does not come back ([row.metadata] in the case file).
-    metadata: dict[str, str] = field(default_factory=dict)
+    # why it does not come back ([row.metadata] in the case file); None only in a draft (observed while drafting).
+    metadata: dict[str, str] | None = field(default_factory=dict)
 
     def script(self, mode: str) -> Script:
         spec = self.modes[mode]
@@ -62,7 +63,7 @@ def load_case(env: Environment) -> Case:
             turns=tuple(Turn.from_data(t) for t in data[name]["turns"]),
             judge=data[name].get("judge", ""),
             expect=dict(data[name]["expect"]),
-            tool_outputs=tuple(data[name].get("tool_outputs", ())),
+            tool_outputs=_declared(data[name], "tool_outputs", env, tuple),
         )
         for name in MODES
     }
@@ -73,8 +74,15 @@ def load_case(env: Environment) -> Case:
         row["sha256"],
         tuple(row.get("transforms", ())),
         modes,
-        dict(row.get("metadata", {})),
+        _declared(row, "metadata", env, dict),
     )
+
+
+def _declared(table: dict[str, Any], key: str, env: Environment, kind: type) -> Any:
+    """`key` of a case table as `kind`; absent: nothing (kind()) in a reviewed case, unknown (None) in a draft."""
+    if key in table:
+        return kind(table[key])
+    return None if env.draft else kind()
 
 
 def read_row(case: Case, gym_root: Path) -> str:

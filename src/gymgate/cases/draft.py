@@ -16,6 +16,7 @@ from typing import Any
 import tomli_w
 import yaml
 
+from gymgate.cases.case import RETURNED
 from gymgate.cases.catalog import ENVIRONMENTS, SERVERS
 from gymgate.compare.observation import rules
 from gymgate.endpoint.script import UNSCRIPTED
@@ -244,6 +245,28 @@ def observed_expect(record: PathRecord, row: dict[str, Any]) -> dict[str, Any]:
     return found
 
 
+def observed_metadata(record: PathRecord, row: dict[str, Any], server: str) -> dict[str, str]:
+    """The row's fields as they came back in Gym's result ([row.metadata]): `returned` when unchanged, else why."""
+    result = (record.observed or {}).get(RESULT) or {}
+    return {
+        key: RETURNED
+        if result.get(key, _ABSENT) == value
+        else f"not returned: {server}'s verify response does not carry it (observed while drafting)"
+        for key, value in row.items()
+        if key not in ("responses_create_params", "agent_ref")
+    }
+
+
+def observed_tool_outputs(record: PathRecord) -> list[str]:
+    """Every tool output in Gym's result, in order: the golden values a person reviews."""
+    result = (record.observed or {}).get(RESULT) or {}
+    output = (result.get("response") or {}).get("output") or []
+    return [i.get("output") for i in output if i.get("type") == "function_call_output"]
+
+
+_ABSENT = object()
+
+
 def separation(records: dict[str, PathRecord]) -> list[str]:
     """Why the two modes do not tell a working environment from a broken one (empty: they do)."""
     why = []
@@ -261,8 +284,15 @@ def separation(records: dict[str, PathRecord]) -> list[str]:
     return why
 
 
-def render(draft: Draft, expects: dict[str, dict[str, Any]], why_draft: str) -> str:
-    """The case file: every field a hand-written case has, and the [draft] mark."""
+def render(
+    draft: Draft,
+    expects: dict[str, dict[str, Any]],
+    why_draft: str,
+    metadata: dict[str, str] | None = None,
+    tool_outputs: dict[str, list[str]] | None = None,
+) -> str:
+    """The case file: every field a hand-written case has (the row's metadata and the golden tool outputs once the
+    paths ran), and the [draft] mark."""
     data: dict[str, Any] = {
         "environment": {
             "name": draft.name,
@@ -274,8 +304,12 @@ def render(draft: Draft, expects: dict[str, dict[str, Any]], why_draft: str) -> 
         },
         "row": {"file": draft.row_file, "line": draft.line, "sha256": draft.sha256, "transforms": draft.transforms},
     }
+    if metadata is not None:
+        data["row"]["metadata"] = metadata
     for mode in ("accepted", "rejected"):
         data[mode] = {**draft.modes[mode], "expect": expects.get(mode, {})}
+        if tool_outputs is not None and mode in tool_outputs:
+            data[mode]["tool_outputs"] = tool_outputs[mode]
     data["draft"] = {"why": why_draft}
     header = f"# {draft.name}: drafted by `gymgate case new`. Review it, then delete the [draft] table.\n"
     return header + tomli_w.dumps(data)
