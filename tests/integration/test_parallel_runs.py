@@ -40,11 +40,12 @@ def finish(proc: subprocess.Popen, runs: Path) -> tuple[int, str, Path]:
 
 
 def normalized(run_dir: Path) -> dict[str, dict]:
+    def strip(record) -> dict:
+        return {k: v for k, v in record.to_json().items() if k not in RUN_SPECIFIC | {"repeats"}}
+
     records = RunFolder(run_dir).records()
-    return {
-        name: [{k: v for k, v in a.to_json().items() if k not in RUN_SPECIFIC} for a in r.attempt_records()]
-        for name, r in records.items()
-    }
+    # Each path's first attempt, with its later attempts in the same Gym normalized alike.
+    return {name: {**strip(r), "repeats": [strip(a) for a in r.attempt_records()[1:]]} for name, r in records.items()}
 
 
 def _env_args() -> list[str]:

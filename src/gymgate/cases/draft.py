@@ -251,7 +251,7 @@ def observed_metadata(record: PathRecord, row: dict[str, Any], server: str) -> d
     return {
         key: RETURNED
         if result.get(key, _ABSENT) == value
-        else f"not returned: {server}'s verify response does not carry it (observed while drafting)"
+        else f"not returned: {server}'s verify response does not carry it"
         for key, value in row.items()
         if key not in ("responses_create_params", "agent_ref")
     }
