@@ -11,7 +11,7 @@ from pathlib import Path
 from gymgate.acceptance.limits import ATTEMPTS, MAX_ATTEMPTS
 from gymgate.ci import settings
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK, GymgateError, UsageError
-from gymgate.matrix.run import RunOptions, accept_ref, open_run, prepare, record_environment, service_args
+from gymgate.harness.run import RunOptions, run_ref, open_run, prepare, record_environment, service_args
 from gymgate.refs import resolve_ref
 from gymgate.refs.pins import known_pins
 from gymgate.runfolder import RunFolder
@@ -487,7 +487,7 @@ def cmd_case(args) -> int:
     paths = [f"{args.name}:{mode}" for mode in ("accepted", "rejected")]
     opts = RunOptions(envs=[args.name], runs_dir=args.runs_dir, cache=False, workers="1")
     while True:
-        ran = accept_ref(source, paths, opts)
+        ran = run_ref(source, paths, opts)
         records = {r.mode: r for r in RunFolder(ran.dir).records(paths).values()}
         if ran.code == EXIT_ERROR:  # the session itself did not finish: nothing was learnt about the scripts
             print(f"gymgate: error: the draft's paths could not run; see {ran.dir}; {target} is left as drafted")
@@ -594,7 +594,7 @@ def cmd_accept(args) -> int:
     changed and its stored run is clean (`--no-cache`: never)."""
     from gymgate.cases.environments import load_environments, refuse_drafts
     from gymgate.ci.github import publish, run_annotations
-    from gymgate.matrix.bump import judge_bump
+    from gymgate.harness.bump import judge_bump
     from gymgate.refs.pins import baseline_pin
     from gymgate.report.outputs import not_compared, read_summary
     from gymgate.report.summary import run_document, run_markdown
@@ -620,7 +620,7 @@ def cmd_accept(args) -> int:
     if baseline is not None:
         _judged_attempts(args)
     if baseline is None or baseline.digest == candidate.digest:
-        alone = accept_ref(candidate, expected, opts, reuse=True, narrowed=bool(args.paths))
+        alone = run_ref(candidate, expected, opts, reuse=True, narrowed=bool(args.paths))
         run = RunFolder(alone.dir)
         document = run_document(run, alone.code, expected, cached=alone.cached)
         publish(run_markdown(document), run_annotations(list(run.records(expected).values())))
@@ -638,7 +638,7 @@ def cmd_matrix(args) -> int:
     from gymgate.cases.environments import load_environments, refuse_drafts
 
     _judged_attempts(args)
-    from gymgate.matrix.sweep import print_matrix, report_dir, run_matrix
+    from gymgate.harness.matrix import print_matrix, report_dir, run_matrix
     from gymgate.refs.pins import pins_in_order
     from gymgate.report.matrix import write_matrix_reports
 
@@ -663,8 +663,8 @@ def cmd_bisect(args) -> int:
 
     _judged_attempts(args)
     from gymgate.errors import EXIT_FAILED
-    from gymgate.matrix.bisect import bisect, write_outcome
-    from gymgate.matrix.sweep import report_dir
+    from gymgate.harness.bisect import bisect, write_outcome
+    from gymgate.harness.matrix import report_dir
     from gymgate.report.bisect import verdict_line
 
     envs = load_environments(args.envs)
@@ -679,7 +679,7 @@ def cmd_bisect(args) -> int:
 
 
 def cmd_merge(args) -> int:
-    from gymgate.matrix.bump import compare_and_report
+    from gymgate.harness.bump import compare_and_report
     from gymgate.report.outputs import read_summary
     from gymgate.report.summary import print_summary, run_document
     from gymgate.runfolder import runs_dir
@@ -722,7 +722,7 @@ def cmd_shard_costs(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from gymgate.matrix.bump import compare_and_report
+    from gymgate.harness.bump import compare_and_report
     from gymgate.report.outputs import read_summary
 
     out = args.out or args.candidate

@@ -14,7 +14,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from gymgate.errors import InfraError
-from gymgate.services.processes import RUN_MARKER
+from gymgate.processes import RUN_MARKER
 
 
 def _holder_file(lock: Path) -> Path:

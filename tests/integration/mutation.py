@@ -14,7 +14,7 @@ from pathlib import Path
 
 from gymgate.runfolder import RunFolder
 from gymgate.runfolder.folder import MARK
-from gymgate.services.processes import marked_pids
+from gymgate.processes import marked_pids
 from tests.helpers import sdist, unpack
 
 SUITE = tomllib.loads((Path(__file__).parent / "mutants.toml").read_text())

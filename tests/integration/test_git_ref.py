@@ -11,7 +11,7 @@ import pytest
 from gymgate.envs.project import uv_env
 from gymgate.refs import resolve_ref
 from gymgate.runfolder import RunFolder
-from gymgate.services.processes import marked_pids
+from gymgate.processes import marked_pids
 from tests.helpers import commit_all, git, sdist, unpack
 
 SDISTS = ("0.3.0", "0.4.0")

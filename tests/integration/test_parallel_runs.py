@@ -13,7 +13,7 @@ import pytest
 
 from gymgate.compare.observation import diff
 from gymgate.runfolder import RunFolder
-from gymgate.services.processes import marked_pids
+from gymgate.processes import marked_pids
 
 # Multi-turn tools (workplace), a judge (equivalence) and the self-test environment (mcqa).
 ENVS = ["mcqa", "workplace_assistant", "equivalence_llm_judge"]

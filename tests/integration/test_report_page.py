@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gymgate.matrix.bump import compare_and_report
+from gymgate.harness.bump import compare_and_report
 from tests.helpers import every_category_runs
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from gymgate.runfolder import RunFolder
-from gymgate.services.processes import RUN_MARKER, marked_pids, sweep
+from gymgate.processes import RUN_MARKER, marked_pids, sweep
 from gymgate.services.ray_cluster import RUN_ENVIRONMENT
 
 

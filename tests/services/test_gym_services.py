@@ -11,7 +11,7 @@ from pathlib import Path
 
 from gymgate.cases.environments import MODEL_CONFIG, cases_dir, load_environments
 from gymgate.services import gym_compat
-from gymgate.services.processes import alive
+from gymgate.processes import alive
 
 STRUCTURED_FIRST_PIN = (0, 3, 0)
 

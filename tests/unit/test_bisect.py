@@ -1,4 +1,4 @@
-"""Bisection's search and judgement (matrix/bisect.py) with fake commits; the real thing is in
+"""Bisection's search and judgement (harness/bisect.py) with fake commits; the real thing is in
 tests/integration/test_bisect.py."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from gymgate.matrix import bisect as b
+from gymgate.harness import bisect as b
 
 
 def _search(n, first_bad, skipped=(), flaky=()):

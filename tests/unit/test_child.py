@@ -10,7 +10,7 @@ from pathlib import Path
 from gymgate.envs import child as runner
 from gymgate.envs.child import TIMED_OUT, run_in_env
 from gymgate.envs.sync import SyncedEnv
-from gymgate.services.processes import marked_pids
+from gymgate.processes import marked_pids
 
 
 def _env() -> SyncedEnv:

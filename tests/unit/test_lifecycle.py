@@ -13,7 +13,7 @@ import pytest
 
 from gymgate.services import lifecycle
 from gymgate.services.gym_actor import GymActor
-from gymgate.services.processes import alive, kill_group, wait_gone
+from gymgate.processes import alive, kill_group, wait_gone
 
 
 class FakeGym:

@@ -1,4 +1,4 @@
-"""The pin matrix over stored runs (the runs themselves are faked: accept_ref is tested on real Gyms elsewhere)."""
+"""The pin matrix over stored runs (the runs themselves are faked: run_ref is tested on real Gyms elsewhere)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import re
 import pytest
 
 from gymgate.errors import UsageError
-from gymgate.matrix import sweep
-from gymgate.matrix.run import RunOptions, RunResult
+from gymgate.harness import matrix
+from gymgate.harness.run import RunOptions, RunResult
 from gymgate.refs import resolve_ref
 from gymgate.report.matrix import write_matrix_reports
 from tests.helpers import record, stored_run
@@ -19,7 +19,7 @@ OUTCOMES = {"0.2.1": ("PASS", "PASS"), "0.3.0": ("PASS", "FAIL"), "0.4.0": ("PAS
 
 @pytest.fixture
 def stored(tmp_path, monkeypatch):
-    """A stored run per pin; accept_ref serves them (as the cache would)."""
+    """A stored run per pin; run_ref serves them (as the cache would)."""
     runs = {}
     for pin, outcomes in OUTCOMES.items():
         made = [
@@ -32,13 +32,13 @@ def stored(tmp_path, monkeypatch):
         assert reuse and expected == PATHS
         return RunResult(runs[source.name], 0, cached=True)
 
-    monkeypatch.setattr(sweep, "accept_ref", served)
+    monkeypatch.setattr(sweep, "run_ref", served)
     return runs
 
 
 def _matrix(pins, tmp_path):
     refs = [(pin, resolve_ref(pin)) for pin in pins]
-    return sweep.run_matrix(refs, PATHS, RunOptions(), tmp_path / "out")
+    return matrix.run_matrix(refs, PATHS, RunOptions(), tmp_path / "out")
 
 
 def test_the_last_bump_decides_and_every_bump_is_reported(stored, tmp_path):
@@ -69,5 +69,5 @@ def test_a_regressing_last_bump_fails_the_matrix(stored, tmp_path):
 def test_a_matrix_of_one_broken_ref_fails(stored, tmp_path, monkeypatch):
     """One ref is judged alone, like `accept --no-baseline`: a ref that cannot even be built is 1, never 0."""
     broken = RunResult(stored["0.4.0"], 1, broken="build: requires Python >=3.13.14")
-    monkeypatch.setattr(sweep, "accept_ref", lambda *a, **k: broken)
+    monkeypatch.setattr(sweep, "run_ref", lambda *a, **k: broken)
     assert _matrix(["0.4.0"], tmp_path).exit_code == 1

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gymgate.cases.environments import load_environments
-from gymgate.matrix.progress import Progress
+from gymgate.harness.progress import Progress
 from gymgate.report.summary import verdict
 from gymgate.runfolder import RunFolder, RunMark
 from gymgate.session.plan import owned_by, plan

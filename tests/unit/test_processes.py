@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from gymgate.services.processes import RUN_MARKER, marked_pids, sweep, wait_gone
+from gymgate.processes import RUN_MARKER, marked_pids, sweep, wait_gone
 
 STUBBORN = (
     "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); time.sleep(600)"

@@ -7,8 +7,8 @@ from gymgate.compare.attempts import load_attempts
 from gymgate.compare.categories import label
 from gymgate.compare.runs import compare_runs
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED
-from gymgate.matrix.reruns import run_reruns
-from gymgate.matrix.run import RunResult, write_broken_run
+from gymgate.harness.reruns import run_reruns
+from gymgate.harness.run import RunResult, write_broken_run
 from gymgate.refs.source import GymSource
 from gymgate.report.markdown import render_markdown
 from gymgate.runfolder import RunFolder, RunMark
@@ -120,7 +120,7 @@ def _labels(found):
 def _broken(tmp_path, reason):
     run = RunFolder(tmp_path / "broken")
     run.root.mkdir()
-    run.write_source(_source("0.5.0").to_json())  # as accept_ref opens every run folder
+    run.write_source(_source("0.5.0").to_json())  # as run_ref opens every run folder
     write_broken_run(run, _source("0.5.0"), ["mcqa:accepted", "mcqa:rejected"], reason)
     return run.root
 

@@ -1,5 +1,5 @@
 """Every attempt of each path, read back for the comparison and the reruns: the attempts a record holds (the same
-Gym, `PathRecord.repeats`) and the stored reruns in fresh Gyms (matrix/reruns.py writes them; the layout,
+Gym, `PathRecord.repeats`) and the stored reruns in fresh Gyms (harness/reruns.py writes them; the layout,
 reruns/reruns.json and reruns/<role>-<n>/, is the run folder's: runfolder/folder.py)."""
 
 from __future__ import annotations

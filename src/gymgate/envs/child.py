@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gymgate.envs.sync import SyncedEnv
-from gymgate.services.processes import RUN_MARKER, sweep
+from gymgate.processes import RUN_MARKER, sweep
 from gymgate.services.ray_cluster import RUN_ENVIRONMENT
 
 

@@ -12,7 +12,7 @@ from gymgate.atomic import write_json_atomic, write_text_atomic
 from gymgate.refs.source import nemo_gym_label
 
 if TYPE_CHECKING:
-    from gymgate.matrix.bisect import BisectResult
+    from gymgate.harness.bisect import BisectResult
 
 
 def verdict_line(result: BisectResult) -> str:

@@ -16,7 +16,7 @@ from gymgate.refs.source import nemo_gym_label
 from gymgate.text import reward_text
 
 if TYPE_CHECKING:
-    from gymgate.matrix.sweep import Matrix, MatrixRef
+    from gymgate.harness.matrix import Matrix, MatrixRef
     from gymgate.runfolder import PathRecord
 
 CELL_COLOUR = {PASS: "#cfc", FAIL: "#f99", ERROR: "#fc9", SKIP: "#eee", BROKEN: "#c66"}

@@ -23,7 +23,7 @@ from gymgate.runfolder import RunFolder
 from gymgate.services import gym_compat, gymlog, lifecycle
 from gymgate.services.gym_actor import GymActor
 from gymgate.services.ports import BandLease, free_port_in, lease_band
-from gymgate.services.processes import alive
+from gymgate.processes import alive
 from gymgate.services.ray_cluster import is_ray_failure, unwrap
 from gymgate.text import strip_ansi
 

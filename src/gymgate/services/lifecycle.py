@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gymgate.services.processes import kill_group, wait_gone
+from gymgate.processes import kill_group, wait_gone
 
 SHUTDOWN_TIMEOUT_S = 60.0  # Gym stops its children one at a time: ~3 s each in the worst case
 IDENTITY_TIMEOUT_S = 120.0

@@ -35,7 +35,7 @@ from gymgate.outcomes import ERROR, HARNESS  # noqa: E402
 from gymgate.runfolder import PathRecord, RunFolder  # noqa: E402
 from gymgate.services import gym_compat  # noqa: E402
 from gymgate.services.lifecycle import SHUTDOWN_TIMEOUT_S  # noqa: E402
-from gymgate.services.processes import RUN_MARKER, sweep  # noqa: E402
+from gymgate.processes import RUN_MARKER, sweep  # noqa: E402
 from gymgate.services.ray_cluster import private_ray  # noqa: E402
 from gymgate.session.controller import WorkerSession, honour_sigint  # noqa: E402
 from gymgate.session.plan import owned_by  # noqa: E402

@@ -27,7 +27,7 @@ from gymgate.endpoint.server import ModelEndpoint, Sampling  # noqa: E402
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK  # noqa: E402
 from gymgate.runfolder import RunFolder  # noqa: E402
 from gymgate.services.fleet import FAILED, READY, EnvStatus  # noqa: E402
-from gymgate.services.processes import RUN_MARKER  # noqa: E402
+from gymgate.processes import RUN_MARKER  # noqa: E402
 from gymgate.services.ray_cluster import private_ray  # noqa: E402
 from gymgate.session.controller import WorkerSession, honour_sigint  # noqa: E402
 

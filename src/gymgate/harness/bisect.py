@@ -19,7 +19,7 @@ from pathlib import Path
 from gymgate.compare.categories import FAILING, FIXED, SAME_PASS
 from gymgate.compare.runs import Comparison, compare_runs
 from gymgate.errors import UsageError
-from gymgate.matrix.run import RunOptions, RunResult, accept_ref
+from gymgate.harness.run import RunOptions, RunResult, run_ref
 from gymgate.outcomes import ERROR
 from gymgate.refs import git
 from gymgate.refs.resolve import resolve_ref
@@ -100,7 +100,7 @@ class Bisector:
 
     def run(self, source: GymSource, fresh: bool = False) -> RunResult:
         opts = replace(self.opts, cache=self.opts.cache and not fresh)
-        return accept_ref(source, self.paths, opts, reuse=True, narrowed=True)
+        return run_ref(source, self.paths, opts, reuse=True, narrowed=True)
 
     def judge(self, commit: str) -> tuple[str, str, list[Path]]:
         """A commit's verdict. A clear first attempt decides; after an unsure one (an ERROR, a path not judged) the
@@ -173,9 +173,9 @@ def bisect(
     print(f"== bisect: {len(commits)} first-parent commit(s) after {after} up to {bad_ref}", flush=True)
     wanted = paths or all_paths
     print(f"== good {good_ref}", flush=True)
-    good_run = accept_ref(good, wanted, opts, reuse=True, narrowed=bool(paths))
+    good_run = run_ref(good, wanted, opts, reuse=True, narrowed=bool(paths))
     print(f"== bad {bad_ref}", flush=True)
-    bad_run = accept_ref(bad, wanted, opts, reuse=True, narrowed=bool(paths))
+    bad_run = run_ref(bad, wanted, opts, reuse=True, narrowed=bool(paths))
     if bad_run.broken:
         raise UsageError(
             f"the bad ref {bad_ref} cannot be built ({bad_run.broken.splitlines()[0]}); bisect needs one that runs"
@@ -235,7 +235,7 @@ def affected_dirs(paths: list[str]) -> list[str]:
 def write_outcome(result: BisectResult, out: Path, acks: Path | None = None) -> list[Path]:
     """bisect.md and bisect.json into `out`, with the commits' subjects and dates, the files the first bad commit
     touched under the affected environments, and the full last-good → first-bad report set."""
-    from gymgate.matrix.bump import write_reports
+    from gymgate.harness.bump import write_reports
     from gymgate.report.bisect import write_bisect_reports
 
     out.mkdir(parents=True, exist_ok=True)

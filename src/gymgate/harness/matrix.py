@@ -14,8 +14,8 @@ from pathlib import Path
 
 from gymgate.compare.runs import Comparison, compare_runs
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK, UsageError
-from gymgate.matrix.bump import write_reports
-from gymgate.matrix.run import RunOptions, RunResult, accept_ref
+from gymgate.harness.bump import write_reports
+from gymgate.harness.run import RunOptions, RunResult, run_ref
 from gymgate.refs.source import GymSource
 from gymgate.runfolder import PathRecord, RunFolder, runs_dir
 
@@ -73,7 +73,7 @@ def run_matrix(
     columns = []
     for index, (asked, source) in enumerate(refs, 1):
         print(f"== matrix {index}/{len(refs)}: {asked}", flush=True)
-        result = accept_ref(source, expected, opts, reuse=True)
+        result = run_ref(source, expected, opts, reuse=True)
         records = RunFolder(result.dir).records(expected) if result.dir.is_dir() else {}
         columns.append(MatrixRef(asked, source, result, records))
     bumps = []

@@ -99,7 +99,7 @@ def service_args(run: RunFolder, opts: RunOptions) -> list[str]:
     return args
 
 
-def accept_ref(
+def run_ref(
     source: GymSource,
     expected: list[str],
     opts: RunOptions,
@@ -163,7 +163,7 @@ def run_session(env, run: RunFolder, mark: RunMark, args: list[str], opts: RunOp
     """Run the session inside the ref's environment under the whole run's deadline, showing progress, and mark
     the run with how it ended (an interrupt marks it incomplete and propagates). Returns pytest's exit status."""
     from gymgate.envs.child import Terminated, run_in_env
-    from gymgate.matrix.progress import Progress
+    from gymgate.harness.progress import Progress
 
     print(f"workers: {opts.workers}; pytest output: {run.pytest_log}", flush=True)
     run.write_mark(mark)  # an interrupted run stays marked incomplete

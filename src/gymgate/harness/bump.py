@@ -12,8 +12,8 @@ from gymgate.ci.github import comparison_annotations, group, publish
 from gymgate.compare.attempts import labels
 from gymgate.compare.categories import HARNESS_ERROR, NO_RECORD
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
-from gymgate.matrix.reruns import real_attempt, run_reruns
-from gymgate.matrix.run import RunOptions, accept_ref
+from gymgate.harness.reruns import real_attempt, run_reruns
+from gymgate.harness.run import RunOptions, run_ref
 from gymgate.refs.source import GymSource
 from gymgate.runfolder import RunFolder
 
@@ -35,7 +35,7 @@ def judge_bump(
     acks: Path | None = None,
 ) -> BumpResult:
     print(f"== baseline {baseline.name}", flush=True)
-    base = accept_ref(baseline, expected, opts, reuse=True, narrowed=narrowed)
+    base = run_ref(baseline, expected, opts, reuse=True, narrowed=narrowed)
     if base.broken or base.code not in (EXIT_OK, EXIT_FAILED):
         why = f"it is BROKEN ({base.broken.splitlines()[0]})" if base.broken else "it could not be judged"
         print(f"gymgate: error: the baseline {baseline.name}: {why}; see {base.dir}", file=sys.stderr)
@@ -45,7 +45,7 @@ def judge_bump(
     # A cached candidate needs no reruns of its own; one whose baseline must be asked again runs fresh, so every
     # rerun of the bump is stored with the candidate run it belongs to.
     unjudged = {HARNESS_ERROR, NO_RECORD} & set(labels(RunFolder(base.dir)).values())
-    cand = accept_ref(candidate, expected, opts, reuse=not unjudged, narrowed=narrowed)
+    cand = run_ref(candidate, expected, opts, reuse=not unjudged, narrowed=narrowed)
     if cand.code == EXIT_ERROR and not cand.broken:
         print(f"gymgate: error: the candidate {candidate.name} could not be judged; see {cand.dir}", file=sys.stderr)
         return BumpResult(cand.dir, EXIT_ERROR, f"the candidate {candidate.name} could not be judged")

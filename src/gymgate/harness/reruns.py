@@ -13,7 +13,7 @@ from pathlib import Path
 
 from gymgate.compare.attempts import attempt_labels, labels
 from gymgate.compare.categories import HARNESS_ERROR, NO_RECORD, mixed
-from gymgate.matrix.run import RunOptions, RunResult, accept_ref
+from gymgate.harness.run import RunOptions, RunResult, run_ref
 from gymgate.outcomes import BROKEN, ERROR, FAIL, SKIP
 from gymgate.refs.source import GymSource
 from gymgate.runfolder import RunFolder
@@ -87,6 +87,6 @@ def real_attempt(opts: RunOptions) -> RunAttempt:
     quiet = replace(opts, selftest=False)
 
     def attempt(source: GymSource, paths: list[str], run_dir: Path) -> RunResult:
-        return accept_ref(source, paths, quiet, run_dir=run_dir, narrowed=True)
+        return run_ref(source, paths, quiet, run_dir=run_dir, narrowed=True)
 
     return attempt
