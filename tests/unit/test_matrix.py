@@ -32,7 +32,7 @@ def stored(tmp_path, monkeypatch):
         assert reuse and expected == PATHS
         return RunResult(runs[source.name], 0, cached=True)
 
-    monkeypatch.setattr(sweep, "run_ref", served)
+    monkeypatch.setattr(matrix, "run_ref", served)
     return runs
 
 
@@ -69,5 +69,5 @@ def test_a_regressing_last_bump_fails_the_matrix(stored, tmp_path):
 def test_a_matrix_of_one_broken_ref_fails(stored, tmp_path, monkeypatch):
     """One ref is judged alone, like `accept --no-baseline`: a ref that cannot even be built is 1, never 0."""
     broken = RunResult(stored["0.4.0"], 1, broken="build: requires Python >=3.13.14")
-    monkeypatch.setattr(sweep, "run_ref", lambda *a, **k: broken)
+    monkeypatch.setattr(matrix, "run_ref", lambda *a, **k: broken)
     assert _matrix(["0.4.0"], tmp_path).exit_code == 1
