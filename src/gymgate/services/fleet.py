@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from gymgate.cases.environments import MODEL_CONFIG, POLICY_MODEL, Environment
-from gymgate.outcomes import GYM, HARNESS
+from gymgate.outcomes import GYM, HARNESS, EnvState
 from gymgate.runfolder import RunFolder
 from gymgate.services import gym_compat, gymlog, lifecycle
 from gymgate.services.gym_actor import GymActor
@@ -27,7 +27,7 @@ from gymgate.processes import alive
 from gymgate.services.ray_cluster import is_ray_failure, unwrap
 from gymgate.text import strip_ansi
 
-STARTING, READY, SKIPPED, FAILED = "starting", "ready", "skipped", "failed"
+STARTING, READY, SKIPPED, FAILED = EnvState.STARTING, EnvState.READY, EnvState.SKIPPED, EnvState.FAILED
 SPINUP_TIMEOUT_S = 600.0
 PROBE_TIMEOUT_S = 10.0
 INTERRUPT_SHUTDOWN_TIMEOUT_S = 15.0
