@@ -29,7 +29,7 @@ class Blame(StrEnum):
     """Who is to blame for a path that did not pass for a reason other than a failed check."""
 
     GYM = "gym"  # a Gym server failed to start or died, answered with an error, timed out, or returned unusable data
-    CONTRACT = "contract"  # the endpoint refused a request: an RL override or sampling parameter did not reach the model
+    CONTRACT = "contract"  # the endpoint refused a request: an RL override or sampling parameter missed the model
     HARNESS = "harness"  # gymgate's own fault: its Ray cluster, its endpoint, a worker crash with no Gym cause
 
 

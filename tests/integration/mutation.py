@@ -12,9 +12,9 @@ import sys
 import tomllib
 from pathlib import Path
 
+from gymgate.processes import marked_pids
 from gymgate.runfolder import RunFolder
 from gymgate.runfolder.folder import MARK
-from gymgate.processes import marked_pids
 from tests.helpers import sdist, unpack
 
 SUITE = tomllib.loads((Path(__file__).parent / "mutants.toml").read_text())

@@ -9,9 +9,9 @@ import sys
 import pytest
 
 from gymgate.envs.project import uv_env
+from gymgate.processes import marked_pids
 from gymgate.refs import resolve_ref
 from gymgate.runfolder import RunFolder
-from gymgate.processes import marked_pids
 from tests.helpers import commit_all, git, sdist, unpack
 
 SDISTS = ("0.3.0", "0.4.0")

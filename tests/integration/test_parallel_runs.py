@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from gymgate.compare.observation import diff
-from gymgate.runfolder import RunFolder
 from gymgate.processes import marked_pids
+from gymgate.runfolder import RunFolder
 
 # Multi-turn tools (workplace), a judge (equivalence) and the self-test environment (mcqa).
 ENVS = ["mcqa", "workplace_assistant", "equivalence_llm_judge"]

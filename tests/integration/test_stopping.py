@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from gymgate.locations import repo_root
-from gymgate.runfolder import RunFolder
 from gymgate.processes import marked_pids
+from gymgate.runfolder import RunFolder
 
 STOP_BOUND_S = 200  # gymgate gives its session 60 s, nox waits up to 150 s for gymgate
 # Exit codes of an interrupted run: gymgate's own 2; nox ends an interrupted session with 130 (its convention).

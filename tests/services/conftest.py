@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from gymgate.runfolder import RunFolder
 from gymgate.processes import RUN_MARKER, marked_pids, sweep
+from gymgate.runfolder import RunFolder
 from gymgate.services.ray_cluster import RUN_ENVIRONMENT
 
 

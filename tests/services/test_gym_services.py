@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 from gymgate.cases.environments import MODEL_CONFIG, cases_dir, load_environments
-from gymgate.services import gym_compat
 from gymgate.processes import alive
+from gymgate.services import gym_compat
 
 STRUCTURED_FIRST_PIN = (0, 3, 0)
 

@@ -101,7 +101,9 @@ def test_a_crash_of_gymgate_itself_is_never_a_verdict(tmp_path, monkeypatch, cap
     def broken(args):
         raise RuntimeError("gymgate bug")
 
-    monkeypatch.setitem(cli.COMMANDS, "compare", broken)
+    from gymgate.harness import review
+
+    monkeypatch.setattr(review, "compare_command", broken)
     assert cli.main(["compare", "a", "b"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"gymgate: internal error: RuntimeError: gymgate bug (trace: {run / CRASH})"]

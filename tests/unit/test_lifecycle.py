@@ -11,9 +11,9 @@ import subprocess
 
 import pytest
 
+from gymgate.processes import alive, kill_group, wait_gone
 from gymgate.services import lifecycle
 from gymgate.services.gym_actor import GymActor
-from gymgate.processes import alive, kill_group, wait_gone
 
 
 class FakeGym:

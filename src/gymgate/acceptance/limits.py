@@ -10,12 +10,8 @@ from collections.abc import Iterable
 from gymgate.outcomes import FAIL, PASS
 from gymgate.runfolder.record import PathRecord
 
-# A rollout's deadline when nothing else is known: the slowest path today (code_gen) takes ~3 s.
-PATH_TIMEOUT_S = 180.0
-# Attempts of each path in one Gym: the second costs about a second and is what shows a Gym that does not do the
-# same thing twice (docs/benchmarks.md, "attempts").
-ATTEMPTS = 2
-MAX_ATTEMPTS = 10
+# A rollout's deadline when nothing else is known is --path-timeout, and the attempts of each path in one Gym are
+# --attempts (gymgate.options declares both; docs/benchmarks.md "attempts" says why two).
 # A path's own deadline: this multiple of the slowest rollout the baseline measured for it, never below the floor
 # (a loaded CI machine runs a 3 s rollout in well under 30 s; a hang is then judged in a fraction of 180 s).
 DEADLINE_MULTIPLE = 10.0

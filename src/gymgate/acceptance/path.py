@@ -13,7 +13,6 @@ from typing import Any
 
 from gymgate.acceptance import checks
 from gymgate.acceptance.expected import judge_params
-from gymgate.acceptance.limits import ATTEMPTS, PATH_TIMEOUT_S
 from gymgate.cases.case import InputDrift, load_case, read_row, transform_row
 from gymgate.cases.environments import Environment
 from gymgate.consumer.batch import full_result_tables
@@ -30,7 +29,9 @@ from gymgate.consumer.processor import collate, process_datum
 from gymgate.consumer.rollout import GenerationConfig, run_rollout_sync
 from gymgate.endpoint.script import Script
 from gymgate.endpoint.server import JUDGE, ModelEndpoint
+from gymgate.options import default
 from gymgate.outcomes import CONTRACT, FAIL, GYM, HARNESS, PASS
+from gymgate.pathid import PathId
 from gymgate.runfolder import PathRecord, RunFolder
 from gymgate.services import gym_compat, gymlog
 from gymgate.services.ray_cluster import is_ray_failure
@@ -51,9 +52,9 @@ class RunContext:
     config: GenerationConfig = GENERATION
     inputs: dict[str, Any] | None = None  # example rows checked once per run (acceptance.setup)
     ensure: Callable[[str], None] | None = None  # waits for (or starts) this environment's Gym
-    path_timeout_s: float = PATH_TIMEOUT_S
+    path_timeout_s: float = default("path_timeout")
     deadlines: dict[str, float] = field(default_factory=dict)  # path id -> its own deadline (from the baseline)
-    attempts: int = ATTEMPTS
+    attempts: int = default("attempts")
     watch: Callable[[str], str] | None = None  # names a dead process of this environment's Gym, or ""
     discard: Callable[[str, str], None] | None = None  # tears this environment's Gym down (the next path restarts it)
 
@@ -92,7 +93,7 @@ def run_path(
 
 
 def _new_record(ctx: RunContext, env: Environment, mode: str) -> PathRecord:
-    return PathRecord(path=f"{env.name}:{mode}", env=env.name, mode=mode, gym=ctx.gym)
+    return PathRecord(path=PathId.of(env.name, mode), env=env.name, mode=mode, gym=ctx.gym)
 
 
 def _attempt(

@@ -12,8 +12,8 @@ from typing import Any
 
 from gymgate.cases.environments import Environment
 from gymgate.endpoint.script import Script, Turn
+from gymgate.pathid import MODES
 
-MODES = ("accepted", "rejected")
 NULL = "null"  # TOML has no null: this string in `expect` means JSON null
 RETURNED = "returned"  # a [row.metadata] field Gym's result must carry unchanged
 

@@ -4,6 +4,7 @@ in runnable.toml. What `gymgate cases list --gym-ref REF` shows."""
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from gymgate.cases.environments import all_environments
 from gymgate.envs.distribution import Distribution
+from gymgate.errors import EXIT_OK
 
 RULES_FILE = Path(__file__).with_name("runnable.toml")
 SERVERS = "resources_servers"
@@ -95,3 +97,30 @@ def catalog(dist: Distribution) -> list[GymEnvironment]:
             item.blockers.insert(0, "no example data")
         found.append(item)
     return found
+
+
+def list_command(args) -> int:
+    """`gymgate cases list`: which environments of a Gym have example data, a case, and can run here."""
+    from gymgate.envs.distribution import Distribution
+    from gymgate.refs import resolve_ref
+
+    source = resolve_ref(args.gym_ref, args.gym_repo)
+    found = catalog(Distribution(source))
+    if args.list_json:
+        print(json.dumps({"gym": source.to_json(), "environments": [e.to_json() for e in found]}, indent=2))
+        return EXIT_OK
+    with_data = [e for e in found if e.examples]
+    covered = [e for e in found if e.cases]
+    runnable = [e for e in found if e.runnable and not e.cases]
+    print(
+        f"Gym {source.name} ({source.describe()}): {len(found)} environments, {len(with_data)} with example data, "
+        f"{len(covered)} with a case, {len(runnable)} more with nothing declared against running here"
+    )
+    width = max(len(e.name) for e in found) if found else 10
+    print(f"{'environment':<{width}}  {'rows':>4}  {'case':<24}  runs here")
+    for item in found:
+        rows = sum(item.examples.values())
+        here = "yes: nothing declared against it" if item.runnable else "no: " + "; ".join(item.blockers)
+        notes = f" ({'; '.join(item.notes)})" if item.notes and item.runnable else ""
+        print(f"{item.name:<{width}}  {rows or '—':>4}  {', '.join(item.cases) or '—':<24}  {here}{notes}")
+    return EXIT_OK

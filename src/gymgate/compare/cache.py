@@ -9,9 +9,9 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from gymgate.acceptance.limits import ATTEMPTS
 from gymgate.errors import UsageError
 from gymgate.locations import PACKAGE_DIR, repo_root
+from gymgate.options import default
 from gymgate.outcomes import PASS, SKIP
 from gymgate.refs.local import tree_digest
 from gymgate.runfolder import FINISHED_STATUSES, RunFolder
@@ -34,7 +34,7 @@ def shared_digest(gym_digest: str, lock: Path, python: str) -> str:
     return digest.hexdigest()
 
 
-def inputs_digest(shared: str, selection: list[str], attempts: int = ATTEMPTS) -> str:
+def inputs_digest(shared: str, selection: list[str], attempts: int = default("attempts")) -> str:
     """The cache key: the shared inputs, the selected paths (in any order) and the attempts per path."""
     return hashlib.sha256(f"{shared}\0{','.join(sorted(selection))}\0{attempts}\0".encode()).hexdigest()
 

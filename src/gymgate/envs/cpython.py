@@ -14,12 +14,13 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from gymgate.errors import InfraError, UsageError
+from gymgate.errors import EXIT_OK, InfraError, UsageError
 from gymgate.locations import cache_dir
 from gymgate.locks import held
 
@@ -215,3 +216,21 @@ def provide(requires_python: str, version: str | None = None, source: Path | Non
     chosen = max(fitting, key=lambda r: Version(r.version))
     tarball = source or cpython_source.fetch(chosen)
     return build(chosen.version, tarball, log=log)
+
+
+def python_command(args) -> int:
+    """`gymgate python list | build | ensure`."""
+    from gymgate.envs import cpython_source
+    from gymgate.envs.python import discover
+
+    if args.python_command == "list":
+        for interp in discover():
+            print(f"{interp.version:<10} {interp.path}  {interp.build.splitlines()[0] if interp.build else ''}")
+        return EXIT_OK
+    if args.python_command == "build":
+        spec = release(args.version)
+        tarball = args.source.resolve() if args.source else cpython_source.fetch(spec)
+        print(build(spec.version, tarball, sha256=args.sha256))
+        return EXIT_OK
+    print(provide(args.requires_python, log=lambda line: print(line, file=sys.stderr)))
+    return EXIT_OK

@@ -32,3 +32,18 @@ def prepare_env(source: GymSource) -> SyncedEnv:
                 write_project(source)
                 lock(where, interp)
     return ensure_env(where, source, interp)
+
+
+def lock_command(args) -> int:
+    """`gymgate lock`: regenerate the pins' projects and locks (default: every pin)."""
+    from gymgate.errors import EXIT_OK, UsageError
+    from gymgate.refs.pins import known_pins, load_pin
+
+    names = args.pins or known_pins()
+    for name in names:
+        source = load_pin(name)
+        if source is None:
+            raise UsageError(f"no pin named {name!r}; known pins: {', '.join(known_pins())}")
+        relock(source, upgrade=args.upgrade)
+        print(f"locked envs/{name}/uv.lock for {source.describe()}")
+    return EXIT_OK

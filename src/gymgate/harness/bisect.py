@@ -18,9 +18,10 @@ from pathlib import Path
 
 from gymgate.compare.categories import FAILING, FIXED, SAME_PASS
 from gymgate.compare.runs import Comparison, compare_runs
-from gymgate.errors import UsageError
+from gymgate.errors import EXIT_FAILED, EXIT_OK, UsageError
 from gymgate.harness.run import RunOptions, RunResult, run_ref
 from gymgate.outcomes import ERROR
+from gymgate.pathid import both, environments
 from gymgate.refs import git
 from gymgate.refs.resolve import resolve_ref
 from gymgate.refs.source import KIND_GIT, GymSource
@@ -192,7 +193,7 @@ def bisect(
     if not chosen:
         result.first_bad = None
         return result
-    envs = sorted({p.split(":")[0] for p in chosen})
+    envs = environments(chosen)
     print(f"== bisecting {', '.join(chosen)} (environments: {', '.join(envs)})", flush=True)
     bisector = Bisector(good_run.dir, chosen, replace(opts, envs=envs), repo_url, acks)
 
@@ -228,7 +229,7 @@ def affected_dirs(paths: list[str]) -> list[str]:
     """The Gym folders of the chosen paths' environments (where the first bad commit's relevant changes are)."""
     from gymgate.cases.environments import load_environments
 
-    envs = load_environments(sorted({p.split(":")[0] for p in paths}))
+    envs = load_environments(environments(paths))
     return sorted({d for env in envs for d in env.all_server_dirs})
 
 
@@ -248,3 +249,19 @@ def write_outcome(result: BisectResult, out: Path, acks: Path | None = None) -> 
         report.mkdir(exist_ok=True)
         write_reports(compare_runs(result.runs[result.last_good], result.runs[result.first_bad], acks), report)
     return write_bisect_reports(result, info, touched, report, out)
+
+
+def bisect_command(args) -> int:
+    """`gymgate bisect`: exit 1 when a first bad commit (or its suspects) was found, 0 when nothing regresses."""
+    from gymgate.harness.accept import judged_environments, read_paths, require_judged_attempts
+    from gymgate.harness.matrix import report_dir
+    from gymgate.report.bisect import verdict_line
+
+    require_judged_attempts(args)
+    everything = both([e.name for e in judged_environments(args)])
+    paths = sorted(read_paths(args.paths, everything)) if args.paths else None
+    result = bisect(args.good, args.bad, args.gym_repo, paths, everything, RunOptions.of(args), args.acks)
+    written = write_outcome(result, args.out or report_dir(args.runs_dir, "bisect"), args.acks)
+    print("\n" + verdict_line(result))
+    print("written: " + ", ".join(str(p) for p in written))
+    return EXIT_FAILED if result.paths else EXIT_OK

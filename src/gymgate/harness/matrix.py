@@ -16,6 +16,7 @@ from gymgate.compare.runs import Comparison, compare_runs
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK, UsageError
 from gymgate.harness.bump import write_reports
 from gymgate.harness.run import RunOptions, RunResult, run_ref
+from gymgate.pathid import both
 from gymgate.refs.source import GymSource
 from gymgate.runfolder import PathRecord, RunFolder, runs_dir
 
@@ -105,3 +106,26 @@ def print_matrix(matrix: Matrix, written: list[Path], out=sys.stdout) -> None:
     for bump in matrix.bumps:
         print(f"{bump.baseline.asked} → {bump.candidate.asked}: {bump.comparison.verdict}", file=out)
     print("written: " + ", ".join(str(p) for p in written), file=out)
+
+
+def matrix_command(args) -> int:
+    """`gymgate matrix`: resolve every ref first, run them in order, write the matrix reports; the last bump's
+    verdict is the exit code."""
+    from gymgate.harness.accept import judged_environments, require_judged_attempts
+    from gymgate.refs import resolve_ref
+    from gymgate.refs.pins import pins_in_order
+    from gymgate.report.matrix import write_matrix_reports
+
+    require_judged_attempts(args)
+    expected = both([e.name for e in judged_environments(args)])
+    asked = args.refs or pins_in_order()
+    if args.only is not None:
+        if args.only not in asked:
+            print(f"matrix: {args.only} is not among the refs asked for ({', '.join(asked)}); nothing to run")
+            return EXIT_OK
+        asked = [args.only]
+    refs = [(ref, resolve_ref(ref, args.gym_repo)) for ref in asked]  # every ref resolves before anything runs
+    out = args.out or report_dir(args.runs_dir, "matrix")  # made when there is something to write
+    matrix = run_matrix(refs, expected, RunOptions.of(args), out, args.acks)
+    print_matrix(matrix, write_matrix_reports(matrix, out))
+    return matrix.exit_code

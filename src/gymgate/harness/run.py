@@ -10,13 +10,14 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
-from gymgate.acceptance.limits import ATTEMPTS
 from gymgate.ci.github import group
 from gymgate.errors import BuildError
 from gymgate.locations import PACKAGE_DIR, repo_root
+from gymgate.options import default, session_argv
 from gymgate.outcomes import BROKEN
 from gymgate.refs.source import GymSource
 from gymgate.report.summary import print_summary
@@ -25,21 +26,27 @@ from gymgate.runfolder import FINISHED_STATUSES, PathRecord, RunFolder, RunMark,
 
 @dataclass(frozen=True)
 class RunOptions:
-    """What every run of one `accept` shares, whichever ref it is for."""
+    """What every run of one command shares, whichever ref it is for; the defaults are the options' own
+    (gymgate.options)."""
 
     envs: list[str] | None = None
     runs_dir: Path | None = None
-    spinup_timeout: float = 600.0
-    workers: str = "auto"
-    selftest: bool = False
-    path_timeout: float = 180.0  # seconds one rollout may take before its path is an ERROR (gym, timeout)
-    stop_timeout: float = 60.0  # seconds one Gym may take to stop gracefully before it is killed
-    cache: bool = True  # serve a ref from a stored clean run with the same inputs (compare/cache.py)
-    shard: str = ""  # "K/N" when this run is one shard of a ref's environments (shards/plan.py)
-    attempts: int = ATTEMPTS  # attempts of each path in one Gym (acceptance/path.py)
-    deadlines: Mapping[str, float] = field(
-        default_factory=dict
-    )  # path id -> its rollout deadline (acceptance/limits.py)
+    spinup_timeout: float = default("spinup_timeout")
+    workers: str = default("workers")
+    selftest: bool = default("selftest")
+    path_timeout: float = default("path_timeout")
+    stop_timeout: float = default("stop_timeout")
+    cache: bool = default("cache")  # serve a ref from a stored clean run with the same inputs (compare/cache.py)
+    shard: str = default("shard")  # "K/N" when this run is one shard of a ref's environments (shards/plan.py)
+    attempts: int = default("attempts")  # attempts of each path in one Gym (acceptance/path.py)
+    # path id -> its rollout deadline (acceptance/limits.py); not an option: a bump derives it from its baseline
+    deadlines: Mapping[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, values: Any) -> RunOptions:
+        """The run options among a parsed command line's values (an option a command does not take keeps its
+        declared default)."""
+        return cls(**{f.name: getattr(values, f.name) for f in fields(cls) if hasattr(values, f.name)})
 
 
 @dataclass(frozen=True)
@@ -92,11 +99,15 @@ def record_environment(run: RunFolder, env) -> None:
 
 
 def service_args(run: RunFolder, opts: RunOptions) -> list[str]:
-    args = ["--run-dir", str(run.root), "--spinup-timeout", str(opts.spinup_timeout)]
-    args += ["--stop-timeout", str(opts.stop_timeout)]
-    for name in opts.envs or []:
-        args += ["--env", name]
-    return args
+    """`up`'s child command line: where the run goes, which Gyms, and their start and stop bounds."""
+    return session_argv(
+        {
+            "run_dir": run.root,
+            "envs": opts.envs,
+            "spinup_timeout": opts.spinup_timeout,
+            "stop_timeout": opts.stop_timeout,
+        }
+    )
 
 
 def run_ref(
@@ -150,12 +161,20 @@ def session_args(run: RunFolder, opts: RunOptions, only: list[str] | None) -> li
     args = ["-m", "pytest", "-p", "gymgate.session.plugin", str(session / "items.py")]
     if opts.selftest:
         args.append(str(session / "selftest.py"))
-    args += ["-p", "no:cacheprovider", "--rootdir", str(repo_root()), "-q", "-rfEs", *service_args(run, opts)]
-    args += ["--path-timeout", str(opts.path_timeout), "--attempts", str(opts.attempts)]
+    args += ["-p", "no:cacheprovider", "--rootdir", str(repo_root()), "-q", "-rfEs"]
+    args += session_argv(
+        {
+            "run_dir": run.root,
+            "envs": opts.envs,
+            "spinup_timeout": opts.spinup_timeout,
+            "stop_timeout": opts.stop_timeout,
+            "path_timeout": opts.path_timeout,
+            "attempts": opts.attempts,
+            "only_paths": only,
+        }
+    )
     if opts.workers != "0":
-        args += ["-n", opts.workers]
-    for path in only or []:
-        args += ["--path", path]
+        args += ["-n", opts.workers]  # pytest-xdist's own option
     return args
 
 

@@ -35,3 +35,15 @@ def gym_ref_of_lock(text: str, where: str = "uv.lock") -> str:
         f"{where} locks {GYM_PACKAGE} from {source or 'an unknown source'}: a local path is no ref another machine "
         "can build; pass --gym-ref with the checkout (or the commit it is at)"
     )
+
+
+def gym_ref_of_command(args) -> int:
+    """`gymgate gym-ref-of UV_LOCK`: print the Gym ref a lock pins."""
+    from gymgate.errors import EXIT_OK, UsageError
+
+    try:
+        text = args.lock.read_text()
+    except OSError as exc:
+        raise UsageError(f"cannot read {args.lock}: {exc}") from None
+    print(gym_ref_of_lock(text, str(args.lock)))
+    return EXIT_OK

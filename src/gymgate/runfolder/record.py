@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from gymgate.outcomes import BLAMES, ERROR, FAIL, HARNESS, PASS, SKIP, Outcome
+from gymgate.pathid import PathId
 from gymgate.text import strip_ansi
 
 NOT_FINISHED = "the path did not run to its end"
@@ -122,8 +123,8 @@ class PathRecord:
         record = cls(**data)
         record.outcome = Outcome(record.outcome)
         record.failures = [Failure(**f) for f in data.get("failures") or []]
-        if record.path != f"{record.env}:{record.mode}":
-            raise ValueError(f"its path {record.path!r} is not {record.env}:{record.mode}")
+        if record.path != PathId.of(record.env, record.mode):
+            raise ValueError(f"its path {record.path!r} is not {PathId.of(record.env, record.mode)}")
         return record
 
     @classmethod
@@ -132,8 +133,8 @@ class PathRecord:
     ) -> PathRecord:
         """The record of a path that never ran (a crashed worker, a missing result, a BROKEN ref): nothing measured,
         so every reader handles one shape."""
-        env, mode = path.split(":")
-        return cls(path=path, env=env, mode=mode, gym=gym or {}, outcome=outcome, reason=reason, blame=blame)
+        path = PathId(path)
+        return cls(path=path, env=path.env, mode=path.mode, gym=gym or {}, outcome=outcome, reason=reason, blame=blame)
 
 
 def _short(value: Any, limit: int = 160) -> str:

@@ -8,17 +8,17 @@ import os
 import pytest
 
 from gymgate.acceptance.path import run_path
-from gymgate.cases.case import MODES
 from gymgate.cases.environments import all_environments
 from gymgate.outcomes import PASS, SKIP
+from gymgate.pathid import MODES, PathId
 
 PATHS = [(env, mode) for env in all_environments() for mode in MODES]
 
 
-@pytest.mark.parametrize(("env", "mode"), PATHS, ids=[f"{e.name}:{m}" for e, m in PATHS])
+@pytest.mark.parametrize(("env", "mode"), PATHS, ids=[PathId.of(e.name, m) for e, m in PATHS])
 def test_path(run_context, env, mode, request):
     crash = os.environ.get("GYMGATE_SELFTEST_CRASH_PATH")  # fault injection for gymgate's own runner tests
-    if crash == f"{env.name}:{mode}":
+    if crash == PathId.of(env.name, mode):
         os._exit(3)
     result = run_path(run_context, env, mode)
     if result.outcome == SKIP:

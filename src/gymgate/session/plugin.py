@@ -26,16 +26,16 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
-from gymgate.acceptance.limits import ATTEMPTS, PATH_TIMEOUT_S  # noqa: E402
 from gymgate.acceptance.path import GENERATION, RunContext  # noqa: E402
 from gymgate.acceptance.setup import shared_setup  # noqa: E402
 from gymgate.cases.environments import load_environments  # noqa: E402
 from gymgate.endpoint.server import ModelEndpoint, Sampling  # noqa: E402
+from gymgate.options import add_session_options  # noqa: E402
 from gymgate.outcomes import ERROR, HARNESS  # noqa: E402
+from gymgate.pathid import PathId, environments  # noqa: E402
+from gymgate.processes import RUN_MARKER, sweep  # noqa: E402
 from gymgate.runfolder import PathRecord, RunFolder  # noqa: E402
 from gymgate.services import gym_compat  # noqa: E402
-from gymgate.services.lifecycle import SHUTDOWN_TIMEOUT_S  # noqa: E402
-from gymgate.processes import RUN_MARKER, sweep  # noqa: E402
 from gymgate.services.ray_cluster import private_ray  # noqa: E402
 from gymgate.session.controller import WorkerSession, honour_sigint  # noqa: E402
 from gymgate.session.plan import owned_by  # noqa: E402
@@ -48,15 +48,7 @@ _controller = ExitStack()
 
 
 def pytest_addoption(parser):
-    parser.addoption("--run-dir", help="run folder for results (default: a temp dir)")
-    parser.addoption("--env", action="append", dest="envs", help="only this environment's paths (repeatable)")
-    parser.addoption("--spinup-timeout", type=float, default=600.0, help="seconds one Gym may take to start")
-    parser.addoption("--path", action="append", dest="paths", help="only this path id, e.g. mcqa:accepted")
-    parser.addoption("--path-timeout", type=float, default=PATH_TIMEOUT_S, help="seconds one rollout may take")
-    parser.addoption("--attempts", type=int, default=ATTEMPTS, help="attempts of each path in one Gym")
-    parser.addoption(
-        "--stop-timeout", type=float, default=SHUTDOWN_TIMEOUT_S, help="seconds one Gym may take to stop gracefully"
-    )
+    add_session_options(parser.addoption)  # declared once, in gymgate.options
 
 
 def _is_worker(config) -> bool:
@@ -64,7 +56,7 @@ def _is_worker(config) -> bool:
 
 
 def run_of(config) -> RunFolder:
-    option = config.getoption("--run-dir") or os.environ.get(RUN_DIR_VAR)
+    option = config.getoption("run_dir") or os.environ.get(RUN_DIR_VAR)
     if not option:
         option = tempfile.mkdtemp(prefix="gymgate-run-")
     os.environ[RUN_DIR_VAR] = option  # workers and the controller's hooks agree on one folder
@@ -76,8 +68,8 @@ def run_of(config) -> RunFolder:
 def selected_environments(config):
     """--env, narrowed by --path: a Gym is started only if one of its paths will run."""
     envs = load_environments(config.getoption("envs"))
-    paths = config.getoption("paths")
-    return [e for e in envs if e.name in {p.split(":")[0] for p in paths}] if paths else envs
+    paths = config.getoption("only_paths")
+    return [e for e in envs if e.name in environments(paths)] if paths else envs
 
 
 def pytest_configure(config):
@@ -101,11 +93,11 @@ def pytest_unconfigure(config):
 def pytest_runtest_logreport(report):
     """Controller side: a path that failed outside run_path (its worker died, or the session fixture could not
     start) wrote no record; write an ERROR record with the cause, so no path is ever silently absent."""
-    if report.passed or report.skipped or ITEMS not in report.nodeid or "[" not in report.nodeid:
+    path_id = PathId.in_node(report.nodeid)
+    if report.passed or report.skipped or ITEMS not in report.nodeid or path_id is None:
         return
     if report.when == "call" and "crashed" not in str(report.longrepr or ""):
         return  # run_path wrote the record itself
-    path_id = report.nodeid.rsplit("[", 1)[1].rstrip("]")
     if not os.environ.get(RUN_DIR_VAR):
         return
     run = RunFolder(Path(os.environ[RUN_DIR_VAR]))
@@ -127,12 +119,12 @@ def pytest_xdist_make_scheduler(config, log):
 
 def pytest_collection_modifyitems(config, items):
     names = {e.name for e in selected_environments(config)}
-    paths = set(config.getoption("paths") or [])
+    paths = set(config.getoption("only_paths") or [])
     keep, drop = [], []
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
         env, mode = params.get("env"), params.get("mode")
-        wanted = env is None or (env.name in names and (not paths or f"{env.name}:{mode}" in paths))
+        wanted = env is None or (env.name in names and (not paths or PathId.of(env.name, mode) in paths))
         (keep if wanted else drop).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
@@ -166,8 +158,8 @@ def run_context(request, worker_id):
             environments,
             endpoint.base_url,
             tokenizer=tokenizer,
-            spinup_timeout_s=config.getoption("--spinup-timeout"),
-            stop_timeout_s=config.getoption("--stop-timeout"),
+            spinup_timeout_s=config.getoption("spinup_timeout"),
+            stop_timeout_s=config.getoption("stop_timeout"),
             began=began,
         )
         try:
@@ -184,9 +176,9 @@ def run_context(request, worker_id):
                 statuses=session.fleet.statuses,
                 inputs=inputs,
                 ensure=session.ensure,
-                path_timeout_s=config.getoption("--path-timeout"),
+                path_timeout_s=config.getoption("path_timeout"),
                 deadlines=mark.deadlines if mark else {},
-                attempts=config.getoption("--attempts"),
+                attempts=config.getoption("attempts"),
                 watch=session.fleet.watch,
                 discard=session.discard,
             )

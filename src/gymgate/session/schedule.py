@@ -6,20 +6,18 @@ owner is gone (a crashed worker, or more workers than environments) may go to an
 
 from __future__ import annotations
 
-import re
-
 from xdist.scheduler import LoadScopeScheduling
 
+from gymgate.pathid import PathId
 from gymgate.session.plan import plan
 
-PATH_ID = re.compile(r"\[(?P<env>[A-Za-z0-9_]+):(?:accepted|rejected)\]$")
 SELFTEST_ENV = "mcqa"  # gymgate's self-tests run on mcqa's Gym
 
 
 def env_of(nodeid: str) -> str:
-    match = PATH_ID.search(nodeid)
-    if match:
-        return match.group("env")
+    path = PathId.in_node(nodeid)
+    if path is not None:
+        return path.env
     if "selftest.py" in nodeid:
         return SELFTEST_ENV
     return nodeid

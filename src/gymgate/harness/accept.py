@@ -1,0 +1,112 @@
+"""`gymgate accept` and `gymgate up`: which paths a command asked for, then one ref alone or a bump.
+
+accept runs a ref through the acceptance matrix; unless it is the baseline itself, also the baseline, reruns of
+what did not pass, and a comparison whose verdict decides the exit code. Each ref is served from the cache when
+none of its inputs changed and its stored run is clean (`--no-cache`: never).
+"""
+
+from __future__ import annotations
+
+import sys
+from argparse import Namespace
+from pathlib import Path
+
+from gymgate.errors import EXIT_ERROR, UsageError
+from gymgate.harness.run import RunOptions, open_run, prepare, record_environment, run_ref, service_args
+from gymgate.pathid import PathId, both
+from gymgate.refs import resolve_ref
+
+
+def read_paths(values: list[str], known: list[str]) -> set[str]:
+    """`--paths` values: path ids, comma lists, or @file with one id per line (a retry.txt)."""
+    wanted: set[str] = set()
+    for value in values:
+        if value.startswith("@"):
+            try:
+                items = Path(value[1:]).read_text().split()
+            except OSError as exc:
+                raise UsageError(f"cannot read {value[1:]}: {exc}") from exc
+        else:
+            items = value.split(",")
+        wanted.update(i.strip() for i in items if i.strip())
+    unknown = sorted(wanted - set(known))
+    if unknown:
+        raise UsageError(f"unknown path(s) {', '.join(unknown)}; paths look like {PathId.of('mcqa', 'accepted')}")
+    return wanted
+
+
+def judged_environments(args: Namespace) -> list:
+    """The environments a judging command was asked for; a drafted (unreviewed) case refuses the run."""
+    from gymgate.cases.environments import load_environments, refuse_drafts
+
+    envs = load_environments(args.envs)
+    refuse_drafts(envs)  # before anything is built
+    return envs
+
+
+def require_judged_attempts(args: Namespace) -> None:
+    """A comparison judges nondeterminism: it needs at least two attempts of every path (one is only for a ref run
+    alone, e.g. a benchmark)."""
+    if args.attempts < 2:
+        raise UsageError(f"--attempts {args.attempts}: a comparison needs at least 2 attempts per path")
+
+
+def accept(args: Namespace) -> tuple[int, dict]:
+    """The exit code and the verdict document (what --json prints)."""
+    from gymgate.ci.github import publish, run_annotations
+    from gymgate.harness.bump import judge_bump
+    from gymgate.refs.pins import baseline_pin
+    from gymgate.report.outputs import not_compared, read_summary
+    from gymgate.report.summary import run_document, run_markdown
+    from gymgate.runfolder import RunFolder
+
+    envs = judged_environments(args)
+    if args.shard:
+        from gymgate.shards.plan import Shard, shard_envs
+
+        shard = Shard.parse(args.shard)
+        args.envs = shard_envs([e.name for e in envs], shard)
+        print(f"shard {shard.label}: {', '.join(args.envs)} (of {len(envs)} environments)", flush=True)
+        envs = [e for e in envs if e.name in args.envs]
+    expected = both([e.name for e in envs])
+    if args.paths:  # validated before anything is built
+        wanted = read_paths(args.paths, expected)
+        expected = [p for p in expected if p in wanted]
+    candidate = resolve_ref(args.gym_ref, args.gym_repo)
+    base_ref = None if args.no_baseline else (args.baseline or baseline_pin())
+    baseline = resolve_ref(base_ref, args.gym_repo) if base_ref else None
+    opts = RunOptions.of(args)
+    if baseline is not None:
+        require_judged_attempts(args)
+    if baseline is None or baseline.digest == candidate.digest:
+        alone = run_ref(candidate, expected, opts, reuse=True, narrowed=bool(args.paths))
+        run = RunFolder(alone.dir)
+        document = run_document(run, alone.code, expected, cached=alone.cached)
+        publish(run_markdown(document), run_annotations(list(run.records(expected).values())))
+        return alone.code, document
+    bump = judge_bump(
+        baseline, candidate, expected, opts, reruns=args.reruns, narrowed=bool(args.paths), acks=args.acks
+    )
+    if bump.why_not_compared:
+        return bump.code, not_compared(bump.dir, bump.code, bump.why_not_compared)
+    return bump.code, read_summary(bump.dir)
+
+
+def up(args: Namespace) -> int:
+    """Start every chosen environment's Gym services from the ref's environment, check them, stop them."""
+    from gymgate.cases.environments import load_environments
+    from gymgate.envs.child import run_in_env
+    from gymgate.runfolder import new_run_id
+
+    load_environments(args.envs)  # unknown names are a usage error before anything is built
+    source = resolve_ref(args.gym_ref, args.gym_repo)
+    env = prepare(source)
+    opts, run_id = RunOptions.of(args), new_run_id()
+    run = open_run(source, opts, run_id)
+    record_environment(run, env)
+    child = ["-m", "gymgate.session.up", *service_args(run, opts)]  # Gym is pointed at gymgate's own endpoint
+    code = run_in_env(env, child, run_id).code
+    if code not in (0, 1, 2):
+        print(f"gymgate: services run ended with status {code}", file=sys.stderr)
+        return EXIT_ERROR
+    return code

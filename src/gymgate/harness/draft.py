@@ -1,0 +1,68 @@
+"""`gymgate case new`: a drafted case run on the real Gym until it says what its paths observe (cases/draft.py
+drafts and renders it; this runs it)."""
+
+from __future__ import annotations
+
+from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK, UsageError
+from gymgate.harness.run import RunOptions, run_ref
+from gymgate.pathid import both
+from gymgate.refs import resolve_ref
+from gymgate.runfolder import RunFolder
+
+
+def case_new(args) -> int:
+    """`gymgate case new`: draft a case, run both its paths on the real Gym (again while the agent asks for another
+    turn), write what they observed. Exit 0 when accepted earned the top reward and rejected less, 1 when they did
+    not separate, 2 when the paths could not run."""
+    from gymgate.cases.draft import (
+        add_closing_turn,
+        draft_case,
+        keep_scripts,
+        observed_expect,
+        observed_metadata,
+        observed_tool_outputs,
+        render,
+        separation,
+        wants_another_turn,
+    )
+    from gymgate.cases.environments import all_environments, cases_dir
+    from gymgate.envs.distribution import Distribution
+
+    target = cases_dir() / f"{args.name}.toml"
+    taken = [e for e in all_environments() if e.name == args.name and e.case_file != target]
+    replaceable = (args.force or args.keep_scripts) and target.exists() and "[draft]" in target.read_text()
+    if taken or (target.exists() and not replaceable):
+        where = taken[0].case_file if taken else target
+        raise UsageError(f"a case named {args.name} exists ({where}); pick another name (or --force for a draft)")
+    source = resolve_ref(args.gym_ref, args.gym_repo)
+    draft = draft_case(Distribution(source), args.name, args.server or args.name, args.row, args.config)
+    if args.keep_scripts:
+        if not target.is_file():
+            raise UsageError(f"--keep-scripts: {target} does not exist; draft it first")
+        keep_scripts(draft, target.read_text())
+    target.write_text(render(draft, {}, "drafted; its paths have not run yet"))
+    print(f"drafted {target} from {draft.config.path}, row {draft.line} of {draft.row_file}", flush=True)
+    paths = both([args.name])
+    opts = RunOptions(envs=[args.name], runs_dir=args.runs_dir, cache=False, workers="1")
+    while True:
+        ran = run_ref(source, paths, opts)
+        records = {r.mode: r for r in RunFolder(ran.dir).records(paths).values()}
+        if ran.code == EXIT_ERROR:  # the session itself did not finish: nothing was learnt about the scripts
+            print(f"gymgate: error: the draft's paths could not run; see {ran.dir}; {target} is left as drafted")
+            return EXIT_ERROR
+        if not (wants_another_turn(records) and add_closing_turn(draft)):
+            break
+        print("the agent asked the model again after the scripted turns: one more turn, and again", flush=True)
+        target.write_text(render(draft, {}, "drafted; its paths have not run yet"))
+    problems = draft.problems + separation(records)
+    # What the paths earned becomes the expectation only when the two modes tell right from wrong.
+    expects = {} if problems else {mode: observed_expect(r, draft.row) for mode, r in records.items()}
+    why = f"drafted by gymgate case new from {source.name} (run {ran.dir.name}); "
+    why += ("it did not separate: " + "; ".join(problems)) if problems else "review the scripts and expected values"
+    metadata = observed_metadata(records["accepted"], draft.row, draft.config.server_key) if not problems else None
+    tools = {mode: observed_tool_outputs(r) for mode, r in records.items()} if not problems else None
+    target.write_text(render(draft, expects, why, metadata, tools))
+    print(f"\nwrote {target} (marked [draft]: accept refuses it until a person removes the mark)")
+    for problem in problems:
+        print(f"  to finish: {problem}")
+    return EXIT_FAILED if problems else EXIT_OK

@@ -1,0 +1,57 @@
+"""`gymgate compare` and `gymgate ack`: two stored runs judged again (nothing is run), and the acknowledgements of
+their contract changes drafted for a person to review."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gymgate.errors import EXIT_OK, UsageError
+
+
+def compare_command(args) -> tuple[int, dict]:
+    """`gymgate compare`: two stored runs, every report written; nothing is run."""
+    from gymgate.harness.bump import compare_and_report
+    from gymgate.report.outputs import read_summary
+
+    out = args.out or args.candidate_run
+    code = compare_and_report(args.baseline_run, args.candidate_run, out, full=not args.json, acks=args.acks)
+    return code, read_summary(out)
+
+
+def ack_command(args) -> int:
+    """`gymgate ack`: draft the acknowledgements of a comparison's unacknowledged contract changes."""
+    from gymgate.compare import acks
+    from gymgate.compare.runs import compare_runs
+
+    if len(args.runs) > 2:
+        raise UsageError("gymgate ack takes one compared candidate run, or a baseline run and a candidate run")
+    baseline, candidate = args.runs if len(args.runs) == 2 else (_compared_baseline(args.runs[0]), args.runs[0])
+    comparison = compare_runs(baseline, candidate, args.acks)
+    pending = {p.path: p.changes for p in comparison.changed}
+    directory = args.acks or acks.acks_dir()
+    open_changes = [g for g in comparison.change_groups() if g.failing]
+    if not open_changes:
+        print(f"nothing to acknowledge: no unacknowledged contract change between {baseline} and {candidate}")
+        if comparison.exit_code == EXIT_OK and comparison.baseline.get("digest") != comparison.candidate.get("digest"):
+            # A clean step is reviewed too: its file links a chain of reviews that longer bumps compose along.
+            path, _ = acks.draft(directory, comparison.baseline, comparison.candidate, {})
+            print(f"wrote {path}: a reviewed step with nothing to acknowledge (it links chains of reviews)")
+        return EXIT_OK
+    path, added = acks.draft(directory, comparison.baseline, comparison.candidate, pending)
+    print(
+        f"wrote {path}: {added} new change(s) to review ({len(open_changes)} unacknowledged in all).\n"
+        "Write a one-line reason for each, commit the file, and compare again."
+    )
+    return EXIT_OK
+
+
+def _compared_baseline(candidate: Path) -> Path:
+    """The baseline run a compared candidate was judged against (its results.json says)."""
+    from gymgate.report.outputs import compared_baseline
+
+    found = compared_baseline(candidate)
+    if found is None:
+        raise UsageError(
+            f"{candidate} has no comparison (results.json) to acknowledge; pass BASELINE CANDIDATE run folders"
+        )
+    return found

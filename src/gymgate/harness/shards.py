@@ -1,0 +1,49 @@
+"""`gymgate merge` and `gymgate shard-costs`: the shard runs of `accept --shard K/N` combined into one run per ref
+(and compared, given two refs), and the measured costs shards are balanced by."""
+
+from __future__ import annotations
+
+from gymgate.errors import EXIT_OK, UsageError
+
+
+def merge_command(args) -> tuple[int, dict]:
+    """`gymgate merge`: one merged run per ref; given two refs, their comparison's verdict (and document)."""
+    from gymgate.harness.bump import compare_and_report
+    from gymgate.report.outputs import read_summary
+    from gymgate.report.summary import print_summary, run_document
+    from gymgate.runfolder import runs_dir
+    from gymgate.shards.merge import baseline_of, gather, merge, point_reruns_at
+
+    sets = gather(args.runs)
+    if len(sets) > 2:
+        raise UsageError(f"runs of {len(sets)} refs given ({', '.join(s.ref for s in sets)}): merge one or two at once")
+    ordered = baseline_of(sets) if len(sets) == 2 else (sets[0],)
+    base = args.runs_dir or runs_dir()
+    merged = [merge(shard_set, base) for shard_set in ordered]
+    for shard_set, run in zip(ordered, merged, strict=True):
+        print(f"merged {len(shard_set.runs)} shards of {shard_set.ref}: {run.root}", flush=True)
+    if len(merged) == 1:
+        code = print_summary(merged[0], pytest_code=merged[0].mark().pytest_exit or 0)
+        return code, run_document(merged[0], code)
+    baseline, candidate = merged
+    point_reruns_at(candidate, baseline)
+    code = compare_and_report(baseline.root, candidate.root, candidate.root, full=False, acks=args.acks)
+    return code, read_summary(candidate.root)
+
+
+def shard_costs_command(args) -> int:
+    """`gymgate shard-costs`: each environment's measured cost from stored runs, printed or written."""
+    from gymgate.runfolder import RunFolder
+    from gymgate.shards.plan import costs_file, measured_costs, render_costs
+
+    costs = measured_costs([RunFolder(r) for r in args.runs])
+    if not costs:
+        raise UsageError("no environment of these runs started and ran a path: nothing to measure")
+    text = render_costs(costs, [r.name for r in args.runs])
+    if args.write:
+        costs_file().parent.mkdir(parents=True, exist_ok=True)
+        costs_file().write_text(text)
+        print(f"wrote {costs_file()}")
+    else:
+        print(text, end="")
+    return EXIT_OK

@@ -1,0 +1,479 @@
+"""Every command-line option, declared once: its flag, help, default, the commands that take it, the GYMGATE_*
+variable a CI job sets it with, and the flag the in-environment session takes it as.
+
+The parsers of every command (cli.py), the session plugin's pytest options (session/plugin.py), `up`'s child
+(session/up.py), the child's command line (harness/run.py) and RunOptions' defaults are all derived from these
+declarations, as nox derives its parser and its environment defaults from one `_option_set`. Adding an option is
+adding one `Option` here (and reading it where it acts).
+
+A flag on the command line always wins over its variable; a variable that cannot be read is a usage error naming
+it (exit 2), never ignored. Variables marked `read_below` are read where their value is used (the runs folder, the
+cache, the git repository), so they apply to every caller, not only to the command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gymgate.errors import UsageError
+
+MAX_WORKERS = 64
+MAX_SECONDS = 86400.0
+MAX_RERUNS = 10
+MAX_ATTEMPTS = 10
+
+
+def workers(value: str) -> str:
+    if value == "auto" or (value.isdigit() and int(value) <= MAX_WORKERS):
+        return value
+    raise argparse.ArgumentTypeError(f"expected 'auto' or a number of workers (0-{MAX_WORKERS}), got {value!r}")
+
+
+def seconds(value: str) -> float:
+    try:
+        parsed = float(value)
+    except ValueError:
+        parsed = -1.0
+    if 0 < parsed <= MAX_SECONDS:
+        return parsed
+    raise argparse.ArgumentTypeError(f"expected a number of seconds (0-{MAX_SECONDS:g}], got {value!r}")
+
+
+def reruns(value: str) -> int:
+    if value.isdigit() and int(value) <= MAX_RERUNS:
+        return int(value)
+    raise argparse.ArgumentTypeError(f"expected a number of reruns (0-{MAX_RERUNS}), got {value!r}")
+
+
+def attempts(value: str) -> int:
+    if value.isdigit() and 1 <= int(value) <= MAX_ATTEMPTS:
+        return int(value)
+    raise argparse.ArgumentTypeError(f"expected a number of attempts (1-{MAX_ATTEMPTS}), got {value!r}")
+
+
+def env_names(raw: str) -> list[str]:
+    """GYMGATE_ENVS: names separated by commas or spaces."""
+    names = [n for n in raw.replace(",", " ").split() if n]
+    if not names:
+        raise ValueError("no environment named")
+    return names
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option. `help` may name `{default}`; the variable (if any) is appended to it. `session` is the flag
+    the in-environment session takes the value as (None: the harness keeps it)."""
+
+    name: str  # the attribute it parses into (argparse dest, RunOptions field)
+    flags: tuple[str, ...]
+    help: str
+    commands: tuple[str, ...]  # the commands that take it ("cases list", "accept", …)
+    default: Any = None
+    type: Callable[[str], Any] | None = None
+    var: str = ""  # the GYMGATE_* variable that sets it, if any
+    read_below: bool = False  # the variable is read where the value is used, not by the parser
+    session: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)  # argparse keywords: action, metavar, required, nargs
+
+    @property
+    def positional(self) -> bool:
+        return not self.flags[0].startswith("-")
+
+    @property
+    def repeatable(self) -> bool:
+        return self.extra.get("action") == "append"
+
+    def help_text(self) -> str:
+        text = self.help.format(default=self.default)
+        return f"{text} (or ${self.var})" if self.var else text
+
+    def variable(self, convert: Callable[[str], Any] | None = None) -> Any:
+        """The variable's value read as `convert` (default: the flag's type) reads it; None when unset or empty."""
+        raw = os.environ.get(self.var, "").strip() if self.var else ""
+        if not raw:
+            return None
+        try:
+            return (convert or self.type or str)(raw)
+        except (argparse.ArgumentTypeError, ValueError) as exc:
+            raise UsageError(f"${self.var}={raw!r} (the default of {'/'.join(self.flags)}): {exc}") from None
+
+    def parser_default(self) -> Any:
+        """The default the parser uses: the variable's value when it is set (and not read below), else the
+        declared one."""
+        found = None if self.read_below else self.variable()
+        return self.default if found is None else found
+
+
+REF = ("resolve", "cases list", "case new", "env", "up", "accept")  # commands about one Gym ref
+RESOLVING = (*REF, "matrix", "bisect")  # commands that resolve refs
+RUNNING = ("up", "accept", "matrix", "bisect")  # commands that start Gyms
+JUDGING = ("accept", "matrix", "bisect")  # commands that run paths and judge them
+ACKING = ("accept", "matrix", "bisect", "merge", "compare", "ack")  # commands that read acknowledgements
+
+OPTIONS: tuple[Option, ...] = (
+    Option("gym_ref", ("--gym-ref",), "pin name, index version, local path or git SHA", REF, extra={"required": True}),
+    Option(
+        "gym_repo",
+        ("--gym-repo",),
+        "git URL or path SHAs, tags and branches are resolved in (default: the upstream repository)",
+        RESOLVING,
+        var="GYMGATE_GYM_REPO",
+        read_below=True,
+    ),
+    Option(
+        "cache_dir",
+        ("--cache-dir",),
+        "environments, resolved refs and git mirrors (default: ~/.cache/gymgate)",
+        RESOLVING,
+        type=Path,
+        var="GYMGATE_CACHE",
+        read_below=True,
+    ),
+    Option(
+        "runs_dir",
+        ("--runs-dir",),
+        "where run folders go (default: runs/ in the checkout)",
+        ("case new", *RUNNING, "merge"),
+        type=Path,
+        var="GYMGATE_RUNS",
+        read_below=True,
+    ),
+    Option(
+        "envs",
+        ("--env",),
+        "this environment (repeatable; any case; the variable: comma-separated; default: the `default` set)",
+        RUNNING,
+        var="GYMGATE_ENVS",
+        read_below=True,  # read by the command line once --env and --env-set are known (cli._settle)
+        session="--env",
+        extra={"action": "append", "metavar": "NAME"},
+    ),
+    Option(
+        "env_set",
+        ("--env-set",),
+        "a named set of environments from cases/sets.toml (default: `default`)",
+        RUNNING,
+        extra={"metavar": "SET"},
+    ),
+    Option(
+        "spinup_timeout",
+        ("--spinup-timeout",),
+        "seconds one Gym may take to start (default: {default:g})",
+        RUNNING,
+        default=600.0,
+        type=seconds,
+        session="--spinup-timeout",
+    ),
+    Option(
+        "stop_timeout",
+        ("--stop-timeout",),
+        "seconds one Gym may take to stop gracefully; past it the Gym is killed and the lifecycle check fails "
+        "(default: {default:g})",
+        RUNNING,
+        default=60.0,
+        type=seconds,
+        session="--stop-timeout",
+    ),
+    Option(
+        "path_timeout",
+        ("--path-timeout",),
+        "seconds one rollout may take; past it the path is an ERROR (gym, timeout) and its Gym is torn down "
+        "(default: {default:g}). A bump's candidate runs each path under its own deadline, derived from what the "
+        "baseline measured for it (acceptance/limits.py), capped by this",
+        JUDGING,
+        default=180.0,
+        type=seconds,
+        session="--path-timeout",
+    ),
+    Option(
+        "attempts",
+        ("--attempts",),
+        "attempts of every path in the same Gym, diffed with each other: a ref that does not do the same thing "
+        "twice is nondeterministic (default: {default}; 1 only for a ref run alone, --no-baseline)",
+        JUDGING,
+        default=2,
+        type=attempts,
+        var="GYMGATE_ATTEMPTS",
+        session="--attempts",
+        extra={"metavar": "N"},
+    ),
+    Option(
+        "workers",
+        ("-n", "--workers"),
+        "pytest-xdist workers: auto (one per core), N, or 0 for none (default: {default})",
+        JUDGING,
+        default="auto",
+        type=workers,
+        var="GYMGATE_WORKERS",
+    ),
+    Option(
+        "cache",
+        ("--no-cache",),
+        "run every ref afresh, even when a stored clean run has exactly the same inputs (default: serve it)",
+        JUDGING,
+        default=True,
+        extra={"action": "store_false"},
+    ),
+    Option(
+        "selftest",
+        ("--selftest",),
+        "also run gymgate's own negative tests on the real paths",
+        ("accept",),
+        default=False,
+        extra={"action": "store_true"},
+    ),
+    Option(
+        "baseline",
+        ("--baseline",),
+        "compare against this ref (default: the baseline pin)",
+        ("accept",),
+        var="GYMGATE_BASELINE",
+        extra={"metavar": "REF"},
+    ),
+    Option(
+        "no_baseline",
+        ("--no-baseline",),
+        "run the ref alone, without a comparison",
+        ("accept",),
+        default=False,
+        extra={"action": "store_true"},
+    ),
+    Option(
+        "shard",
+        ("--shard",),
+        "run only shard K of N of the environments (balanced by shards/costs.toml); `gymgate merge` combines the "
+        "shard runs of each ref into one",
+        ("accept",),
+        default="",
+        extra={"metavar": "K/N"},
+    ),
+    Option(
+        "reruns",
+        ("--reruns",),
+        "attempts added, in fresh Gym instances, for each path that does not pass on the candidate, on both refs; "
+        "mixed outcomes are flaky (default: {default}; 0 disables)",
+        ("accept",),
+        default=2,
+        type=reruns,
+        var="GYMGATE_RERUNS",
+        extra={"metavar": "N"},
+    ),
+    Option(
+        "paths",
+        ("--paths",),
+        "only these paths (repeatable; @retry.txt reads one per line)",
+        ("accept", "bisect"),
+        extra={"action": "append", "metavar": "ENV:MODE|@FILE"},
+    ),
+    Option(
+        "refs",
+        ("refs",),
+        "Gym refs in order, oldest first (default: every pin)",
+        ("matrix",),
+        extra={"nargs": "*", "metavar": "REF"},
+    ),
+    Option(
+        "only",
+        ("--only",),
+        "run just this ref of the matrix (nox's per-pin sessions): alone when no REFs are listed, not at all when "
+        "REFs are listed without it",
+        ("matrix",),
+        extra={"metavar": "REF"},
+    ),
+    Option(
+        "good",
+        ("--good",),
+        "a commit, tag or branch where the paths pass",
+        ("bisect",),
+        extra={"required": True, "metavar": "REF"},
+    ),
+    Option(
+        "bad",
+        ("--bad",),
+        "a later commit, tag or branch where they regress",
+        ("bisect",),
+        extra={"required": True, "metavar": "REF"},
+    ),
+    Option(
+        "out",
+        ("--out",),
+        "folder the reports are written to (default: runs/<command>-<stamp>; compare: the candidate run)",
+        ("matrix", "bisect", "compare"),
+        type=Path,
+    ),
+    Option(
+        "acks",
+        ("--acks",),
+        "reviewed acknowledgements (default: acks/ in the gymgate checkout)",
+        ACKING,
+        type=Path,
+        extra={"metavar": "DIR"},
+    ),
+    Option(
+        "json",
+        ("--json",),
+        "print the verdict as JSON on stdout (results.json's summary), everything else on stderr",
+        ("accept", "merge", "compare"),
+        default=False,
+        extra={"action": "store_true"},
+    ),
+    # Commands that do not run paths.
+    Option("lock", ("lock",), "the uv.lock to read", ("gym-ref-of",), type=Path, extra={"metavar": "UV_LOCK"}),
+    Option(
+        "list_json",
+        ("--json",),
+        "print the list as JSON",
+        ("cases list",),
+        default=False,
+        extra={"action": "store_true"},
+    ),
+    Option(
+        "name",
+        ("name",),
+        "the case's name (cases/NAME.toml); also the resources server folder by default",
+        ("case new",),
+    ),
+    Option(
+        "server", ("--server",), "the resources server folder (resources_servers/SERVER), if not NAME", ("case new",)
+    ),
+    Option(
+        "config",
+        ("--config",),
+        "the config file to use, if the server has several (path inside the Gym)",
+        ("case new",),
+    ),
+    Option(
+        "row",
+        ("--row",),
+        "the example row to pin (default: the first)",
+        ("case new",),
+        default=0,
+        type=int,
+        extra={"metavar": "N"},
+    ),
+    Option(
+        "force",
+        ("--force",),
+        "replace an existing draft of that name",
+        ("case new",),
+        default=False,
+        extra={"action": "store_true"},
+    ),
+    Option(
+        "keep_scripts",
+        ("--keep-scripts",),
+        "rerun an existing draft with the scripts a person finished in it (turns, judge, judge_markers)",
+        ("case new",),
+        default=False,
+        extra={"action": "store_true"},
+    ),
+    Option(
+        "version", ("version",), "a release declared in src/gymgate/envs/cpython.toml, e.g. 3.13.15", ("python build",)
+    ),
+    Option(
+        "source",
+        ("--source",),
+        "the source tarball (default: fetched from Debian's archive)",
+        ("python build",),
+        type=Path,
+    ),
+    Option(
+        "sha256", ("--sha256",), "the tarball's digest, when it is not the one cpython.toml declares", ("python build",)
+    ),
+    Option("requires_python", ("requires_python",), "e.g. '>=3.13.14'", ("python ensure",), extra={"metavar": "SPEC"}),
+    Option("pins", ("pins",), "pins to relock (default: all)", ("lock",), extra={"nargs": "*"}),
+    Option(
+        "upgrade",
+        ("--upgrade",),
+        "let uv pick newer versions within exclude-newer",
+        ("lock",),
+        default=False,
+        extra={"action": "store_true"},
+    ),
+    Option(
+        "runs",
+        ("runs",),
+        "run folders (merge: the shard runs of one or two refs; shard-costs: finished runs, the median is kept; "
+        "ack: a compared candidate run, or BASELINE CANDIDATE)",
+        ("merge", "shard-costs", "ack"),
+        type=Path,
+        extra={"nargs": "+", "metavar": "RUN"},
+    ),
+    Option(
+        "write",
+        ("--write",),
+        "write shards/costs.toml (default: print it)",
+        ("shard-costs",),
+        default=False,
+        extra={"action": "store_true"},
+    ),
+    Option("baseline_run", ("baseline",), "the baseline run folder", ("compare",), type=Path),
+    Option("candidate_run", ("candidate",), "the candidate run folder", ("compare",), type=Path),
+    # The in-environment session's own: the harness passes them, a person running the plugin by hand may.
+    Option("run_dir", ("--run-dir",), "run folder for results (default: a temp dir)", (), session="--run-dir"),
+    Option(
+        "only_paths",
+        ("--path",),
+        "only this path id, e.g. mcqa:accepted (repeatable)",
+        (),
+        session="--path",
+        extra={"action": "append"},
+    ),
+)
+BY_NAME = {o.name: o for o in OPTIONS}
+VARIABLES = tuple(o for o in OPTIONS if o.var)  # what README's table of GYMGATE_* variables lists
+
+
+def default(name: str) -> Any:
+    """An option's declared default (not its variable's value): what a run gets when nobody set it."""
+    return BY_NAME[name].default
+
+
+def add_to(parser: argparse.ArgumentParser, command: str) -> None:
+    """Every option `command` takes, in declaration order. Reads the GYMGATE_* defaults (a bad one: UsageError)."""
+    for option in OPTIONS:
+        if command in option.commands:
+            kwargs = {"help": option.help_text(), **option.extra}
+            if option.type is not None:
+                kwargs["type"] = option.type
+            if option.positional:  # shown as its flag, parsed into its name
+                kwargs.setdefault("metavar", option.flags[0])
+                parser.add_argument(option.name, **kwargs)
+                continue
+            parser.add_argument(*option.flags, dest=option.name, default=option.parser_default(), **kwargs)
+
+
+def session_options() -> list[Option]:
+    return [o for o in OPTIONS if o.session]
+
+
+def add_session_options(addoption: Callable[..., Any], names: Iterable[str] | None = None) -> None:
+    """The in-environment session's options (a pytest parser's `addoption`, or an argparse `add_argument`): each
+    with its declared default, never a variable's (the harness always passes the value it means)."""
+    for option in session_options():
+        if names is not None and option.name not in names:
+            continue
+        kwargs: dict[str, Any] = {"help": option.help_text(), "dest": option.name, "default": option.default}
+        if option.repeatable:
+            kwargs["action"] = "append"
+        elif option.type is not None or option.default is not None:
+            kwargs["type"] = float if isinstance(option.default, float) else type(option.default or "")
+        addoption(option.session, **kwargs)
+
+
+def session_argv(values: Mapping[str, Any]) -> list[str]:
+    """The child's command line for the session options in `values` (name -> value): a list repeats its flag, None
+    is left out."""
+    argv: list[str] = []
+    for option in session_options():
+        value = values.get(option.name)
+        if value is None:
+            continue
+        for item in value if option.repeatable else [value]:
+            argv += [option.session, str(item)]
+    return argv
