@@ -8,7 +8,7 @@ import tarfile
 import zipfile
 from pathlib import Path
 
-from gymgate.compare import categories
+from gymgate import verdict as categories
 from gymgate.locations import cache_dir, envs_dir
 from gymgate.refs import index
 from gymgate.runfolder import Failure, PathRecord, RunFolder, RunMark

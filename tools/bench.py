@@ -1,19 +1,24 @@
-"""Benchmarks (never timed tests): `nox -s bench -- services|paths|compare [--pin 0.4.0] [--repeats 3]`.
+"""Benchmarks (never timed tests): `nox -s bench -- WHAT [--pin 0.4.0] [--repeats 3] ...`, WHAT one of:
 
-services: environment build (cold, warm reuse), all Gym services ready, stop, peak memory.
-paths:    one pin's fourteen paths through `gymgate accept`, wall time and each stage.
-compare:  a bump judged (`accept --gym-ref PIN --baseline B`), from scratch and with the baseline reused.
-noise:    no false alarms: --repeats runs of the same pin, each later run compared with the first (`gymgate
-          compare`): exit codes, changed fields, flaky and any category other than same-pass / skipped.
-pins:     two pins' fourteen paths in one bench run, alternated run by run (warm environments): each pin's wall
-          time and the ratio (`--pin 0.7.0 --baseline 0.4.0`).
-bump:     a bump from a cold gymgate cache with the interpreters present (`--pin 0.7.0 --baseline 0.4.0`): where
-          the time goes (both environments built, the baseline run, the candidate run, the comparison).
-attempts: what the second attempt of every path (in the same Gym) costs: one pin's fourteen paths with
-          --attempts 1 and 2, alternated in one bench run; the ratio of the medians.
-hang:     a Gym whose verifier never returns (structured_outputs, built from the pin's sdist) judged end to end
-          against the pin with the default reruns: the per-path deadlines derived from the baseline decide it.
-neighbour, cached, matrix, bisect: see each bench_* function.
+services:  environment build (cold, warm reuse), all Gym services ready (`gymgate up`), stop, peak memory.
+paths:     one pin's fourteen paths through `gymgate accept`, wall time and each stage, per --workers setting
+           (default `1,auto`, alternated run by run).
+compare:   a bump judged (`accept --gym-ref PIN --baseline B`), from scratch and with the baseline reused.
+noise:     no false alarms: --repeats runs of the same pin, each later run compared with the first (`gymgate
+           compare`): exit codes, changed fields, flaky and any category other than same-pass / skipped.
+neighbour: a checkout with the pin's dependencies (its sdist plus one changed file) built from the pin's environment
+           as its neighbour, against the pin's full build, in a fresh gymgate cache.
+cached:    `nox -s accept -- --gym-ref PIN --no-baseline` of an unchanged ref, first run and then served from the cache.
+matrix:    `gymgate matrix` over every pin, once with nothing cached (each ref's session) and then fully cached.
+bisect:    `gymgate bisect` over 64 commits built from the pin's sdist, one of which breaks mcqa's verifier.
+pins:      two pins' fourteen paths in one bench run, alternated run by run (warm environments): each pin's wall
+           time and the ratio (`--pin 0.7.0 --baseline 0.4.0`).
+bump:      a bump from a cold gymgate cache with the interpreters present (`--pin 0.7.0 --baseline 0.4.0`): where
+           the time goes (both environments built, the baseline run, the candidate run, the comparison).
+attempts:  what the second attempt of every path (in the same Gym) costs: one pin's fourteen paths with
+           --attempts 1 and 2, alternated in one bench run; the ratio of the medians.
+hang:      a Gym whose verifier never returns (structured_outputs, built from the pin's sdist) judged end to end
+           against the pin with the default reruns: the per-path deadlines derived from the baseline decide it.
 
 Writes docs/benchmarks/<what>-<pin>.json and rewrites that section of docs/benchmarks.md. Figures are
 medians over --repeats runs; the machine is noisy, so compare ratios rather than single numbers.
@@ -31,16 +36,58 @@ import signal
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import threading
 import time
 from pathlib import Path
 
+from gymgate.locations import cache_dir
+from gymgate.refs import index
 from gymgate.runfolder import RunFolder
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
-sys.path.insert(0, str(REPO))  # the benches that build Gym mutants read the sdists through tests/helpers.py
+
+
+# -- Gym sources to build mutants from (the benches' own: tools never import the tests) -----------------------------
+def sdist(version: str) -> Path:
+    """The index's sdist of nemo-gym `version` (downloaded once into gymgate's cache)."""
+    name = f"nemo_gym-{version}.tar.gz"
+    target = cache_dir() / "artifacts" / name
+    if not target.is_file():
+        (found,) = [f for f in index.list_files() if f.filename == name]
+        index.download(found, target)
+    return target
+
+
+def unpack(tarball: Path, repo: Path) -> None:
+    """Extract an sdist's contents (without its top folder) into `repo`."""
+    with tarfile.open(tarball) as archive:
+        for member in archive.getmembers():
+            parts = Path(member.name).parts[1:]
+            if not parts:
+                continue
+            member.name = str(Path(*parts))
+            archive.extract(member, repo, filter="data")
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.invalid",
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(repo),
+    }
+    return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def commit_all(repo: Path, message: str) -> str:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD")
 
 
 def rss_of_run(runs_dir: str) -> int:
@@ -190,10 +237,10 @@ def bench_paths(pin: str, repeats: int, workers: list[str]) -> dict:
             for key, value in (
                 ("wall_s", seconds),
                 ("first_result_s", min(p["timings"]["finished_at"] for p in paths) - started),
-                ("all_gyms_ready_s", max(s["at"] for s in services) - started),
-                ("gym_start_s_sum", sum(s["seconds"] for s in services)),
+                ("all_gyms_ready_s", max(s.at for s in services) - started),
+                ("gym_start_s_sum", sum(s.seconds for s in services)),
                 ("rollout_s_sum", sum(p["timings"]["path_s"] for p in paths)),
-                ("stop_s", max(w.get("stop_seconds", 0) for w in workers_)),
+                ("stop_s", max(w.stop_seconds or 0 for w in workers_)),
                 ("peak_rss_gib", peak[0] / 2**30),
             ):
                 row.setdefault(key, []).append(round(value, 3))
@@ -244,9 +291,9 @@ def bench_pins(pin: str, baseline: str, repeats: int) -> dict:
             row = out.setdefault(ref, {})
             for key, value in (
                 ("wall_s", seconds),
-                ("all_gyms_ready_s", max(s["at"] for s in services) - started),
+                ("all_gyms_ready_s", max(s.at for s in services) - started),
                 ("rollout_s_sum", sum(p["timings"]["path_s"] for p in paths)),
-                ("servers", sum(len(s.get("servers") or []) for s in services)),
+                ("servers", sum(len(s.servers) for s in services)),
             ):
                 row.setdefault(key, []).append(round(value, 3))
             subprocess.run(["rm", "-rf", runs], check=False)
@@ -349,9 +396,6 @@ def bench_neighbour(pin: str, repeats: int) -> dict:
     """A Gym checkout whose dependencies match the pin's (the pin's sdist plus one changed file, as two commits
     between releases differ): its environment built from the pin's as its neighbour, against the pin's full build.
     In a fresh gymgate cache (warm uv cache); each repeat is a new checkout, so nothing is reused."""
-    sys.path.insert(0, str(REPO))
-    from tests.helpers import sdist, unpack
-
     out: dict = {"full_build_s": [], "neighbour_env_s": [], "neighbour_wall_s": []}
     with tempfile.TemporaryDirectory(prefix="gg-bench-") as scratch:
         env = dict(os.environ, GYMGATE_CACHE=f"{scratch}/cache")
@@ -457,9 +501,6 @@ def bench_bisect(pin: str, commits: int = 64, defect_at: int = 40) -> dict:
     """`gymgate bisect` over a history built from the pin's sdist: `commits` commits after it, one of which (at
     `defect_at`) breaks mcqa's verifier; the others change an unrelated file. Environments are built as bisect builds
     them (from neighbours); the gymgate cache is the user's."""
-    sys.path.insert(0, str(REPO))
-    from tests.helpers import commit_all, git, sdist, unpack
-
     with tempfile.TemporaryDirectory(prefix="gg-bench-") as scratch:
         repo = Path(scratch) / "gym"
         repo.mkdir()
@@ -594,8 +635,6 @@ def bench_hang(pin: str, repeats: int) -> dict:
     """A structured_outputs verifier that never returns, from the pin's sdist, judged against the pin
     (`accept --env structured_outputs_v4`, default reruns): wall time end to end, the baseline served from the
     cache (stored by a first run), and the deadline each path got."""
-    from tests.helpers import sdist, unpack
-
     gym = Path(tempfile.mkdtemp(prefix="gg-bench-hang-"))
     unpack(sdist(pin), gym)
     app = gym / "resources_servers" / "structured_outputs" / "app.py"

@@ -63,7 +63,7 @@ def test_results_do_not_depend_on_parallelism(tmp_path):
     for name in a:
         observed = [RunFolder(run).records()[name].observed for run in (serial[2], parallel[2])]
         assert observed[0]["requests"] and diff(*observed) == [], name
-    owners = {status["worker"] for status in RunFolder(parallel[2]).service_statuses().values()}
+    owners = {status.worker for status in RunFolder(parallel[2]).service_statuses().values()}
     assert owners == {"gw0", "gw1"}  # the environments really were spread over two workers
 
 
@@ -77,8 +77,8 @@ def test_two_pins_side_by_side_are_isolated(tmp_path):
         records = normalized(run_dir)
         assert {r["gym"]["version"] for r in records.values()} == {ref}
         (worker,) = RunFolder(run_dir).workers().values()
-        gcs.add(worker["gcs"])
-        assert worker["named_actors"] and all(a.startswith(f"gymgate-{run_id}-") for a in worker["named_actors"])
+        gcs.add(worker.gcs)
+        assert worker.named_actors and all(a.startswith(f"gymgate-{run_id}-") for a in worker.named_actors)
     assert len(gcs) == 2  # two clusters, one per run
 
 

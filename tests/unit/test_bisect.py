@@ -66,7 +66,7 @@ def test_unsure_commits_are_rerun_fresh_until_attempts_agree(monkeypatch, attemp
     script = iter(attempts)
     monkeypatch.setattr(b, "resolve_ref", lambda commit, repo: None)
     monkeypatch.setattr(b, "compare_runs", lambda good, run, acks: None)
-    monkeypatch.setattr(b, "verdict_of", lambda comparison, paths: (next(script), "why"))
+    monkeypatch.setattr(b, "commit_verdict", lambda comparison, paths: (next(script), "why"))
     fake = FakeBisector(attempts)
     got, _, dirs = fake.judge("c")
     assert (got, len(dirs)) == (verdict, runs)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from gymgate.compare.cache import find_cached
-from gymgate.runfolder import RunFolder
+from gymgate.runfolder import RunFolder, WorkerRecord
 from tests.helpers import record, stored_run
 
 PATHS = ("mcqa:accepted", "mcqa:rejected")
@@ -39,7 +39,7 @@ def test_red_unfinished_or_foreign_runs_are_never_served(tmp_path):
     mark["schema"] = 1
     (old / "run.json").write_text(json.dumps(mark))
     stopped = _run(tmp_path, "gym-did-not-stop", finished=5.0)
-    RunFolder(stopped).write_worker("gw0", {"stop_errors": {"mcqa": ["shutdown timed out"]}})
+    RunFolder(stopped).write_worker("gw0", WorkerRecord("gw0", stop_errors={"mcqa": ["shutdown timed out"]}))
     assert find_cached(tmp_path, "k") is None
     clean = _run(tmp_path, "clean", finished=1.0)
     assert find_cached(tmp_path, "k").root == clean  # older than every red run, and still the only one served

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from gymgate.compare import categories as c
+from gymgate import verdict as c
 from tests.helpers import record
 
 

@@ -11,9 +11,9 @@ import pytest
 
 from gymgate.ci import github, settings
 from gymgate.cli import build_parser, main
-from gymgate.compare.categories import CATEGORIES, FLAKY
 from gymgate.compare.runs import Comparison, PathComparison
 from gymgate.errors import UsageError
+from gymgate.verdict import CATEGORIES, FLAKY
 from tests.helpers import record, stored_run
 
 ERRORS = {"regressed", "broken", "changed", "unjudged"}

@@ -7,7 +7,7 @@ import json
 import re
 from collections import Counter
 
-from gymgate.compare import categories as c
+from gymgate import verdict as c
 from gymgate.compare.runs import compare_runs
 from gymgate.harness.bump import compare_and_report
 from gymgate.report.outputs import RETRY_CATEGORIES, junit_categories

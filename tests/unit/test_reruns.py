@@ -4,7 +4,6 @@ cause. The runs are fakes written to disk (fault injection); the real matrix run
 from __future__ import annotations
 
 from gymgate.compare.attempts import load_attempts
-from gymgate.compare.categories import label
 from gymgate.compare.runs import compare_runs
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED
 from gymgate.harness.reruns import run_reruns
@@ -12,6 +11,7 @@ from gymgate.harness.run import RunResult, write_broken_run
 from gymgate.refs.source import GymSource
 from gymgate.report.markdown import render_markdown
 from gymgate.runfolder import RunFolder, RunMark
+from gymgate.verdict import label
 from tests.helpers import record, stored_run
 
 REWARD = {"kind": "reward", "field": "reward", "expected": 1.0, "actual": 0.0}

@@ -13,6 +13,7 @@ from gymgate.compare.stability import disagreement
 from gymgate.errors import EXIT_FAILED, EXIT_OK
 from gymgate.report.summary import print_summary
 from gymgate.runfolder import RunFolder
+from gymgate.verdict import judge_run
 from tests.helpers import REWARD, observation, record, stored_run
 
 
@@ -118,7 +119,9 @@ def test_a_ref_run_alone_whose_attempts_disagree_fails_and_is_never_served_from_
         expected=["mcqa:accepted"],
     )
     out = io.StringIO()
-    assert print_summary(RunFolder(run), pytest_code=0, out=out) == EXIT_FAILED
+    judged = judge_run(RunFolder(run), pytest_code=0)
+    print_summary(judged, RunFolder(run), out=out)
+    assert judged.code == EXIT_FAILED
     assert "1 nondeterministic" in out.getvalue() and "NONDET" in out.getvalue()
     assert find_cached(tmp_path, digest) is None
     RunFolder(run).write_record(_twice("mcqa:accepted"))  # the same attempts agreeing: clean, and served
@@ -129,5 +132,7 @@ def test_a_reward_that_is_not_a_number_is_shown_never_a_crash(tmp_path):
     """Gym sending the reward as a string (the reward-not-a-number mutant) is a finding, not a gymgate crash."""
     run = stored_run(tmp_path, "odd", "0.4.0", [_twice("mcqa:accepted", "FAIL", reward="1.0", failures=[REWARD])])
     out = io.StringIO()
-    assert print_summary(RunFolder(run), pytest_code=1, out=out) == EXIT_FAILED
+    judged = judge_run(RunFolder(run), pytest_code=1)
+    print_summary(judged, RunFolder(run), out=out)
+    assert judged.code == EXIT_FAILED
     assert "'1.0'" in out.getvalue()

@@ -14,8 +14,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from gymgate.compare.categories import BROKEN_CATEGORY, CHANGED, FLAKY, REGRESSED, UNJUDGED
 from gymgate.outcomes import PASS, SKIP
+from gymgate.verdict import BROKEN_CATEGORY, CHANGED, FLAKY, REGRESSED, UNJUDGED
 
 if TYPE_CHECKING:
     from gymgate.compare.runs import Comparison, PathComparison

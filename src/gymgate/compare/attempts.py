@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gymgate.compare.categories import label
 from gymgate.runfolder import PathRecord, RunFolder
+from gymgate.verdict import label
 
 
 def labels(run: RunFolder) -> dict[str, str | None]:
-    """Each path's first attempt's label (compare.categories.label), expected paths without a record included."""
+    """Each path's first attempt's label (gymgate.verdict.label), expected paths without a record included."""
     return {path: label(record) for path, record in run.records().items()}
 
 

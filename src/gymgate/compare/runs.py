@@ -10,29 +10,26 @@ from typing import Any
 
 from gymgate.compare import acks as ack_files
 from gymgate.compare.attempts import load_attempts
-from gymgate.compare.categories import (
-    BROKEN_CATEGORY,
-    CANNOT_JUDGE,
-    CHANGED,
-    FAILING,
-    FLAKY,
-    REGRESSED,
-    REMOVED_PATH,
-    SAME_PASS,
-    UNJUDGED,
-    categorize,
-    flaky_side,
-    label,
-)
 from gymgate.compare.lockdiff import LockDiff, diff
 from gymgate.compare.observation import ABSENT, CONTRACT, Change
 from gymgate.compare.observation import diff as observation_diff
 from gymgate.compare.stability import Disagreement, disagreement
-from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK, UsageError
+from gymgate.errors import UsageError
 from gymgate.outcomes import BROKEN, ERROR, HARNESS, PASS, SKIP
 from gymgate.refs.source import nemo_gym_label
 from gymgate.runfolder import PathRecord, RunFolder, RunMark
 from gymgate.text import mask_volatile
+from gymgate.verdict import (
+    CHANGED,
+    FLAKY,
+    REGRESSED,
+    SAME_PASS,
+    categorize,
+    comparison_exit,
+    comparison_verdict,
+    flaky_side,
+    label,
+)
 
 OBSERVED = "observed"  # the record field holding a path's full observation (PathRecord.observe)
 NONDETERMINISTIC_CAUSE = "[nondeterministic]"  # the root-cause tag of a candidate that disagrees with itself
@@ -130,42 +127,11 @@ class Comparison:
 
     @property
     def exit_code(self) -> int:
-        if self.baseline_broken:
-            return EXIT_ERROR  # nothing can be judged against a baseline that does not work
-        if any(p.category in FAILING for p in self.paths) or self.lifecycle.get("candidate"):
-            return EXIT_FAILED
-        if any(p.category in CANNOT_JUDGE for p in self.paths):
-            return EXIT_ERROR  # gymgate's own fault on one side: rerun
-        return EXIT_OK
+        return comparison_exit(self)  # decided in gymgate.verdict
 
     @property
     def verdict(self) -> str:
-        groups = self.by_category()
-        if self.baseline_broken:
-            return f"cannot judge: the baseline is BROKEN ({self.baseline_broken.splitlines()[0][:200]})"
-        if self.candidate_broken:
-            return f"candidate BROKEN: {self.candidate_broken.splitlines()[0][:200]}"
-        flaky = groups.get(FLAKY, [])
-        unreliable = [p for p in self.paths if p.nondeterministic_on_candidate]
-        # Never silent: the line names what needs a reader, the candidate's new nondeterminism first.
-        noted = f", {len(unreliable)} nondeterministic on the candidate" if unreliable else ""
-        noted += f", {len(flaky)} flaky" if flaky else ""
-        noted += f", {len(groups[REMOVED_PATH])} removed" if groups.get(REMOVED_PATH) else ""
-        if self.lifecycle.get("candidate"):
-            noted += f", lifecycle check failed ({len(self.lifecycle['candidate'])} Gym stop problem(s))"
-        code = self.exit_code
-        if code == EXIT_OK:
-            same = len(groups.get(SAME_PASS, []))
-            acked = sum(1 for p in self.changed if any(c.ack for c in p.changes))
-            noted = (f": {acked} acknowledged" if acked else "") + noted
-            return f"no regression ({same} paths pass on both, {len(self.changed)} changed{noted})"
-        unjudged = len(groups.get(UNJUDGED, []))
-        if code == EXIT_ERROR:
-            return f"cannot judge: {unjudged} path(s) unjudged (gymgate's own error; rerun){noted}"
-        judged = f"{len(groups.get(REGRESSED, []))} regressed, {len(groups.get(BROKEN_CATEGORY, []))} broken"
-        if groups.get(CHANGED):
-            judged += f", {len(groups[CHANGED])} changed (unacknowledged contract changes)"
-        return judged + (f", {unjudged} unjudged" if unjudged else "") + noted
+        return comparison_verdict(self)
 
 
 def _load_run(run_dir: Path) -> tuple[dict[str, Any], dict[str, PathRecord], RunMark]:
@@ -219,7 +185,7 @@ def compare_runs(baseline_dir: Path, candidate_dir: Path, acks_dir: Path | None 
     base_broken = base_mark.broken or _never_started(base, reruns["baseline"])
     cand_broken = cand_mark.broken or _never_started(cand, reruns["candidate"])
     base, cand = (_break(base) if base_broken else base), (_break(cand) if cand_broken else cand)
-    paths = []
+    paths, evidences = [], {}
     broken = {"baseline": bool(base_broken), "candidate": bool(cand_broken)}
     for name in sorted(set(base) | set(cand)):
         a, b = base.get(name), cand.get(name)
@@ -231,7 +197,8 @@ def compare_runs(baseline_dir: Path, candidate_dir: Path, acks_dir: Path | None 
         attempts = {role: [label(r) for r in history] for role, history in records.items()}
         disagreements = {role: d for role, history in records.items() if (d := disagreement(history)) is not None}
         unstable = ("baseline" in disagreements, "candidate" in disagreements)
-        category = categorize(label(a), label(b), attempts.get("candidate"), attempts.get("baseline"), unstable)
+        evidence = (label(a), label(b), attempts.get("candidate"), attempts.get("baseline"), unstable)
+        category = categorize(*evidence)
         item = PathComparison(
             name,
             a.outcome if a else None,
@@ -242,6 +209,7 @@ def compare_runs(baseline_dir: Path, candidate_dir: Path, acks_dir: Path | None 
             attempts=attempts,
             disagreements=disagreements,
         )
+        evidences[name] = evidence
         if category == FLAKY:
             item.flaky_on = flaky_side(*unstable)
         if b is not None and b.outcome != PASS and (b.outcome != SKIP or category == REGRESSED):
@@ -262,9 +230,9 @@ def compare_runs(baseline_dir: Path, candidate_dir: Path, acks_dir: Path | None 
         report = ack_files.apply_chain(steps, pair_changes)
     else:
         report = ack_files.apply(ack_files.load(files, base_info, cand_info), pair_changes)
-    for item in paths:
+    for item in paths:  # the reviews are in: an unacknowledged contract change is judged by the table too
         if any(c.kind == CONTRACT and not c.ack for c in item.changes):
-            item.category = CHANGED
+            item.category = categorize(*evidences[item.path], changed=True)
             item.causes = sorted(
                 {f"[changed] {ack_files.fold(c.field)}" for c in item.changes if c.kind == CONTRACT and not c.ack}
             )

@@ -7,7 +7,7 @@ but the declared nondeterministic values (nondeterministic.toml) show a Gym that
 - flaky: some attempt passed and some did not (harness errors aside);
 - nondeterministic: attempts that ran to their end (PASS or FAIL) differ in outcome, failures or any observed value.
 Attempts that never passed and disagree only on how they failed (a FAIL, then a timeout) are neither: the path
-never passed, and the first informative attempt judges it (compare/categories.py).
+never passed, and the first informative attempt judges it (gymgate/verdict.py).
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gymgate.compare.categories import HARNESS_ERROR, label
 from gymgate.compare.observation import diff, side_by_side
 from gymgate.outcomes import FAIL, PASS
 from gymgate.runfolder import PathRecord
+from gymgate.verdict import HARNESS_ERROR, label
 
 OUTCOME, FAILURES = "outcome", "failures"  # the two fields of an attempt beyond its observation
 

@@ -81,7 +81,7 @@ def accept(args: Namespace) -> tuple[int, dict]:
     if baseline is None or baseline.digest == candidate.digest:
         alone = run_ref(candidate, expected, opts, reuse=True, narrowed=bool(args.paths))
         run = RunFolder(alone.dir)
-        document = run_document(run, alone.code, expected, cached=alone.cached)
+        document = run_document(alone.judged, run, cached=alone.cached)
         publish(run_markdown(document), run_annotations(list(run.records(expected).values())))
         return alone.code, document
     bump = judge_bump(

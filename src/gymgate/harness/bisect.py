@@ -4,7 +4,7 @@ Between a good and a bad commit of one repository (first-parent history), every 
 (default: those that regress from good to bad) and only their environments, through the same matrix and cache as
 `accept`, and judges the commit against the good ref's run with the same comparison:
 
-- bad: a chosen path regresses, breaks or changes unacknowledged (compare.categories FAILING);
+- bad: a chosen path regresses, breaks or changes unacknowledged (gymgate.verdict FAILING);
 - good: every chosen path is as on the good ref;
 - skip: the commit cannot be built or no environment starts (as `git bisect skip`); bisection goes around it;
 - unsure (a path ERRORed or could not be judged): rerun in fresh Gyms; attempts that agree decide, attempts that
@@ -16,17 +16,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from gymgate.compare.categories import FAILING, FIXED, SAME_PASS
 from gymgate.compare.runs import Comparison, compare_runs
-from gymgate.errors import EXIT_FAILED, EXIT_OK, UsageError
+from gymgate.errors import UsageError
 from gymgate.harness.run import RunOptions, RunResult, run_ref
-from gymgate.outcomes import ERROR
+from gymgate.outcomes import BisectVerdict
 from gymgate.pathid import both, environments
 from gymgate.refs import git
 from gymgate.refs.resolve import resolve_ref
 from gymgate.refs.source import KIND_GIT, GymSource
+from gymgate.verdict import FAILING, bisect_exit, commit_verdict
 
-GOOD, BAD, SKIP, FLAKY, UNSURE = "good", "bad", "skip", "flaky", "unsure"
+GOOD, BAD, SKIP, FLAKY, UNSURE = (
+    BisectVerdict.GOOD,
+    BisectVerdict.BAD,
+    BisectVerdict.SKIP,
+    BisectVerdict.FLAKY,
+    BisectVerdict.UNSURE,
+)
 ATTEMPTS = 3  # at most this many runs of one unsure commit
 
 
@@ -36,7 +42,7 @@ class Step:
 
     commit: str
     subject: str
-    verdict: str
+    verdict: BisectVerdict
     why: str
     runs: list[Path] = field(default_factory=list)
 
@@ -67,22 +73,6 @@ def resolve_pair(good: str, bad: str, repo: str | None) -> tuple[GymSource, GymS
 def chosen_paths(comparison: Comparison) -> list[str]:
     """The paths that regress from good to bad: what bisect looks for when not told."""
     return sorted(p.path for p in comparison.paths if p.category in FAILING)
-
-
-def verdict_of(comparison: Comparison, paths: list[str]) -> tuple[str, str]:
-    """(good | bad | skip | unsure, why) for one commit's run judged against the good ref's run."""
-    if comparison.candidate_broken:
-        return SKIP, comparison.candidate_broken.splitlines()[0]
-    by_path = {p.path: p for p in comparison.paths}
-    failing = [p for p in paths if by_path[p].category in FAILING]
-    unsure = [
-        p for p in paths if by_path[p].candidate == ERROR or by_path[p].category not in (*FAILING, SAME_PASS, FIXED)
-    ]
-    if unsure:
-        return UNSURE, ", ".join(f"{p}: {by_path[p].candidate} ({by_path[p].category})" for p in unsure)
-    if failing:
-        return BAD, ", ".join(f"{p}: {by_path[p].category} {'; '.join(by_path[p].causes)[:200]}" for p in failing)
-    return GOOD, "every chosen path as on the good ref"
 
 
 class Bisector:
@@ -118,7 +108,7 @@ class Bisector:
             runs.append(result.dir)
             if result.broken:
                 return SKIP, f"cannot be built: {result.broken.splitlines()[0]}", runs
-            verdict, why = verdict_of(compare_runs(self.good_run, result.dir, self.acks), self.paths)
+            verdict, why = commit_verdict(compare_runs(self.good_run, result.dir, self.acks), self.paths)
             if verdict == SKIP:
                 return SKIP, why, runs
             attempts.append((verdict, why))
@@ -264,4 +254,4 @@ def bisect_command(args) -> int:
     written = write_outcome(result, args.out or report_dir(args.runs_dir, "bisect"), args.acks)
     print("\n" + verdict_line(result))
     print("written: " + ", ".join(str(p) for p in written))
-    return EXIT_FAILED if result.paths else EXIT_OK
+    return bisect_exit(result.paths)

@@ -10,12 +10,12 @@ from pathlib import Path
 
 from gymgate.ci.github import comparison_annotations, group, publish
 from gymgate.compare.attempts import labels
-from gymgate.compare.categories import HARNESS_ERROR, NO_RECORD
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
 from gymgate.harness.reruns import real_attempt, run_reruns
 from gymgate.harness.run import RunOptions, run_ref
 from gymgate.refs.source import GymSource
 from gymgate.runfolder import RunFolder
+from gymgate.verdict import HARNESS_ERROR, NO_RECORD
 
 
 @dataclass(frozen=True)

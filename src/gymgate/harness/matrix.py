@@ -13,12 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gymgate.compare.runs import Comparison, compare_runs
-from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK, UsageError
+from gymgate.errors import EXIT_OK, UsageError
 from gymgate.harness.bump import write_reports
 from gymgate.harness.run import RunOptions, RunResult, run_ref
 from gymgate.pathid import both
 from gymgate.refs.source import GymSource
 from gymgate.runfolder import PathRecord, RunFolder, runs_dir
+from gymgate.verdict import matrix_exit
 
 
 @dataclass
@@ -50,13 +51,9 @@ class Matrix:
 
     @property
     def exit_code(self) -> int:
-        """The last bump's verdict (0 clean, 1 regression or unreviewed change, 2 cannot judge); with one ref, that
-        ref's own verdict (a BROKEN or failing ref is 1, as `accept --no-baseline` says)."""
-        if self.bumps:
-            return self.bumps[-1].comparison.exit_code
-        if any(r.run.broken or r.run.code == EXIT_FAILED for r in self.refs):
-            return EXIT_FAILED
-        return EXIT_ERROR if any(r.run.code == EXIT_ERROR for r in self.refs) else EXIT_OK
+        """Decided in gymgate.verdict (matrix_exit): the last bump's verdict, or with one ref that ref's own."""
+        last = self.bumps[-1].comparison if self.bumps else None
+        return matrix_exit(last, [(r.run.code, bool(r.run.broken)) for r in self.refs])
 
 
 def report_dir(base: Path | None, kind: str) -> Path:

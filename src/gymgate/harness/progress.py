@@ -10,14 +10,13 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import Any
 
 from gymgate.ci.github import command, folding
-from gymgate.outcomes import ERROR, FAIL, PASS, SKIP
-from gymgate.runfolder import PathRecord, RunFolder
+from gymgate.outcomes import ERROR, FAIL, PASS, SKIP, EnvState
+from gymgate.runfolder import EnvStatus, PathRecord, RunFolder
 
 OUTCOME_STYLE = {PASS: "green", FAIL: "red", ERROR: "red", SKIP: "yellow"}
-ENV_STYLE = {"starting": "cyan", "ready": "green", "failed": "red", "skipped": "yellow"}
+ENV_STYLE = {EnvState.STARTING: "cyan", EnvState.READY: "green", EnvState.FAILED: "red", EnvState.SKIPPED: "yellow"}
 
 
 class Progress:
@@ -28,7 +27,7 @@ class Progress:
         self.tty = self.stream.isatty() if tty is None else tty
         self.interval = interval
         self.began = time.monotonic()
-        self.envs: dict[str, dict[str, Any]] = {}
+        self.envs: dict[str, EnvStatus] = {}
         self.paths: dict[str, PathRecord] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -37,11 +36,12 @@ class Progress:
         """Read the run folder; returns plain lines for what changed since the last poll."""
         lines = []
         for env, status in self.run.service_statuses().items():
-            if self.envs.get(env, {}).get("status") != status.get("status"):
+            seen = self.envs.get(env)
+            if seen is None or seen.status != status.status:
                 self.envs[env] = status
-                extra = f" ({status.get('worker', '')})" if status.get("worker") else ""
-                took = f" {status['seconds']:.1f}s" if status.get("status") != "starting" else ""
-                lines.append(f"{status['status']:<8} {env}{extra}{took}")
+                extra = f" ({status.worker})" if status.worker else ""
+                took = f" {status.seconds:.1f}s" if status.status != EnvState.STARTING else ""
+                lines.append(f"{status.status:<8} {env}{extra}{took}")
         for name, record in self.run.written_records().items():
             if name not in self.paths:
                 self.paths[name] = record
@@ -67,8 +67,8 @@ class Progress:
         for column in ("environment", "gym", "worker", "accepted", "rejected"):
             table.add_column(column)
         for env, status in sorted(self.envs.items()):
-            state = status.get("status", "")
-            cells = [env, f"[{ENV_STYLE.get(state, 'white')}]{state}[/]", status.get("worker", "")]
+            state = status.status
+            cells = [env, f"[{ENV_STYLE[state]}]{state}[/]", status.worker or ""]
             for mode in ("accepted", "rejected"):
                 record = self.paths.get(f"{env}:{mode}")
                 outcome = record.outcome if record else ""

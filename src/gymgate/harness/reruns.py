@@ -12,11 +12,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from gymgate.compare.attempts import attempt_labels, labels
-from gymgate.compare.categories import HARNESS_ERROR, NO_RECORD, mixed
 from gymgate.harness.run import RunOptions, RunResult, run_ref
 from gymgate.outcomes import BROKEN, ERROR, FAIL, SKIP
 from gymgate.refs.source import GymSource
 from gymgate.runfolder import RunFolder
+from gymgate.verdict import HARNESS_ERROR, NO_RECORD, mixed
 
 # A pass needs no second opinion; skip (the config is absent) and broken are deterministic.
 RERUN_CANDIDATE = (FAIL, ERROR, HARNESS_ERROR, NO_RECORD)

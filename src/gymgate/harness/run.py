@@ -22,6 +22,7 @@ from gymgate.outcomes import BROKEN
 from gymgate.refs.source import GymSource
 from gymgate.report.summary import print_summary
 from gymgate.runfolder import FINISHED_STATUSES, PathRecord, RunFolder, RunMark, new_run_id, runs_dir
+from gymgate.verdict import RunVerdict, judge_run
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,14 @@ class RunResult:
     code: int  # the run's own verdict: 0 clean, 1 failures (or broken), 2 not judged
     broken: str = ""  # why this ref could not be locked or built, if it could not
     cached: bool = False  # served from a stored run (nothing ran)
+    judged: RunVerdict | None = None  # what decided `code` (gymgate.verdict.judge_run)
+
+
+def judged_result(run: RunFolder, pytest_code: int, expected: list[str], **kwargs: Any) -> RunResult:
+    """The run judged alone, its summary printed."""
+    judged = judge_run(run, pytest_code, expected)
+    print_summary(judged, run)
+    return RunResult(run.root, judged.code, judged=judged, **kwargs)
 
 
 def prepare(source: GymSource):
@@ -132,14 +141,14 @@ def run_ref(
         run = open_run(source, opts, run_id, run_dir)
         write_broken_run(run, source, expected, f"build: {exc}")
         print(f"gymgate: {source.name} is BROKEN: {str(exc).splitlines()[0]}", file=sys.stderr)
-        return RunResult(run.root, print_summary(run, pytest_code=1, expected=expected), broken=str(exc))
+        return judged_result(run, 1, expected, broken=str(exc))
     shared = shared_digest(source.digest, env.project / "uv.lock", f"{env.interpreter.version} {env.interpreter.build}")
     inputs = inputs_digest(shared, expected, opts.attempts)
     if reuse and opts.cache and not opts.selftest:  # gymgate's own negative tests are asked for: they run
         stored = find_cached(opts.runs_dir or runs_dir(), inputs)
         if stored is not None:
             print(f"cached: {stored.root} (none of its inputs changed: sha256:{inputs[:12]}; --no-cache runs it again)")
-            return RunResult(stored.root, print_summary(stored, pytest_code=0, expected=expected), cached=True)
+            return judged_result(stored, 0, expected, cached=True)
     run = open_run(source, opts, run_id, run_dir)
     record_environment(run, env)
     mark = RunMark(
@@ -152,7 +161,7 @@ def run_ref(
         deadlines=dict(opts.deadlines),
     )
     code = run_session(env, run, mark, session_args(run, opts, expected if narrowed else None), opts)
-    return RunResult(run.root, print_summary(run, pytest_code=code, expected=expected))
+    return judged_result(run, code, expected)
 
 
 def session_args(run: RunFolder, opts: RunOptions, only: list[str] | None) -> list[str]:

@@ -13,6 +13,7 @@ def merge_command(args) -> tuple[int, dict]:
     from gymgate.report.summary import print_summary, run_document
     from gymgate.runfolder import runs_dir
     from gymgate.shards.merge import baseline_of, gather, merge, point_reruns_at
+    from gymgate.verdict import judge_run
 
     sets = gather(args.runs)
     if len(sets) > 2:
@@ -23,8 +24,9 @@ def merge_command(args) -> tuple[int, dict]:
     for shard_set, run in zip(ordered, merged, strict=True):
         print(f"merged {len(shard_set.runs)} shards of {shard_set.ref}: {run.root}", flush=True)
     if len(merged) == 1:
-        code = print_summary(merged[0], pytest_code=merged[0].mark().pytest_exit or 0)
-        return code, run_document(merged[0], code)
+        judged = judge_run(merged[0], merged[0].mark().pytest_exit or 0)
+        print_summary(judged, merged[0])
+        return judged.code, run_document(judged, merged[0])
     baseline, candidate = merged
     point_reruns_at(candidate, baseline)
     code = compare_and_report(baseline.root, candidate.root, candidate.root, full=False, acks=args.acks)

@@ -13,11 +13,11 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from gymgate.atomic import write_text_atomic
-from gymgate.compare.categories import ACTIONABLE, CATEGORIES, FAILING, FLAKY, UNJUDGED
 from gymgate.compare.observation import CONTRACT, side_by_side, text_diff
 from gymgate.compare.runs import Comparison, PathComparison
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
 from gymgate.report.markdown import cause_groups, flaky_side_text, ref_label
+from gymgate.verdict import ACTIONABLE, CATEGORIES, FAILING, FLAKY, UNJUDGED
 
 BANNER = {EXIT_OK: "pass", EXIT_FAILED: "fail", EXIT_ERROR: "error"}
 BANNER_WORD = {EXIT_OK: "PASS", EXIT_FAILED: "FAIL", EXIT_ERROR: "CANNOT JUDGE"}

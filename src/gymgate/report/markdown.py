@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from gymgate.compare.categories import ACTIONABLE, SAME_FAIL
 from gymgate.compare.observation import CONTRACT, side_by_side, text_diff
 from gymgate.compare.runs import NONDETERMINISTIC_CAUSE, Comparison, PathComparison
 from gymgate.refs.source import nemo_gym_label
+from gymgate.verdict import ACTIONABLE, SAME_FAIL
 
 
 def ref_label(info: dict[str, Any]) -> str:

@@ -17,7 +17,13 @@ from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite
 
 from gymgate import __version__
 from gymgate.atomic import write_json_atomic, write_text_atomic
-from gymgate.compare.categories import (
+from gymgate.compare.lockdiff import packages
+from gymgate.compare.observation import Change, side_by_side
+from gymgate.compare.runs import Comparison, PathComparison
+from gymgate.errors import UsageError
+from gymgate.outcomes import ERROR, PASS, SKIP
+from gymgate.runfolder import RunFolder, RunMark
+from gymgate.verdict import (
     BROKEN_CATEGORY,
     FAILING,
     FLAKY,
@@ -25,12 +31,6 @@ from gymgate.compare.categories import (
     SKIPPED,
     UNJUDGED,
 )
-from gymgate.compare.lockdiff import packages
-from gymgate.compare.observation import Change, side_by_side
-from gymgate.compare.runs import Comparison, PathComparison
-from gymgate.errors import UsageError
-from gymgate.outcomes import ERROR, PASS, SKIP
-from gymgate.runfolder import RunFolder, RunMark
 
 RETRY_CATEGORIES = (REGRESSED, UNJUDGED, FLAKY, BROKEN_CATEGORY)
 RESULTS = "results.json"

@@ -36,7 +36,9 @@ from gymgate.atomic import write_json_atomic
 from gymgate.errors import UsageError
 from gymgate.locations import repo_root
 from gymgate.outcomes import ERROR, HARNESS
+from gymgate.pathid import PathId
 from gymgate.runfolder.record import NO_RECORD, PathRecord
+from gymgate.runfolder.status import EnvStatus, WorkerRecord
 
 SCHEMA = 2  # the run folder's shape; bumped when its files change (2: every path record carries `observed`)
 # pytest's exit statuses of a session that ran its tests to the end (0 all passed, 1 some failed)
@@ -143,8 +145,7 @@ class RunFolder:
         return self.root / SOURCE
 
     def record_file(self, path_id: str) -> Path:
-        env, mode = path_id.split(":")
-        return self.paths_dir / f"{env}-{mode}.json"
+        return self.paths_dir / f"{PathId(path_id).stem}.json"
 
     def log(self, env: str) -> Path:
         return self.logs_dir / f"{env}.log"
@@ -225,9 +226,8 @@ class RunFolder:
             try:
                 record = _record_of(file)
             except (OSError, ValueError, TypeError) as exc:
-                env, _, mode = file.stem.rpartition("-")
                 reason = f"{NO_RECORD}: {file.name} is unreadable ({exc})"
-                record = PathRecord.stub(f"{env}:{mode}", ERROR, reason, blame=HARNESS)
+                record = PathRecord.stub(PathId.from_stem(file.stem), ERROR, reason, blame=HARNESS)
             records[record.path] = record
         if expected is None:
             mark = self.mark()
@@ -240,19 +240,34 @@ class RunFolder:
         return records
 
     # -- the session's live state ----------------------------------------------------------------------------------
-    def write_service_status(self, env: str, status: dict[str, Any]) -> Path:
-        return write_json_atomic(self.root / SERVICES / f"{env}.json", status)
+    def write_service_status(self, status: EnvStatus) -> Path:
+        return write_json_atomic(self.root / SERVICES / f"{status.env}.json", status.to_json())
 
-    def service_statuses(self) -> dict[str, dict[str, Any]]:
+    def service_statuses(self) -> dict[str, EnvStatus]:
         """Each environment's latest start-up status, by environment (a file being replaced is skipped)."""
-        return _read_all(self.root / SERVICES)
+        found = {}
+        for env, data in _read_all(self.root / SERVICES).items():
+            try:
+                found[env] = EnvStatus.from_json(data)
+            except (TypeError, ValueError):
+                continue  # not a status (yet): as a file being replaced, the next read sees it
+        return found
 
-    def write_worker(self, worker: str, record: dict[str, Any]) -> Path:
-        return write_json_atomic(self.root / WORKERS / f"{worker}.json", record)
+    def write_worker(self, worker: str, record: WorkerRecord) -> Path:
+        return write_json_atomic(self.root / WORKERS / f"{worker}.json", record.to_json())
 
-    def workers(self) -> dict[str, dict[str, Any]]:
+    def workers(self) -> dict[str, WorkerRecord]:
         """Every worker's record (read after the session ended: one that cannot be read is damage, not absence)."""
-        return {path.stem: _read_json(path) for path in sorted((self.root / WORKERS).glob("*.json"))}
+        found = {}
+        for path in sorted((self.root / WORKERS).glob("*.json")):
+            data = _read_json(path)
+            if data is None:
+                continue  # removed since the listing
+            try:
+                found[path.stem] = WorkerRecord.from_json(data)
+            except (TypeError, ValueError) as exc:
+                raise UsageError(f"{path} is damaged ({exc}); rerun") from exc
+        return found
 
     def write_up_record(self, record: dict[str, Any]) -> Path:
         return write_json_atomic(self.root / UP_RECORD, record)
@@ -264,8 +279,8 @@ class RunFolder:
         """What did not stop within its bounds (each was killed): the run mark's and every worker's."""
         mark = self.mark()
         found = list(mark.lifecycle) if mark else []
-        for _, data in sorted(self.workers().items()):
-            for env, errors in sorted((data.get("stop_errors") or {}).items()):
+        for _, worker in sorted(self.workers().items()):
+            for env, errors in sorted((worker.stop_errors or {}).items()):
                 found += [f"{env}: {error}" for error in errors]
         return found
 

@@ -13,17 +13,16 @@ import time
 import urllib.error
 import urllib.request
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gymgate.cases.environments import MODEL_CONFIG, POLICY_MODEL, Environment
 from gymgate.outcomes import GYM, HARNESS, EnvState
-from gymgate.runfolder import RunFolder
+from gymgate.processes import alive
+from gymgate.runfolder import EnvStatus, RunFolder  # EnvStatus: also imported from here (tests/inenv)
 from gymgate.services import gym_compat, gymlog, lifecycle
 from gymgate.services.gym_actor import GymActor
 from gymgate.services.ports import BandLease, free_port_in, lease_band
-from gymgate.processes import alive
 from gymgate.services.ray_cluster import is_ray_failure, unwrap
 from gymgate.text import strip_ansi
 
@@ -31,20 +30,6 @@ STARTING, READY, SKIPPED, FAILED = EnvState.STARTING, EnvState.READY, EnvState.S
 SPINUP_TIMEOUT_S = 600.0
 PROBE_TIMEOUT_S = 10.0
 INTERRUPT_SHUTDOWN_TIMEOUT_S = 15.0
-
-
-@dataclass
-class EnvStatus:
-    env: str
-    status: str
-    reason: str = ""
-    seconds: float = 0.0
-    servers: list[dict[str, Any]] = field(default_factory=list)
-    log: str = ""
-    blame: str = ""  # for a failed start: gym, or harness (gymgate.outcomes)
-
-    def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "reason": strip_ansi(self.reason)}
 
 
 def probe(server: dict[str, Any], timeout: float = PROBE_TIMEOUT_S) -> int | None:

@@ -5,6 +5,7 @@ use the same object; the run's Ray cluster itself is started once per run by who
 
 from __future__ import annotations
 
+import dataclasses
 import signal
 import time
 from concurrent.futures import Future
@@ -12,8 +13,8 @@ from typing import Any
 
 from gymgate.cases.environments import Environment
 from gymgate.consumer.postprocess import ActorSide
-from gymgate.runfolder import RunFolder
-from gymgate.services.fleet import INTERRUPT_SHUTDOWN_TIMEOUT_S, EnvStatus, Fleet
+from gymgate.runfolder import EnvStatus, RunFolder, WorkerRecord
+from gymgate.services.fleet import INTERRUPT_SHUTDOWN_TIMEOUT_S, Fleet
 from gymgate.services.lifecycle import SHUTDOWN_TIMEOUT_S
 
 
@@ -48,17 +49,20 @@ class WorkerSession:
         consumer = ActorSide(tokenizer) if tokenizer is not None else None  # `up` starts Gyms without a consumer
         self.fleet = Fleet(run, environments, policy_base_url, consumer=consumer, spinup_timeout_s=spinup_timeout_s)
         self.starting: dict[str, Future] = {}
-        self.record: dict[str, Any] = {"worker": worker, "gcs": gcs}
+        self.record = WorkerRecord(worker, gcs)
         self._began = time.monotonic() if began is None else began  # when this worker began (ready_seconds)
 
     def _status(self, status: EnvStatus) -> None:
-        self.run.write_service_status(status.env, {**status.to_json(), "worker": self.worker, "at": time.time()})
+        self.run.write_service_status(dataclasses.replace(status, worker=self.worker, at=time.time()))
         if self._on_status is not None:
             self._on_status(status)
 
     def launch(self, names: list[str], **record: Any) -> None:
-        """Every named Gym starts now, all at once, without waiting."""
-        self.record.update(record, planned=names, launched_after_s=round(time.monotonic() - self._began, 3))
+        """Every named Gym starts now, all at once, without waiting. `record`: more fields of the worker record
+        (WorkerRecord), e.g. namespace."""
+        self.record = dataclasses.replace(
+            self.record, **record, planned=names, launched_after_s=round(time.monotonic() - self._began, 3)
+        )
         self.starting.update(self.fleet.launch(self.gcs, on_status=self._status, names=names))
         self.write_record()
 
@@ -89,11 +93,11 @@ class WorkerSession:
     def stop(self) -> dict[str, list[str]]:
         """Stop every Gym (what does not stop within its bound is killed; its error is kept for the lifecycle
         check) and write the worker record."""
-        planned = [self.fleet.statuses[n].seconds for n in self.record.get("planned", []) if n in self.fleet.statuses]
-        self.record["ready_seconds"] = round(self.record.get("launched_after_s", 0.0) + max(planned, default=0.0), 2)
+        planned = [self.fleet.statuses[n].seconds for n in self.record.planned or [] if n in self.fleet.statuses]
+        self.record.ready_seconds = round((self.record.launched_after_s or 0.0) + max(planned, default=0.0), 2)
         began = time.monotonic()
         errors = self.fleet.stop(self.stop_timeout_s)
-        self.record.update(stop_errors=errors, stop_seconds=round(time.monotonic() - began, 2))
+        self.record.stop_errors, self.record.stop_seconds = errors, round(time.monotonic() - began, 2)
         self.write_record()
         return errors
 

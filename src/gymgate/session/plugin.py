@@ -183,10 +183,10 @@ def run_context(request, worker_id):
                 discard=session.discard,
             )
         finally:
-            session.record["named_actors"] = sorted(
+            session.record.named_actors = sorted(
                 f"{a['namespace']}/{a['name']}" for a in ray.util.list_named_actors(all_namespaces=True)
             )
-            session.record["endpoint_requests"] = len(endpoint.exchanges)
+            session.record.endpoint_requests = len(endpoint.exchanges)
             # What did not stop within its bounds was killed; the harness fails the run's lifecycle check on it.
             session.stop()
             ray.shutdown()

@@ -25,9 +25,9 @@ from gymgate.acceptance.path import GENERATION  # noqa: E402
 from gymgate.cases.environments import load_environments  # noqa: E402
 from gymgate.endpoint.server import ModelEndpoint, Sampling  # noqa: E402
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK  # noqa: E402
-from gymgate.runfolder import RunFolder  # noqa: E402
-from gymgate.services.fleet import FAILED, READY, EnvStatus  # noqa: E402
+from gymgate.outcomes import EnvState  # noqa: E402
 from gymgate.processes import RUN_MARKER  # noqa: E402
+from gymgate.runfolder import EnvStatus, RunFolder  # noqa: E402
 from gymgate.services.ray_cluster import private_ray  # noqa: E402
 from gymgate.session.controller import WorkerSession, honour_sigint  # noqa: E402
 
@@ -87,13 +87,13 @@ def main(argv: list[str] | None = None) -> int:
                 statuses = session.wait_all()
                 record["ready_seconds"] = round(time.monotonic() - began, 2)
                 record["environments"] = {k: v.to_json() for k, v in statuses.items()}
-                if any(s.status == FAILED for s in statuses.values()):
+                if any(s.status == EnvState.FAILED for s in statuses.values()):
                     code = EXIT_FAILED
             finally:
                 stop_began = time.monotonic()
                 errors = session.stop()
                 record["stop_seconds"] = round(time.monotonic() - stop_began, 2)
-                record["cleanup_errors"] = errors
+                record["stop_errors"] = errors
                 for env, problems in errors.items():  # the lifecycle check: a Gym that did not stop in its bound
                     print(f"  lifecycle {env}: did not stop within its bound, killed: {problems[0]}", flush=True)
                     code = EXIT_FAILED
@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         record["finished"] = time.time()
         run.write_up_record(record)
     statuses = session.fleet.statuses if session is not None else {}
-    ready = sum(1 for s in statuses.values() if s.status == READY)
+    ready = sum(1 for s in statuses.values() if s.status == EnvState.READY)
     print(
         f"{ready}/{len(environments)} environments ready in {record.get('ready_seconds', 0)} s; "
         f"stopped in {record.get('stop_seconds', 0)} s",

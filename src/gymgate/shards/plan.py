@@ -1,6 +1,6 @@
 """Which environments shard K of N runs. Balanced by each environment's measured cost (its Gym's start-up plus its
-paths, in shards/costs.toml), not by name: the longest-first greedy assignment, ties broken by name, so every
-machine computes the same split from the same inputs."""
+paths, in shards/costs.toml), not by name: gymgate.balance.longest_first, the same balancer that deals a run's
+environments to its xdist workers, so every machine computes the same split from the same inputs."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from gymgate.balance import longest_first
 from gymgate.errors import UsageError
 from gymgate.locations import repo_root
+from gymgate.outcomes import EnvState
 from gymgate.runfolder import RunFolder
 
 SHARD = re.compile(r"^([1-9][0-9]*)/([1-9][0-9]*)$")
@@ -53,15 +55,7 @@ def load_costs(path: Path | None = None) -> dict[str, float]:
 def split(envs: list[str], count: int, costs: dict[str, float]) -> list[list[str]]:
     """`envs` in `count` groups of near-equal cost. An environment without a measurement costs the median of those
     with one. More shards than environments leaves some empty (a shard with nothing to run is a usage error)."""
-    known = [costs[e] for e in envs if e in costs]
-    default = statistics.median(known) if known else 1.0
-    loads = [0.0] * count
-    groups: list[list[str]] = [[] for _ in range(count)]
-    for env in sorted(envs, key=lambda e: (-costs.get(e, default), e)):
-        target = min(range(count), key=lambda i: (loads[i], i))
-        groups[target].append(env)
-        loads[target] += costs.get(env, default)
-    return [sorted(g) for g in groups]
+    return [sorted(group) for group in longest_first(envs, count, costs)]
 
 
 def shard_envs(envs: list[str], shard: Shard, costs: dict[str, float] | None = None) -> list[str]:
@@ -79,8 +73,8 @@ def measured_costs(runs: list[RunFolder]) -> dict[str, float]:
     for run in runs:
         spent: dict[str, float] = {}
         for env, status in run.service_statuses().items():
-            if status.get("status") == "ready" and isinstance(status.get("seconds"), int | float):
-                spent[env] = spent.get(env, 0.0) + float(status["seconds"])
+            if status.status == EnvState.READY:
+                spent[env] = spent.get(env, 0.0) + float(status.seconds)
         for record in run.written_records().values():
             seconds = (record.timings or {}).get("path_s")
             if record.env in spent and isinstance(seconds, int | float):

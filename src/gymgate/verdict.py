@@ -1,0 +1,273 @@
+"""Where every verdict is decided: a path's category in a comparison, a comparison's exit code and verdict line, a
+run judged alone, a matrix, a bisected commit. Renderers (report/, ci/) show what is decided here; they decide
+nothing.
+
+The one table from a path's outcomes on the baseline and the candidate to a comparison category.
+
+A record is first reduced to a *label*: PASS, FAIL, ERROR (blamed on Gym), ERROR(harness) (gymgate's own fault:
+it says nothing about Gym), NO_RECORD (an expected path that left no record), SKIP (not in that Gym), BROKEN (the
+ref could not be locked, built or started at all), or None (the run was not asked for that path).
+
+The table fails closed: a path that passes on the baseline and fails, errors, left no record or is absent (its
+environment's config or data gone) on the candidate is regressed. Harness errors are not evidence either way: a
+side whose every attempt is a harness error makes the path unjudged (exit 2, rerun). A side is flaky only when some
+attempt passed and some did not; a side that never passed is judged by its first informative attempt, whatever mix
+of FAIL / ERROR / BROKEN / no record its attempts show (a path that never passes is never flaky, and never exit 0).
+A candidate whose attempts disagree (flaky, or nondeterministic: compare/stability.py) where the baseline's agree is
+regressed; a baseline that disagrees with itself makes the path flaky (named, exit 0).
+
+A path that passes on both refs is "same-pass" unless the bump changed what its model received or what RL trains
+on (a contract change, compare/observation.py) and no reviewed acknowledgement covers it: then it is "changed",
+which fails the gate like a regression (compare/runs.py decides it from the two observations).
+
+Exit codes, everywhere: 0 clean, 1 a regression or failure (a category in FAILING, a Gym that did not stop, a ref
+whose attempts disagree), 2 nothing could be judged (UNJUDGED, a BROKEN baseline, a session that did not finish).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
+from gymgate.outcomes import BROKEN, ERROR, FAIL, HARNESS, PASS, SKIP, BisectVerdict, Category
+from gymgate.runfolder import FINISHED_STATUSES, PathRecord
+
+if TYPE_CHECKING:
+    from gymgate.compare.runs import Comparison
+
+HARNESS_ERROR = "ERROR(harness)"
+NO_RECORD = "NO_RECORD"
+LABELS = (PASS, FAIL, ERROR, HARNESS_ERROR, NO_RECORD, SKIP, BROKEN, None)
+
+REGRESSED, BROKEN_CATEGORY, CHANGED, UNJUDGED = Category.REGRESSED, Category.BROKEN, Category.CHANGED, Category.UNJUDGED
+FLAKY, FIXED, NEW_PATH, REMOVED_PATH = Category.FLAKY, Category.FIXED, Category.NEW_PATH, Category.REMOVED_PATH
+SAME_FAIL, SAME_PASS, SKIPPED = Category.SAME_FAIL, Category.SAME_PASS, Category.SKIPPED
+CATEGORIES = tuple(Category)  # in the order reports list them
+# Categories a reviewer must look at; the "same" buckets are collapsed in reports.
+ACTIONABLE = (REGRESSED, BROKEN_CATEGORY, CHANGED, UNJUDGED, FLAKY, FIXED, NEW_PATH, REMOVED_PATH)
+FAILING = (REGRESSED, BROKEN_CATEGORY, CHANGED)  # exit 1
+CANNOT_JUDGE = (UNJUDGED,)  # exit 2 unless something failed
+
+_ROW_PASS = {
+    PASS: SAME_PASS,
+    FAIL: REGRESSED,
+    ERROR: REGRESSED,
+    HARNESS_ERROR: UNJUDGED,
+    NO_RECORD: REGRESSED,
+    SKIP: REGRESSED,  # the environment's config or data is gone: an RL framework training on it breaks
+    BROKEN: BROKEN_CATEGORY,
+    None: UNJUDGED,
+}
+_ROW_FAILING = {
+    PASS: FIXED,
+    FAIL: SAME_FAIL,
+    ERROR: SAME_FAIL,
+    HARNESS_ERROR: UNJUDGED,
+    NO_RECORD: SAME_FAIL,
+    SKIP: REMOVED_PATH,
+    BROKEN: BROKEN_CATEGORY,
+    None: UNJUDGED,
+}
+_ROW_ABSENT = {
+    PASS: NEW_PATH,
+    FAIL: REGRESSED,
+    ERROR: REGRESSED,
+    HARNESS_ERROR: UNJUDGED,
+    NO_RECORD: REGRESSED,
+    SKIP: SKIPPED,
+    BROKEN: BROKEN_CATEGORY,
+    None: SKIPPED,
+}
+#  baseline label -> candidate label -> category
+TABLE: dict[str | None, dict[str | None, Category]] = {
+    PASS: _ROW_PASS,
+    FAIL: _ROW_FAILING,
+    ERROR: _ROW_FAILING,
+    HARNESS_ERROR: {c: (BROKEN_CATEGORY if c == BROKEN else UNJUDGED) for c in LABELS},
+    NO_RECORD: {c: (BROKEN_CATEGORY if c == BROKEN else UNJUDGED) for c in LABELS},
+    SKIP: _ROW_ABSENT,
+    BROKEN: {c: (FIXED if c == PASS else BROKEN_CATEGORY) for c in LABELS},
+    None: _ROW_ABSENT,
+}
+
+
+def label(record: PathRecord | None) -> str | None:
+    """What one record says about Gym, as the table reads it."""
+    if record is None:
+        return None
+    outcome = record.outcome
+    if record.missing:
+        return NO_RECORD
+    if outcome == ERROR and record.blame == HARNESS:
+        return HARNESS_ERROR
+    if outcome in (PASS, FAIL, ERROR, SKIP, BROKEN):
+        return outcome
+    return ERROR  # an outcome this version does not know is never a pass
+
+
+def informative(history: list[str | None]) -> list[str | None]:
+    """The attempts that say something about Gym: harness errors are dropped (unless nothing else is left)."""
+    kept = [h for h in history if h != HARNESS_ERROR]
+    return kept or history
+
+
+def mixed(history: list[str | None]) -> bool:
+    """Some informative attempt passed and some did not: flaky. Attempts that disagree only on how they failed
+    (a FAIL, then an ERROR) are not flaky: the path never passed."""
+    kept = set(informative(history))
+    return PASS in kept and len(kept) > 1
+
+
+def categorize(
+    baseline: str | None,
+    candidate: str | None,
+    attempts: list[str | None] | None = None,
+    baseline_attempts: list[str | None] | None = None,
+    unstable: tuple[bool, bool] = (False, False),
+    changed: bool = False,
+) -> Category:
+    """The category of one path from its labels. `attempts` / `baseline_attempts` are each side's labels over all
+    its attempts (the first included); `unstable` says whether each side's attempts disagreed (baseline, candidate;
+    compare/stability.py: flaky or nondeterministic — mixed labels count as unstable here too).
+    A candidate that disagrees with itself where the baseline did not is regressed: the bump made the path
+    unreliable for whoever trains on it. A baseline that disagrees with itself makes the path flaky (named, exit 0):
+    the bump did not cause it. `changed`: the candidate passes with an unacknowledged contract change (what the
+    model received or what RL trains on differs from the baseline and no review covers it); a path that would be
+    same-pass is then changed, which fails the gate like a regression."""
+    base_unstable = unstable[0] or mixed(baseline_attempts or [baseline])
+    cand_unstable = unstable[1] or mixed(attempts or [candidate])
+    if cand_unstable and not base_unstable:
+        return REGRESSED
+    if base_unstable:
+        return FLAKY
+    sides = [
+        informative(history or [first])[0] for first, history in ((baseline, baseline_attempts), (candidate, attempts))
+    ]
+    try:
+        category = TABLE[sides[0]][sides[1]]
+    except KeyError:
+        raise ValueError(f"not a label pair: {sides[0]!r} -> {sides[1]!r}") from None
+    return CHANGED if changed and category == SAME_PASS else category
+
+
+def flaky_side(baseline_unstable: bool, candidate_unstable: bool) -> str:
+    """Which ref of a flaky path disagreed with itself: "baseline" or "both" (the candidate alone is regressed)."""
+    return "both" if baseline_unstable and candidate_unstable else "baseline"
+
+
+def comparison_exit(comparison: Comparison) -> int:
+    """A bump's exit code."""
+    if comparison.baseline_broken:
+        return EXIT_ERROR  # nothing can be judged against a baseline that does not work
+    if any(p.category in FAILING for p in comparison.paths) or comparison.lifecycle.get("candidate"):
+        return EXIT_FAILED
+    if any(p.category in CANNOT_JUDGE for p in comparison.paths):
+        return EXIT_ERROR  # gymgate's own fault on one side: rerun
+    return EXIT_OK
+
+
+def comparison_verdict(comparison: Comparison) -> str:
+    """A bump's verdict line: never silent, it names what needs a reader (the candidate's new nondeterminism
+    first)."""
+    groups = comparison.by_category()
+    if comparison.baseline_broken:
+        return f"cannot judge: the baseline is BROKEN ({comparison.baseline_broken.splitlines()[0][:200]})"
+    if comparison.candidate_broken:
+        return f"candidate BROKEN: {comparison.candidate_broken.splitlines()[0][:200]}"
+    flaky = groups.get(FLAKY, [])
+    unreliable = [p for p in comparison.paths if p.nondeterministic_on_candidate]
+    noted = f", {len(unreliable)} nondeterministic on the candidate" if unreliable else ""
+    noted += f", {len(flaky)} flaky" if flaky else ""
+    noted += f", {len(groups[REMOVED_PATH])} removed" if groups.get(REMOVED_PATH) else ""
+    if comparison.lifecycle.get("candidate"):
+        noted += f", lifecycle check failed ({len(comparison.lifecycle['candidate'])} Gym stop problem(s))"
+    code = comparison_exit(comparison)
+    if code == EXIT_OK:
+        same = len(groups.get(SAME_PASS, []))
+        acked = sum(1 for p in comparison.changed if any(c.ack for c in p.changes))
+        noted = (f": {acked} acknowledged" if acked else "") + noted
+        return f"no regression ({same} paths pass on both, {len(comparison.changed)} changed{noted})"
+    unjudged = len(groups.get(UNJUDGED, []))
+    if code == EXIT_ERROR:
+        return f"cannot judge: {unjudged} path(s) unjudged (gymgate's own error; rerun){noted}"
+    judged = f"{len(groups.get(REGRESSED, []))} regressed, {len(groups.get(BROKEN_CATEGORY, []))} broken"
+    if groups.get(CHANGED):
+        judged += f", {len(groups[CHANGED])} changed (unacknowledged contract changes)"
+    return judged + (f", {unjudged} unjudged" if unjudged else "") + noted
+
+
+RUN_VERDICTS = {EXIT_OK: "clean", EXIT_FAILED: "failures found", EXIT_ERROR: "could not judge"}
+
+
+def run_exit(
+    records: Sequence[PathRecord], pytest_code: int, lifecycle: Sequence[str] = (), unstable: bool = False
+) -> int:
+    """A ref judged alone: 0 every path passed or was skipped; 1 a path failed or errored, a path's attempts
+    disagreed with each other (`unstable`), or a Gym did not stop within its bound; 2 the run could not judge
+    anything (or its test session did not finish)."""
+    if not records or pytest_code not in FINISHED_STATUSES:
+        return EXIT_ERROR  # nothing judged, or the test session itself did not finish
+    if any(r.outcome not in (PASS, SKIP) for r in records) or lifecycle or unstable or pytest_code == 1:
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+@dataclass(frozen=True)
+class RunVerdict:
+    """A ref judged alone, with what decided it (what the terminal summary and the --json document show)."""
+
+    code: int
+    records: list[PathRecord]  # the expected paths' records
+    lifecycle: list[str]  # what did not stop within its bound
+    disagreements: dict[str, str]  # path -> how its attempts disagreed
+
+    @property
+    def label(self) -> str:
+        return RUN_VERDICTS.get(self.code, RUN_VERDICTS[EXIT_ERROR])
+
+
+def judge_run(run: Any, pytest_code: int, expected: list[str] | None = None) -> RunVerdict:
+    """One stored run (a RunFolder) judged alone."""
+    from gymgate.compare.stability import disagreement
+
+    records = list(run.records(expected).values())
+    lifecycle = run.lifecycle_failures()
+    found = {r.path: disagreement(r.attempt_records()) for r in records}
+    unstable = {path: d.line("this ref") for path, d in found.items() if d is not None}
+    return RunVerdict(run_exit(records, pytest_code, lifecycle, bool(unstable)), records, lifecycle, unstable)
+
+
+def matrix_exit(last_bump: Comparison | None, runs: Sequence[tuple[int, bool]]) -> int:
+    """The matrix's exit: the last bump's verdict (0 clean, 1 regression or unreviewed change, 2 cannot judge);
+    with one ref, that ref's own (`runs`: each ref's (exit code, broken); a BROKEN or failing ref is 1, as
+    `accept --no-baseline` says)."""
+    if last_bump is not None:
+        return comparison_exit(last_bump)
+    if any(broken or code == EXIT_FAILED for code, broken in runs):
+        return EXIT_FAILED
+    return EXIT_ERROR if any(code == EXIT_ERROR for code, _ in runs) else EXIT_OK
+
+
+def commit_verdict(comparison: Comparison, paths: list[str]) -> tuple[BisectVerdict, str]:
+    """A bisected commit's run judged against the good ref's run: (good | bad | skip | unsure, why)."""
+    if comparison.candidate_broken:
+        return BisectVerdict.SKIP, comparison.candidate_broken.splitlines()[0]
+    by_path = {p.path: p for p in comparison.paths}
+    failing = [p for p in paths if by_path[p].category in FAILING]
+    unsure = [
+        p for p in paths if by_path[p].candidate == ERROR or by_path[p].category not in (*FAILING, SAME_PASS, FIXED)
+    ]
+    if unsure:
+        why = ", ".join(f"{p}: {by_path[p].candidate} ({by_path[p].category})" for p in unsure)
+        return BisectVerdict.UNSURE, why
+    if failing:
+        why = ", ".join(f"{p}: {by_path[p].category} {'; '.join(by_path[p].causes)[:200]}" for p in failing)
+        return BisectVerdict.BAD, why
+    return BisectVerdict.GOOD, "every chosen path as on the good ref"
+
+
+def bisect_exit(first_bad_paths: list[str]) -> int:
+    """1 when a first bad commit (or its suspects) was found for the chosen paths, 0 when nothing regresses."""
+    return EXIT_FAILED if first_bad_paths else EXIT_OK
