@@ -88,9 +88,9 @@ class Option:
     def repeatable(self) -> bool:
         return self.extra.get("action") == "append"
 
-    def help_text(self) -> str:
+    def help_text(self, variable: bool = True) -> str:
         text = self.help.format(default=self.default)
-        return f"{text} (or ${self.var})" if self.var else text
+        return f"{text} (or ${self.var})" if self.var and variable else text
 
     def variable(self, convert: Callable[[str], Any] | None = None) -> Any:
         """The variable's value read as `convert` (default: the flag's type) reads it; None when unset or empty."""
@@ -458,7 +458,11 @@ def add_session_options(addoption: Callable[..., Any], names: Iterable[str] | No
     for option in session_options():
         if names is not None and option.name not in names:
             continue
-        kwargs: dict[str, Any] = {"help": option.help_text(), "dest": option.name, "default": option.default}
+        kwargs: dict[str, Any] = {
+            "help": option.help_text(variable=False),
+            "dest": option.name,
+            "default": option.default,
+        }
         if option.repeatable:
             kwargs["action"] = "append"
         elif option.type is not None or option.default is not None:

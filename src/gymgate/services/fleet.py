@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from gymgate.cases.environments import MODEL_CONFIG, POLICY_MODEL, Environment
+from gymgate.options import default
 from gymgate.outcomes import GYM, HARNESS, EnvState
 from gymgate.processes import alive
 from gymgate.runfolder import EnvStatus, RunFolder  # EnvStatus: also imported from here (tests/inenv)
@@ -27,7 +28,7 @@ from gymgate.services.ray_cluster import is_ray_failure, unwrap
 from gymgate.text import strip_ansi
 
 STARTING, READY, SKIPPED, FAILED = EnvState.STARTING, EnvState.READY, EnvState.SKIPPED, EnvState.FAILED
-SPINUP_TIMEOUT_S = 600.0
+SPINUP_TIMEOUT_S = default("spinup_timeout")
 PROBE_TIMEOUT_S = 10.0
 INTERRUPT_SHUTDOWN_TIMEOUT_S = 15.0
 

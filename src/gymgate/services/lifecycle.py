@@ -13,9 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gymgate.options import default
 from gymgate.processes import kill_group, wait_gone
 
-SHUTDOWN_TIMEOUT_S = 60.0  # Gym stops its children one at a time: ~3 s each in the worst case
+SHUTDOWN_TIMEOUT_S = default("stop_timeout")  # Gym stops its children one at a time: ~3 s each at worst
 IDENTITY_TIMEOUT_S = 120.0
 ACTOR_EXIT_WAIT_S = 2.0
 

@@ -14,7 +14,7 @@ from typing import Any
 from gymgate.cases.environments import Environment
 from gymgate.consumer.postprocess import ActorSide
 from gymgate.runfolder import EnvStatus, RunFolder, WorkerRecord
-from gymgate.services.fleet import INTERRUPT_SHUTDOWN_TIMEOUT_S, Fleet
+from gymgate.services.fleet import INTERRUPT_SHUTDOWN_TIMEOUT_S, SPINUP_TIMEOUT_S, Fleet
 from gymgate.services.lifecycle import SHUTDOWN_TIMEOUT_S
 
 
@@ -38,7 +38,7 @@ class WorkerSession:
         environments: list[Environment],
         policy_base_url,
         tokenizer: Any = None,
-        spinup_timeout_s: float = 600.0,
+        spinup_timeout_s: float = SPINUP_TIMEOUT_S,
         stop_timeout_s: float = SHUTDOWN_TIMEOUT_S,
         on_status=None,
         began: float | None = None,

@@ -25,6 +25,7 @@ from gymgate.acceptance.path import GENERATION  # noqa: E402
 from gymgate.cases.environments import load_environments  # noqa: E402
 from gymgate.endpoint.server import ModelEndpoint, Sampling  # noqa: E402
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK  # noqa: E402
+from gymgate.options import add_session_options  # noqa: E402
 from gymgate.outcomes import EnvState  # noqa: E402
 from gymgate.processes import RUN_MARKER  # noqa: E402
 from gymgate.runfolder import EnvStatus, RunFolder  # noqa: E402
@@ -46,14 +47,14 @@ def print_status(status: EnvStatus) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gymgate.session.up")
-    parser.add_argument("--run-dir", type=Path, required=True)
-    parser.add_argument("--env", action="append", dest="envs")
+    add_session_options(parser.add_argument, names=("run_dir", "envs", "spinup_timeout", "stop_timeout"))
     parser.add_argument(
         "--policy-base-url", help="a model endpoint to point Gym at (default: gymgate's own endpoint, started here)"
     )
-    parser.add_argument("--spinup-timeout", type=float, default=600.0)
-    parser.add_argument("--stop-timeout", type=float, default=60.0)
     args = parser.parse_args(argv)
+    if not args.run_dir:
+        parser.error("--run-dir is required")
+    args.run_dir = Path(args.run_dir)
 
     signal.signal(signal.SIGTERM, _raise_interrupt)
     honour_sigint()
