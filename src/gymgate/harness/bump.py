@@ -92,21 +92,11 @@ def write_reports(comparison, out_dir: Path) -> tuple[str, list[Path]]:
 def compare_and_report(baseline: Path, candidate: Path, out_dir: Path, full: bool, acks: Path | None = None) -> int:
     """Compare two stored runs, write every report file into `out_dir`, print the verdict and summary."""
     from gymgate.compare.runs import compare_runs
+    from gymgate.report.markdown import render_terminal
 
     comparison = compare_runs(baseline, candidate, acks)
     text, written = write_reports(comparison, out_dir)
     publish(text, comparison_annotations(comparison))
-    # The terminal gets the verdict, the lifecycle check, the summary table and the root causes (with who is to
-    # blame); the files have everything.
-    short = [text.split("\n### ", 1)[0], *(_section(text, h) for h in ("### Lifecycle check", "### Summary"))]
-    short += [_section(text, h) for h in ("### Root causes", "### Contract changes", "### Acknowledg")]
-    print("\n" + (text if full else "\n".join(part for part in short if part)))
+    print("\n" + (text if full else render_terminal(comparison)))
     print("written: " + ", ".join(str(p) for p in written))
     return comparison.exit_code
-
-
-def _section(text: str, heading: str) -> str:
-    if heading not in text:
-        return ""
-    body = text.split(heading, 1)[1]
-    return heading + body.split("\n### ", 1)[0]

@@ -16,43 +16,78 @@ def ref_label(info: dict[str, Any]) -> str:
 
 
 def render_markdown(comparison: Comparison) -> str:
-    groups = comparison.by_category()
-    lines = [
+    """report.md: every section."""
+    sections = (_header, _broken, _lifecycle, _locks, _summary, _root_causes, _categories, _contract_changes)
+    sections += (_acknowledged, _additive, _ack_notes, _unchanged)
+    return "\n".join(line for section in sections for line in section(comparison))
+
+
+def render_terminal(comparison: Comparison) -> str:
+    """What the terminal shows of a comparison: the verdict, the lifecycle check, the summary table, the root causes
+    (with who is to blame) and what a reviewer must act on; report.md has everything."""
+    acks = _acknowledged(comparison) or _ack_notes(comparison)
+    sections = [_header, _lifecycle, _summary, _root_causes, _contract_changes]
+    return "\n".join(text for text in (*("\n".join(s(comparison)) for s in sections), "\n".join(acks)) if text)
+
+
+def _header(comparison: Comparison) -> list[str]:
+    return [
         f"## gymgate: {ref_label(comparison.baseline)} → {ref_label(comparison.candidate)}",
         "",
         f"**Verdict: {comparison.verdict}.**",
         "",
     ]
+
+
+def _broken(comparison: Comparison) -> list[str]:
+    lines: list[str] = []
     for role, why in (("baseline", comparison.baseline_broken), ("candidate", comparison.candidate_broken)):
         if why:
             lines += [f"### The {role} is BROKEN", "", "```", *why.splitlines()[:30], "```", ""]
-    if any(comparison.lifecycle.values()):
-        lines += ["### Lifecycle check", ""]
-        for role, problems in comparison.lifecycle.items():
-            verdict = "FAIL" if role == "candidate" else "noted (baseline)"
-            lines += [f"- {role} ({verdict}): did not stop within its bound, killed: {p}" for p in problems]
-        lines.append("")
-    if comparison.locks is not None:
-        locks = comparison.locks
-        lines += ["### Lock diff", ""]
-        if locks.empty:
-            lines.append("No package changes.")
-        else:
-            for name, (a, b) in sorted(locks.highlighted.items()):
-                lines.append(f"- **{name}**: {a or '—'} → {b or '—'}")
-            lines.append(
-                f"- {len(locks.upgraded)} upgraded, {len(locks.downgraded)} downgraded, {len(locks.replaced)} replaced, "
-                f"{len(locks.added)} added "
-                f"({', '.join(sorted(locks.added)) or 'none'}), {len(locks.removed)} removed "
-                f"({', '.join(sorted(locks.removed)) or 'none'})"
-            )
-        lines.append("")
-    lines += ["### Summary", "", "| category | paths |", "|---|---|"]
+    return lines
+
+
+def _lifecycle(comparison: Comparison) -> list[str]:
+    if not any(comparison.lifecycle.values()):
+        return []
+    lines = ["### Lifecycle check", ""]
+    for role, problems in comparison.lifecycle.items():
+        verdict = "FAIL" if role == "candidate" else "noted (baseline)"
+        lines += [f"- {role} ({verdict}): did not stop within its bound, killed: {p}" for p in problems]
+    return [*lines, ""]
+
+
+def _locks(comparison: Comparison) -> list[str]:
+    locks = comparison.locks
+    if locks is None:
+        return []
+    lines = ["### Lock diff", ""]
+    if locks.empty:
+        lines.append("No package changes.")
+    else:
+        for name, (a, b) in sorted(locks.highlighted.items()):
+            lines.append(f"- **{name}**: {a or '—'} → {b or '—'}")
+        lines.append(
+            f"- {len(locks.upgraded)} upgraded, {len(locks.downgraded)} downgraded, {len(locks.replaced)} replaced, "
+            f"{len(locks.added)} added "
+            f"({', '.join(sorted(locks.added)) or 'none'}), {len(locks.removed)} removed "
+            f"({', '.join(sorted(locks.removed)) or 'none'})"
+        )
+    return [*lines, ""]
+
+
+def _summary(comparison: Comparison) -> list[str]:
+    groups = comparison.by_category()
+    lines = ["### Summary", "", "| category | paths |", "|---|---|"]
     for category in sorted(groups, key=lambda c: (c not in ACTIONABLE, c)):
         lines.append(f"| {category} | {len(groups[category])} |")
     lines.append(f"| pass on both with changes (contract or additive, any acknowledged) | {len(comparison.changed)} |")
-    lines.append("")
-    lines += _root_causes(comparison.paths)
+    return [*lines, ""]
+
+
+def _categories(comparison: Comparison) -> list[str]:
+    groups = comparison.by_category()
+    lines: list[str] = []
     for category in [c for c in ACTIONABLE if c in groups]:
         lines += [f"### {category}", ""]
         # Within regressed, what the bump made nondeterministic comes first.
@@ -66,14 +101,18 @@ def render_markdown(comparison: Comparison) -> str:
                 f"{reason}"
             )
         lines.append("")
-    lines += _changes(comparison)
+    return lines
+
+
+def _unchanged(comparison: Comparison) -> list[str]:
+    groups = comparison.by_category()
     same = [c for c in groups if c not in ACTIONABLE]
-    if same:
-        lines += ["<details><summary>unchanged paths</summary>", ""]
-        for category in sorted(same):
-            lines.append(f"- {category}: " + ", ".join(f"`{p.path}`" for p in groups[category]))
-        lines += ["", "</details>", ""]
-    return "\n".join(lines)
+    if not same:
+        return []
+    lines = ["<details><summary>unchanged paths</summary>", ""]
+    for category in sorted(same):
+        lines.append(f"- {category}: " + ", ".join(f"`{p.path}`" for p in groups[category]))
+    return [*lines, "", "</details>", ""]
 
 
 def flaky_side_text(flaky_on: str) -> str:
@@ -97,9 +136,9 @@ def cause_groups(paths: list[PathComparison]) -> list[tuple[str, list[PathCompar
     return sorted(causes.items(), key=lambda kv: (-len(kv[1]), kv[0]))
 
 
-def _root_causes(paths: list[PathComparison]) -> list[str]:
+def _root_causes(comparison: Comparison) -> list[str]:
     """One line per root cause."""
-    causes = cause_groups(paths)
+    causes = cause_groups(comparison.paths)
     if not causes:
         return []
     lines = ["### Root causes", ""]
@@ -112,53 +151,64 @@ def _root_causes(paths: list[PathComparison]) -> list[str]:
     return [*lines, ""]
 
 
-def _changes(comparison: Comparison) -> list[str]:
-    """Every change on paths passing on both refs: unacknowledged contract changes side by side (they fail the
-    gate), then the acknowledged ones with their reasons, the additive ones, and what the acks did."""
-    groups = comparison.change_groups()
+def _contract_changes(comparison: Comparison) -> list[str]:
+    """Unacknowledged contract changes on paths passing on both refs, side by side: they fail the gate."""
+    failing = [g for g in comparison.change_groups() if g.failing]
+    if not failing:
+        return []
     old, new = comparison.baseline.get("name", "baseline"), comparison.candidate.get("name", "candidate")
-    lines: list[str] = []
-    failing = [g for g in groups if g.failing]
-    if failing:
+    lines = [
+        "### Contract changes (unacknowledged: they fail the gate until reviewed — `gymgate ack`)",
+        "",
+        "What the model receives or what RL trains on differs, on paths that pass on both refs.",
+        "",
+    ]
+    for group in failing:
+        before, after = side_by_side(group.sample.before, group.sample.after)
         lines += [
-            "### Contract changes (unacknowledged: they fail the gate until reviewed — `gymgate ack`)",
+            f"#### `{group.field}` — {_paths(group.paths)}",
             "",
-            "What the model receives or what RL trains on differs, on paths that pass on both refs.",
+            f"| {old} (before) | {new} (after) |",
+            "|---|---|",
+            f"| {_cell(before)} | {_cell(after)} |",
             "",
         ]
-        for group in failing:
-            before, after = side_by_side(group.sample.before, group.sample.after)
-            lines += [
-                f"#### `{group.field}` — {_paths(group.paths)}",
-                "",
-                f"| {old} (before) | {new} (after) |",
-                "|---|---|",
-                f"| {_cell(before)} | {_cell(after)} |",
-                "",
-            ]
-            diff = text_diff(group.sample.before, group.sample.after)
-            if diff:
-                lines += ["```diff", *diff, "```", ""]
-    acked = [g for g in groups if g.kind == CONTRACT and g.ack]
-    if acked:
-        lines += ["### Acknowledged changes", ""]
-        for group in acked:
-            lines.append(f"- `{group.field}` — {_paths(group.paths)}: **{group.ack}** ({group.ack_file})")
-        lines.append("")
-    additive = [g for g in groups if g.kind != CONTRACT]
-    if additive:
-        lines += ["<details><summary>additive changes (new keys in Gym's result; they pass)</summary>", ""]
-        for group in additive:
-            _, after = side_by_side(group.sample.before, group.sample.after, limit=80)
-            lines.append(f"- `{group.field}` = `{after}` — {_paths(group.paths)}")
-        lines += ["", "</details>", ""]
-    report = comparison.acks
-    if report.stale or report.refused:
-        lines += ["### Acknowledgements", ""]
-        lines += [f"- refused (no reason; it covers nothing until one is written): {a.where}" for a in report.refused]
-        lines += [f"- stale (matches no change of this comparison): {a.where}" for a in report.stale]
-        lines.append("")
+        diff = text_diff(group.sample.before, group.sample.after)
+        if diff:
+            lines += ["```diff", *diff, "```", ""]
     return lines
+
+
+def _acknowledged(comparison: Comparison) -> list[str]:
+    """Contract changes a reviewed acknowledgement covers, with its reason."""
+    acked = [g for g in comparison.change_groups() if g.kind == CONTRACT and g.ack]
+    if not acked:
+        return []
+    lines = ["### Acknowledged changes", ""]
+    lines += [f"- `{g.field}` — {_paths(g.paths)}: **{g.ack}** ({g.ack_file})" for g in acked]
+    return [*lines, ""]
+
+
+def _additive(comparison: Comparison) -> list[str]:
+    additive = [g for g in comparison.change_groups() if g.kind != CONTRACT]
+    if not additive:
+        return []
+    lines = ["<details><summary>additive changes (new keys in Gym's result; they pass)</summary>", ""]
+    for group in additive:
+        _, after = side_by_side(group.sample.before, group.sample.after, limit=80)
+        lines.append(f"- `{group.field}` = `{after}` — {_paths(group.paths)}")
+    return [*lines, "", "</details>", ""]
+
+
+def _ack_notes(comparison: Comparison) -> list[str]:
+    """What the acknowledgement files did wrong: an entry without a reason, one matching no change."""
+    report = comparison.acks
+    if not (report.stale or report.refused):
+        return []
+    lines = ["### Acknowledgements", ""]
+    lines += [f"- refused (no reason; it covers nothing until one is written): {a.where}" for a in report.refused]
+    lines += [f"- stale (matches no change of this comparison): {a.where}" for a in report.stale]
+    return [*lines, ""]
 
 
 def _paths(paths: list[str]) -> str:
