@@ -8,9 +8,10 @@ import pytest
 
 from gymgate.errors import UsageError
 from gymgate.harness import matrix
-from gymgate.harness.run import RunOptions, RunResult
+from gymgate.harness.run import RunOptions
 from gymgate.refs import resolve_ref
 from gymgate.report.matrix import write_matrix_reports
+from gymgate.results import RunResult
 from tests.helpers import record, stored_run
 
 PATHS = ["mcqa:accepted", "mcqa:rejected"]

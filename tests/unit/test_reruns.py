@@ -7,9 +7,10 @@ from gymgate.compare.attempts import load_attempts
 from gymgate.compare.runs import compare_runs
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED
 from gymgate.harness.reruns import run_reruns
-from gymgate.harness.run import RunResult, write_broken_run
+from gymgate.harness.run import write_broken_run
 from gymgate.refs.source import GymSource
 from gymgate.report.markdown import render_markdown
+from gymgate.results import RunResult
 from gymgate.runfolder import RunFolder, RunMark
 from gymgate.verdict import label
 from tests.helpers import record, stored_run

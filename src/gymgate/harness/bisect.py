@@ -13,17 +13,18 @@ Between a good and a bad commit of one repository (first-parent history), every 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 from gymgate.compare.runs import Comparison, compare_runs
 from gymgate.errors import UsageError
-from gymgate.harness.run import RunOptions, RunResult, run_ref
+from gymgate.harness.run import RunOptions, run_ref
 from gymgate.outcomes import BisectVerdict
 from gymgate.pathid import both, environments
 from gymgate.refs import git
 from gymgate.refs.resolve import resolve_ref
 from gymgate.refs.source import KIND_GIT, GymSource
+from gymgate.results import BisectResult, RunResult, Step
 from gymgate.verdict import FAILING, bisect_exit, commit_verdict
 
 GOOD, BAD, SKIP, FLAKY, UNSURE = (
@@ -34,30 +35,6 @@ GOOD, BAD, SKIP, FLAKY, UNSURE = (
     BisectVerdict.UNSURE,
 )
 ATTEMPTS = 3  # at most this many runs of one unsure commit
-
-
-@dataclass
-class Step:
-    """One commit tried: what it was judged, and from which runs."""
-
-    commit: str
-    subject: str
-    verdict: BisectVerdict
-    why: str
-    runs: list[Path] = field(default_factory=list)
-
-
-@dataclass
-class BisectResult:
-    good: GymSource
-    bad: GymSource
-    paths: list[str]
-    commits: list[str]  # first-parent history after good, up to and including bad
-    steps: list[Step]
-    last_good: str  # a commit (or the good ref's)
-    first_bad: str | None  # None when skipped commits hide it: then `suspects` holds every candidate
-    suspects: list[str] = field(default_factory=list)
-    runs: dict[str, Path] = field(default_factory=dict)  # commit -> the run that decided it
 
 
 def resolve_pair(good: str, bad: str, repo: str | None) -> tuple[GymSource, GymSource]:

@@ -9,51 +9,16 @@ from __future__ import annotations
 
 import datetime as dt
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from gymgate.compare.runs import Comparison, compare_runs
+from gymgate.compare.runs import compare_runs
 from gymgate.errors import EXIT_OK, UsageError
 from gymgate.harness.bump import write_reports
-from gymgate.harness.run import RunOptions, RunResult, run_ref
+from gymgate.harness.run import RunOptions, run_ref
 from gymgate.pathid import both
 from gymgate.refs.source import GymSource
-from gymgate.runfolder import PathRecord, RunFolder, runs_dir
-from gymgate.verdict import matrix_exit
-
-
-@dataclass
-class MatrixRef:
-    """One column of the matrix: the ref as asked for, what it resolved to, and its run."""
-
-    asked: str
-    source: GymSource
-    run: RunResult
-    records: dict[str, PathRecord] = field(default_factory=dict)
-
-
-@dataclass
-class Bump:
-    """The comparison of two neighbours, and where its full report set was written."""
-
-    baseline: MatrixRef
-    candidate: MatrixRef
-    comparison: Comparison
-    out: Path
-    report: str  # its report.md, as written into `out`
-
-
-@dataclass
-class Matrix:
-    refs: list[MatrixRef]
-    bumps: list[Bump]
-    paths: list[str]
-
-    @property
-    def exit_code(self) -> int:
-        """Decided in gymgate.verdict (matrix_exit): the last bump's verdict, or with one ref that ref's own."""
-        last = self.bumps[-1].comparison if self.bumps else None
-        return matrix_exit(last, [(r.run.code, bool(r.run.broken)) for r in self.refs])
+from gymgate.results import Bump, Matrix, MatrixRef
+from gymgate.runfolder import RunFolder, runs_dir
 
 
 def report_dir(base: Path | None, kind: str) -> Path:

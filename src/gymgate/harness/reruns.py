@@ -12,9 +12,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from gymgate.compare.attempts import attempt_labels, labels
-from gymgate.harness.run import RunOptions, RunResult, run_ref
+from gymgate.harness.run import RunOptions, run_ref
 from gymgate.outcomes import BROKEN, ERROR, FAIL, SKIP
 from gymgate.refs.source import GymSource
+from gymgate.results import RunResult
 from gymgate.runfolder import RunFolder
 from gymgate.verdict import HARNESS_ERROR, NO_RECORD, mixed
 

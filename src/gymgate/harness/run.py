@@ -21,8 +21,9 @@ from gymgate.options import default, session_argv
 from gymgate.outcomes import BROKEN
 from gymgate.refs.source import GymSource
 from gymgate.report.summary import print_summary
+from gymgate.results import RunResult
 from gymgate.runfolder import FINISHED_STATUSES, PathRecord, RunFolder, RunMark, new_run_id, runs_dir
-from gymgate.verdict import RunVerdict, judge_run
+from gymgate.verdict import judge_run
 
 
 @dataclass(frozen=True)
@@ -48,15 +49,6 @@ class RunOptions:
         """The run options among a parsed command line's values (an option a command does not take keeps its
         declared default)."""
         return cls(**{f.name: getattr(values, f.name) for f in fields(cls) if hasattr(values, f.name)})
-
-
-@dataclass(frozen=True)
-class RunResult:
-    dir: Path
-    code: int  # the run's own verdict: 0 clean, 1 failures (or broken), 2 not judged
-    broken: str = ""  # why this ref could not be locked or built, if it could not
-    cached: bool = False  # served from a stored run (nothing ran)
-    judged: RunVerdict | None = None  # what decided `code` (gymgate.verdict.judge_run)
 
 
 def judged_result(run: RunFolder, pytest_code: int, expected: list[str], **kwargs: Any) -> RunResult:

@@ -6,13 +6,10 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from gymgate.atomic import write_json_atomic, write_text_atomic
 from gymgate.refs.source import nemo_gym_label
-
-if TYPE_CHECKING:
-    from gymgate.harness.bisect import BisectResult
+from gymgate.results import BisectResult
 
 
 def verdict_line(result: BisectResult) -> str:

@@ -8,16 +8,13 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from gymgate.atomic import write_text_atomic
 from gymgate.outcomes import BROKEN, ERROR, FAIL, PASS, SKIP
 from gymgate.refs.source import nemo_gym_label
+from gymgate.results import Matrix, MatrixRef
+from gymgate.runfolder import PathRecord
 from gymgate.text import reward_text
-
-if TYPE_CHECKING:
-    from gymgate.harness.matrix import Matrix, MatrixRef
-    from gymgate.runfolder import PathRecord
 
 CELL_COLOUR = {PASS: "#cfc", FAIL: "#f99", ERROR: "#fc9", SKIP: "#eee", BROKEN: "#c66"}
 
