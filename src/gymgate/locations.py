@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from gymgate.options import CACHE_VAR
+
 PACKAGE_DIR = Path(__file__).resolve().parent
 REPO_ROOT = PACKAGE_DIR.parent.parent
 
@@ -25,7 +27,7 @@ def envs_dir() -> Path:
 def cache_dir() -> Path:
     """Content-addressed environments, resolved refs and git mirrors live here, outside the checkout,
     so clones and CI runs on the same machine share them."""
-    explicit = os.environ.get("GYMGATE_CACHE")
+    explicit = os.environ.get(CACHE_VAR)
     if explicit:
         return Path(explicit)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")

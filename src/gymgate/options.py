@@ -427,6 +427,8 @@ OPTIONS: tuple[Option, ...] = (
 )
 BY_NAME = {o.name: o for o in OPTIONS}
 VARIABLES = tuple(o for o in OPTIONS if o.var)  # what README's table of GYMGATE_* variables lists
+# The variables read where their value is used (read_below), named for those readers.
+GYM_REPO_VAR, CACHE_VAR, RUNS_VAR = (BY_NAME[n].var for n in ("gym_repo", "cache_dir", "runs_dir"))
 
 
 def default(name: str) -> Any:

@@ -1,6 +1,6 @@
 """Finding and stopping what a run started, by PID and process group only.
 
-Every process a run starts inherits RUN_MARKER=<run id> in its environment (Ray daemons, Ray workers,
+Every process a run starts inherits RUN_MARKER=<run id> and RUN_ENVIRONMENT in its environment (Ray daemons, Ray workers,
 Gym servers, the endpoint), so the final sweep can find exactly the run's own processes, however they
 were spawned, and never touches anything else on the machine.
 """
@@ -14,6 +14,20 @@ import time
 from pathlib import Path
 
 RUN_MARKER = "GYMGATE_RUN_ID"
+# Environment every process of a run gets: no telemetry, no hub downloads, no token auth between our own
+# processes (Ray 2.60 otherwise shares one per-user token file across every cluster of the user).
+RUN_ENVIRONMENT = {
+    "RAY_USAGE_STATS_ENABLED": "0",
+    "RAY_AUTH_MODE": "disabled",
+    "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+    "RAY_DEDUP_LOGS": "0",
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "WANDB_MODE": "disabled",
+    "UV_PYTHON_DOWNLOADS": "never",
+    "UV_OFFLINE": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+}
 
 
 def marked_pids(run_id: str) -> list[int]:

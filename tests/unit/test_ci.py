@@ -1,4 +1,4 @@
-"""Results where CI shows them (ci/github.py) and the GYMGATE_* settings (ci/settings.py): the job summary, one
+"""Results where CI shows them (ci/github.py) and the GYMGATE_* variables (gymgate/options.py): the job summary, one
 annotation per path a reviewer must look at, log groups only under Actions, `--json` alone on stdout."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from gymgate.ci import github, settings
+from gymgate import options
+from gymgate.ci import github
 from gymgate.cli import build_parser, main
 from gymgate.compare.runs import Comparison, PathComparison
 from gymgate.errors import UsageError
@@ -111,7 +112,7 @@ def test_every_setting_is_listed_in_the_readme():
     from gymgate.locations import repo_root
 
     readme = (repo_root() / "README.md").read_text()
-    assert all(f"`{s.var}`" in readme for s in settings.SETTINGS)
+    assert all(f"`{s.var}`" in readme for s in options.VARIABLES)
 
 
 def test_compare_json_is_alone_on_stdout(tmp_path, outside_ci):

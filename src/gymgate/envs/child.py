@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gymgate.envs.sync import SyncedEnv
-from gymgate.processes import RUN_MARKER, sweep
-from gymgate.services.ray_cluster import RUN_ENVIRONMENT
+from gymgate.processes import RUN_ENVIRONMENT, RUN_MARKER, sweep
 
 
 def _stop(proc: subprocess.Popen) -> None:

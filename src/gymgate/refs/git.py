@@ -11,10 +11,11 @@ from pathlib import Path
 
 from gymgate.errors import InfraError, UsageError
 from gymgate.locations import cache_dir
+from gymgate.options import GYM_REPO_VAR
 
 UPSTREAM_REPO = "https://github.com/NVIDIA-NeMo/Gym.git"
 MISSING = ".gymgate-missing"  # in an exported tree: the files its repository lacked
-REPO_ENV_VAR = "GYMGATE_GYM_REPO"
+REPO_ENV_VAR = GYM_REPO_VAR
 GIT_TIMEOUT_S = 120
 EXPORT_TIMEOUT_S = 600  # writing out a whole tree (~60 MB for Gym)
 

@@ -35,6 +35,7 @@ from typing import Any
 from gymgate.atomic import write_json_atomic
 from gymgate.errors import UsageError
 from gymgate.locations import repo_root
+from gymgate.options import RUNS_VAR
 from gymgate.outcomes import ERROR, HARNESS
 from gymgate.pathid import PathId
 from gymgate.runfolder.record import NO_RECORD, PathRecord
@@ -324,7 +325,7 @@ class RunFolder:
 
 def runs_dir() -> Path:
     """Where run folders go by default: $GYMGATE_RUNS, else runs/ in the checkout."""
-    return Path(os.environ.get("GYMGATE_RUNS") or repo_root() / "runs")
+    return Path(os.environ.get(RUNS_VAR) or repo_root() / "runs")
 
 
 def new_run_id() -> str:

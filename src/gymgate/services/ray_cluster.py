@@ -14,20 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-# Environment every process of a run gets: no telemetry, no hub downloads, no token auth between our own
-# processes (Ray 2.60 otherwise shares one per-user token file across every cluster of the user).
-RUN_ENVIRONMENT = {
-    "RAY_USAGE_STATS_ENABLED": "0",
-    "RAY_AUTH_MODE": "disabled",
-    "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
-    "RAY_DEDUP_LOGS": "0",
-    "HF_HUB_OFFLINE": "1",
-    "TRANSFORMERS_OFFLINE": "1",
-    "WANDB_MODE": "disabled",
-    "UV_PYTHON_DOWNLOADS": "never",
-    "UV_OFFLINE": "1",
-    "TOKENIZERS_PARALLELISM": "false",
-}
+from gymgate.processes import RUN_ENVIRONMENT
+
 OBJECT_STORE_BYTES = 256 * 1024 * 1024
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from gymgate.services.ray_cluster import RUN_ENVIRONMENT
+from gymgate.processes import RUN_ENVIRONMENT
 
 os.environ.update(RUN_ENVIRONMENT)  # before anything imports Ray
 

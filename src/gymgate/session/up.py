@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from gymgate.services.ray_cluster import RUN_ENVIRONMENT
+from gymgate.processes import RUN_ENVIRONMENT
 
 # Ray reads some of these at import time (loopback node IP), so they are set before anything imports it.
 os.environ.update(RUN_ENVIRONMENT)
