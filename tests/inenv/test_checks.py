@@ -142,7 +142,7 @@ def test_judge_requests_carry_exactly_the_judge_configurations_sampling(config, 
     judge = Exchange(env=env.name, route="chat", body={"messages": [], **FLAGS, **sampling}, kind=JUDGE, turn=0)
     row = {"responses_create_params": {"max_output_tokens": 64}}
     result = _result()
-    checks.check_requests(result, case, script, [judge], row, {"responses_create_params": {}}, CONFIG, config)
+    checks.check_request_contract(result, case, script, [judge], row, {"responses_create_params": {}}, CONFIG, config)
     assert [f.field for f in result.failures if f.field.startswith("judge")] == fails
 
 
@@ -172,7 +172,7 @@ def test_every_policy_and_judge_request_carries_the_flags_rl_needs(key):
         exchanges = [Exchange(env=env.name, route="chat", body=sent, kind=kind, turn=0)]
         if kind == POLICY:  # the case's one judge request, faithful
             exchanges.append(Exchange(env=env.name, route="chat", body={"messages": [], **FLAGS}, kind=JUDGE, turn=0))
-        checks.check_requests(result, case, script, exchanges, row, copy.deepcopy(row), CONFIG, {"input": []})
+        checks.check_request_contract(result, case, script, exchanges, row, copy.deepcopy(row), CONFIG, {"input": []})
         assert [f.field for f in result.failures if f.field.endswith(key)] != [], (kind, key)
     # A Gym from before 0.4.0 never sends top_logprobs: that is its rule, not a failure.
     result = _result()
@@ -186,7 +186,9 @@ def test_every_policy_and_judge_request_carries_the_flags_rl_needs(key):
         kind=JUDGE,
         turn=0,
     )
-    checks.check_requests(result, case, script, [policy, judge], row, copy.deepcopy(row), CONFIG, {"input": []}, False)
+    checks.check_request_contract(
+        result, case, script, [policy, judge], row, copy.deepcopy(row), CONFIG, {"input": []}, False
+    )
     assert result.failures == []
 
 
@@ -246,10 +248,10 @@ def test_tool_outputs_equal_the_golden_values_of_the_case():
     case = load_case(env)
     result = PathRecord(path="workplace_assistant:accepted", env=env.name, mode="accepted", gym={})
     output = {"type": "function_call_output", "call_id": "c", "output": '{"output":"Email replied successfully."}'}
-    checks.check_tool_golden(result, case, {"response": {"output": [output]}})
+    checks.check_tool_output(result, case, {"response": {"output": [output]}})
     assert result.failures == []
-    checks.check_tool_golden(result, case, {"response": {"output": [{**output, "output": "Email replied."}]}})
-    checks.check_tool_golden(result, case, {"response": {"output": []}})
+    checks.check_tool_output(result, case, {"response": {"output": [{**output, "output": "Email replied."}]}})
+    checks.check_tool_output(result, case, {"response": {"output": []}})
     assert _failed(result) == [("tool_output", "tool outputs"), ("tool_output", "tool outputs")]
 
 
@@ -314,6 +316,6 @@ def test_passed_through_tool_parameters_must_arrive_when_they_mean_something(row
     policy = Exchange(env=env.name, route="chat", body=body, kind=POLICY, turn=0)
     row = {"responses_create_params": {"max_output_tokens": 64, **row_params}}
     result = _result()
-    checks.check_requests(result, case, script, [policy], row, copy.deepcopy(row), CONFIG)
+    checks.check_request_contract(result, case, script, [policy], row, copy.deepcopy(row), CONFIG)
     tool_failures = [f.field for f in result.failures if "tool_choice" in f.field or "parallel" in f.field]
     assert bool(tool_failures) is fails, result.failures

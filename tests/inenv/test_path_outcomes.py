@@ -165,7 +165,7 @@ def test_a_check_that_cannot_read_gyms_result_is_an_error_never_a_pass(tmp_path,
     monkeypatch.setattr(path_module, "run_rollout_sync", fake)
     result = run_path(_ready_ctx(tmp_path), MCQA, "accepted")
     assert (result.outcome, result.blame) == ("ERROR", "gym")
-    assert result.reason.startswith("check requests could not read Gym's result: AttributeError")
+    assert result.reason.startswith("check request_contract could not read Gym's result: AttributeError")
     assert "Traceback" in result.reason
 
 

@@ -83,7 +83,7 @@ def check_first_turn(
 ) -> None:
     """The first policy request's messages, and the first-turn prompt tokens RL trains on, against what the pinned
     row (after the case's transforms) stands for: independent of everything Gym did in this run. The tools are held
-    to the row by check_tools; their rendering here is the request's own."""
+    to the row by check_tool_schema; their rendering here is the request's own."""
     policy = _ok(exchanges, POLICY)
     if not policy:
         result.fail("first_turn", "first policy request", "present", MISSING)
@@ -166,7 +166,7 @@ def _chat_tool(tool: dict[str, Any]) -> dict[str, Any]:
     return {"name": fn.get("name"), "description": fn.get("description"), "parameters": fn.get("parameters")}
 
 
-def check_requests(
+def check_request_contract(
     result: PathRecord,
     case: Case,
     script: Script,
@@ -257,7 +257,7 @@ def check_metadata(result: PathRecord, case: Case, sent_row: dict[str, Any], ful
         return
     for key, value in sent_row.items():
         if key in ("responses_create_params", "agent_ref"):
-            continue  # held by check_requests and check_routing
+            continue  # held by check_request_contract and check_routing
         declared = case.metadata.get(key)
         if declared is None:
             result.fail("metadata", key, "declared in the case's [row.metadata]", "undeclared row field")
@@ -302,7 +302,9 @@ def check_routing(result: PathRecord, case: Case, script: Script, exchanges: lis
         result.fail("routing", "scripted turns consumed", len(script.turns), len(policy))
 
 
-def check_tools(result: PathRecord, sent_row: dict[str, Any], exchanges: list[Exchange], full: dict[str, Any]) -> None:
+def check_tool_schema(
+    result: PathRecord, sent_row: dict[str, Any], exchanges: list[Exchange], full: dict[str, Any]
+) -> None:
     row_tools = [_chat_tool(t) for t in sent_row["responses_create_params"].get("tools") or []]
     strict = set()
     for exchange in _ok(exchanges, POLICY):
@@ -316,7 +318,7 @@ def check_tools(result: PathRecord, sent_row: dict[str, Any], exchanges: list[Ex
     check_tool_outputs(result, exchanges, full)
 
 
-def check_tool_golden(result: PathRecord, case: Case, full: dict[str, Any]) -> None:
+def check_tool_output(result: PathRecord, case: Case, full: dict[str, Any]) -> None:
     """Gym's tool outputs against the golden values the case pins for this behaviour: whether each output is
     right, not only whether it reached the model (check_tool_outputs)."""
     golden = case.modes[result.mode].tool_outputs
@@ -352,7 +354,7 @@ def check_tool_outputs(result: PathRecord, exchanges: list[Exchange], full: dict
             )
 
 
-def check_history_echo(result: PathRecord, exchanges: list[Exchange]) -> None:
+def check_continuity(result: PathRecord, exchanges: list[Exchange]) -> None:
     """Multi-turn continuity on the wire: each later request echoes the previous turn's own token ids."""
     policy = _ok(exchanges, POLICY)
     for previous, current in zip(policy, policy[1:], strict=False):

@@ -199,21 +199,24 @@ def _run(ctx: RunContext, env: Environment, mode: str, result: PathRecord, scrip
     judged = any(e.kind == JUDGE for e in exchanges)
     judge = judge_params(ctx.gym_root / env.config) if judged else None
     top = gym_compat.sends_top_logprobs(ctx.gym.get("version"))
+    # Each check is named for the failure kind it reports (runfolder/record.py Failure.kind).
     for name, check in (
         ("verifier", lambda: checks.check_verifier(result, case, full)),
         ("gym_failure", lambda: checks.check_gym_failure(result, full)),
         ("tokens", lambda: checks.check_tokens(result, script, exchanges, processed)),
         (
-            "requests",
-            lambda: checks.check_requests(result, case, script, exchanges, sent_row, full, ctx.config, judge, top),
+            "request_contract",
+            lambda: checks.check_request_contract(
+                result, case, script, exchanges, sent_row, full, ctx.config, judge, top
+            ),
         ),
         ("metadata", lambda: checks.check_metadata(result, case, fed, full)),
         ("metrics", lambda: checks.check_metrics(result, case, result.metrics, tables, full)),
         ("first_turn", lambda: checks.check_first_turn(result, fed, exchanges, processed, ctx.tokenizer)),
         ("routing", lambda: checks.check_routing(result, case, script, exchanges, processed.get("gym_agent_ref"))),
-        ("tools", lambda: checks.check_tools(result, sent_row, exchanges, full)),
-        ("tool_golden", lambda: checks.check_tool_golden(result, case, full)),
-        ("history", lambda: checks.check_history_echo(result, exchanges)),
+        ("tool_schema", lambda: checks.check_tool_schema(result, sent_row, exchanges, full)),
+        ("tool_output", lambda: checks.check_tool_output(result, case, full)),
+        ("continuity", lambda: checks.check_continuity(result, exchanges)),
     ):
         try:
             check()
