@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gymgate.errors import UsageError
 
+SESSION, UP = "session", "up"  # the in-environment entry points: the pytest session plugin, and `up`'s services run
 MAX_WORKERS = 64
 MAX_SECONDS = 86400.0
 MAX_RERUNS = 10
@@ -67,7 +68,7 @@ def env_names(raw: str) -> list[str]:
 @dataclass(frozen=True)
 class Option:
     """One option. `help` may name `{default}`; the variable (if any) is appended to it. `session` is the flag
-    the in-environment session takes the value as (None: the harness keeps it)."""
+    the in-environment entry points in `children` take the value as (None: the harness keeps it)."""
 
     name: str  # the attribute it parses into (argparse dest, RunOptions field)
     flags: tuple[str, ...]
@@ -78,6 +79,7 @@ class Option:
     var: str = ""  # the GYMGATE_* variable that sets it, if any
     read_below: bool = False  # the variable is read where the value is used, not by the parser
     session: str | None = None
+    children: tuple[str, ...] = (SESSION,)  # which in-environment entry points take it (when `session` is set)
     extra: Mapping[str, Any] = field(default_factory=dict)  # argparse keywords: action, metavar, required, nargs
 
     @property
@@ -151,6 +153,7 @@ OPTIONS: tuple[Option, ...] = (
         var="GYMGATE_ENVS",
         read_below=True,  # read by the command line once --env and --env-set are known (cli._settle)
         session="--env",
+        children=(SESSION, UP),
         extra={"action": "append", "metavar": "NAME"},
     ),
     Option(
@@ -168,6 +171,7 @@ OPTIONS: tuple[Option, ...] = (
         default=600.0,
         type=seconds,
         session="--spinup-timeout",
+        children=(SESSION, UP),
     ),
     Option(
         "stop_timeout",
@@ -178,6 +182,7 @@ OPTIONS: tuple[Option, ...] = (
         default=60.0,
         type=seconds,
         session="--stop-timeout",
+        children=(SESSION, UP),
     ),
     Option(
         "path_timeout",
@@ -415,7 +420,14 @@ OPTIONS: tuple[Option, ...] = (
     Option("baseline_run", ("baseline",), "the baseline run folder", ("compare",), type=Path),
     Option("candidate_run", ("candidate",), "the candidate run folder", ("compare",), type=Path),
     # The in-environment session's own: the harness passes them, a person running the plugin by hand may.
-    Option("run_dir", ("--run-dir",), "run folder for results (default: a temp dir)", (), session="--run-dir"),
+    Option(
+        "run_dir",
+        ("--run-dir",),
+        "run folder for results (default: a temp dir)",
+        (),
+        session="--run-dir",
+        children=(SESSION, UP),
+    ),
     Option(
         "only_paths",
         ("--path",),
@@ -450,16 +462,15 @@ def add_to(parser: argparse.ArgumentParser, command: str) -> None:
             parser.add_argument(*option.flags, dest=option.name, default=option.parser_default(), **kwargs)
 
 
-def session_options() -> list[Option]:
-    return [o for o in OPTIONS if o.session]
+def session_options(child: str = SESSION) -> list[Option]:
+    return [o for o in OPTIONS if o.session and child in o.children]
 
 
-def add_session_options(addoption: Callable[..., Any], names: Iterable[str] | None = None) -> None:
-    """The in-environment session's options (a pytest parser's `addoption`, or an argparse `add_argument`): each
-    with its declared default, never a variable's (the harness always passes the value it means)."""
-    for option in session_options():
-        if names is not None and option.name not in names:
-            continue
+def add_session_options(addoption: Callable[..., Any], child: str = SESSION) -> None:
+    """The options an in-environment entry point takes (a pytest parser's `addoption`, or an argparse
+    `add_argument`): each with its declared default, never a variable's (the harness always passes the value it
+    means)."""
+    for option in session_options(child):
         kwargs: dict[str, Any] = {
             "help": option.help_text(variable=False),
             "dest": option.name,
@@ -472,12 +483,12 @@ def add_session_options(addoption: Callable[..., Any], names: Iterable[str] | No
         addoption(option.session, **kwargs)
 
 
-def session_argv(values: Mapping[str, Any]) -> list[str]:
-    """The child's command line for the session options in `values` (name -> value): a list repeats its flag, None
-    is left out."""
+def child_argv(child: str, run_options: Any, **values: Any) -> list[str]:
+    """The command line of an in-environment entry point: each option it takes, from `values` or else the run
+    options' attribute of that name; a list repeats its flag, None is left out."""
     argv: list[str] = []
-    for option in session_options():
-        value = values.get(option.name)
+    for option in session_options(child):
+        value = values[option.name] if option.name in values else getattr(run_options, option.name, None)
         if value is None:
             continue
         for item in value if option.repeatable else [value]:

@@ -22,6 +22,13 @@ class RunResult:
     judged: RunVerdict | None = None  # what decided `code` (gymgate.verdict.judge_run)
 
 
+@dataclass(frozen=True)
+class BumpResult:
+    dir: Path  # the run holding the bump's reports: the candidate's (or the baseline's, when it cannot be judged)
+    code: int
+    why_not_compared: str = ""  # set when no comparison was made
+
+
 @dataclass
 class MatrixRef:
     """One column of the matrix: the ref as asked for, what it resolved to, and its run."""

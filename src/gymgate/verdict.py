@@ -239,6 +239,18 @@ def judge_run(run: Any, pytest_code: int, expected: list[str] | None = None) -> 
     return RunVerdict(run_exit(records, pytest_code, lifecycle, bool(unstable)), records, lifecycle, unstable)
 
 
+def unjudgeable(role: str, name: str, code: int, broken: str) -> str:
+    """Why a bump cannot be judged on this side's run, or "" when it can: a baseline must be a judged run (clean
+    or failing) and not BROKEN; a candidate must be judged, and BROKEN is itself its finding."""
+    if role == "baseline" and (broken or code not in (EXIT_OK, EXIT_FAILED)):
+        return f"the baseline {name}: " + (
+            f"it is BROKEN ({broken.splitlines()[0]})" if broken else "it could not be judged"
+        )
+    if role == "candidate" and code == EXIT_ERROR and not broken:
+        return f"the candidate {name} could not be judged"
+    return ""
+
+
 def matrix_exit(last_bump: Comparison | None, runs: Sequence[tuple[int, bool]]) -> int:
     """The matrix's exit: the last bump's verdict (0 clean, 1 regression or unreviewed change, 2 cannot judge);
     with one ref, that ref's own (`runs`: each ref's (exit code, broken); a BROKEN or failing ref is 1, as

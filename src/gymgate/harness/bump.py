@@ -5,24 +5,18 @@ exit code."""
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from gymgate.ci.github import comparison_annotations, group, publish
 from gymgate.compare.attempts import labels
-from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
+from gymgate.errors import EXIT_ERROR
 from gymgate.harness.reruns import real_attempt, run_reruns
 from gymgate.harness.run import RunOptions, run_ref
 from gymgate.refs.source import GymSource
+from gymgate.results import BumpResult
 from gymgate.runfolder import RunFolder
-from gymgate.verdict import HARNESS_ERROR, NO_RECORD
-
-
-@dataclass(frozen=True)
-class BumpResult:
-    dir: Path  # the run holding the bump's reports: the candidate's (or the baseline's, when it cannot be judged)
-    code: int
-    why_not_compared: str = ""  # set when no comparison was made
+from gymgate.verdict import HARNESS_ERROR, NO_RECORD, unjudgeable
 
 
 def judge_bump(
@@ -36,19 +30,20 @@ def judge_bump(
 ) -> BumpResult:
     print(f"== baseline {baseline.name}", flush=True)
     base = run_ref(baseline, expected, opts, reuse=True, narrowed=narrowed)
-    if base.broken or base.code not in (EXIT_OK, EXIT_FAILED):
-        why = f"it is BROKEN ({base.broken.splitlines()[0]})" if base.broken else "it could not be judged"
-        print(f"gymgate: error: the baseline {baseline.name}: {why}; see {base.dir}", file=sys.stderr)
-        return BumpResult(base.dir, EXIT_ERROR, f"the baseline {baseline.name}: {why}")
+    why = unjudgeable("baseline", baseline.name, base.code, base.broken)
+    if why:
+        print(f"gymgate: error: {why}; see {base.dir}", file=sys.stderr)
+        return BumpResult(base.dir, EXIT_ERROR, why)
     opts = with_baseline_deadlines(opts, RunFolder(base.dir))
     print(f"== candidate {candidate.name}", flush=True)
     # A cached candidate needs no reruns of its own; one whose baseline must be asked again runs fresh, so every
     # rerun of the bump is stored with the candidate run it belongs to.
     unjudged = {HARNESS_ERROR, NO_RECORD} & set(labels(RunFolder(base.dir)).values())
     cand = run_ref(candidate, expected, opts, reuse=not unjudged, narrowed=narrowed)
-    if cand.code == EXIT_ERROR and not cand.broken:
-        print(f"gymgate: error: the candidate {candidate.name} could not be judged; see {cand.dir}", file=sys.stderr)
-        return BumpResult(cand.dir, EXIT_ERROR, f"the candidate {candidate.name} could not be judged")
+    why = unjudgeable("candidate", candidate.name, cand.code, cand.broken)
+    if why:
+        print(f"gymgate: error: {why}; see {cand.dir}", file=sys.stderr)
+        return BumpResult(cand.dir, EXIT_ERROR, why)
     with group(f"reruns: {baseline.name} -> {candidate.name}"):
         run_reruns((baseline, base.dir), (candidate, cand.dir), reruns, real_attempt(opts))
     return BumpResult(cand.dir, compare_and_report(base.dir, cand.dir, cand.dir, full=False, acks=acks))

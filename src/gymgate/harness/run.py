@@ -17,7 +17,7 @@ from typing import Any
 from gymgate.ci.github import group
 from gymgate.errors import BuildError
 from gymgate.locations import PACKAGE_DIR, repo_root
-from gymgate.options import default, session_argv
+from gymgate.options import SESSION, UP, child_argv, default
 from gymgate.outcomes import BROKEN
 from gymgate.refs.source import GymSource
 from gymgate.report.summary import print_summary
@@ -101,14 +101,7 @@ def record_environment(run: RunFolder, env) -> None:
 
 def service_args(run: RunFolder, opts: RunOptions) -> list[str]:
     """`up`'s child command line: where the run goes, which Gyms, and their start and stop bounds."""
-    return session_argv(
-        {
-            "run_dir": run.root,
-            "envs": opts.envs,
-            "spinup_timeout": opts.spinup_timeout,
-            "stop_timeout": opts.stop_timeout,
-        }
-    )
+    return child_argv(UP, opts, run_dir=run.root)
 
 
 def run_ref(
@@ -163,17 +156,7 @@ def session_args(run: RunFolder, opts: RunOptions, only: list[str] | None) -> li
     if opts.selftest:
         args.append(str(session / "selftest.py"))
     args += ["-p", "no:cacheprovider", "--rootdir", str(repo_root()), "-q", "-rfEs"]
-    args += session_argv(
-        {
-            "run_dir": run.root,
-            "envs": opts.envs,
-            "spinup_timeout": opts.spinup_timeout,
-            "stop_timeout": opts.stop_timeout,
-            "path_timeout": opts.path_timeout,
-            "attempts": opts.attempts,
-            "only_paths": only,
-        }
-    )
+    args += child_argv(SESSION, opts, run_dir=run.root, only_paths=only)
     if opts.workers != "0":
         args += ["-n", opts.workers]  # pytest-xdist's own option
     return args

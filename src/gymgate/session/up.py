@@ -25,7 +25,7 @@ from gymgate.acceptance.path import GENERATION  # noqa: E402
 from gymgate.cases.environments import load_environments  # noqa: E402
 from gymgate.endpoint.server import ModelEndpoint, Sampling  # noqa: E402
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK  # noqa: E402
-from gymgate.options import add_session_options  # noqa: E402
+from gymgate.options import UP, add_session_options  # noqa: E402
 from gymgate.outcomes import EnvState  # noqa: E402
 from gymgate.processes import RUN_MARKER  # noqa: E402
 from gymgate.runfolder import EnvStatus, RunFolder  # noqa: E402
@@ -47,7 +47,7 @@ def print_status(status: EnvStatus) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gymgate.session.up")
-    add_session_options(parser.add_argument, names=("run_dir", "envs", "spinup_timeout", "stop_timeout"))
+    add_session_options(parser.add_argument, UP)
     parser.add_argument(
         "--policy-base-url", help="a model endpoint to point Gym at (default: gymgate's own endpoint, started here)"
     )

@@ -1,0 +1,81 @@
+"""Options declared once (gymgate/options.py): every parser, the in-environment entry points' options, the child's
+command line and RunOptions' defaults are derived from the one declaration, so they cannot drift apart."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import fields
+
+import pytest
+
+from gymgate import options
+from gymgate.cli import COMMANDS, build_parser
+from gymgate.harness.run import RunOptions, service_args, session_args
+from gymgate.runfolder import RunFolder
+
+
+def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    for word in name.split():
+        action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = action.choices[word]
+    return parser
+
+
+def test_each_command_takes_exactly_its_declared_options():
+    parser = build_parser()
+    for command in COMMANDS:
+        sub = _subparser(parser, command.name)
+        dests = {a.dest for a in sub._actions if a.dest not in ("help", "handler")}
+        declared = {o.name for o in options.OPTIONS if command.name in o.commands}
+        assert dests == declared, command.name
+    assert {c for o in options.OPTIONS for c in o.commands} <= {c.name for c in COMMANDS}
+
+
+def test_no_flag_is_declared_twice_for_one_command():
+    for command in COMMANDS:
+        flags = [f for o in options.OPTIONS if command.name in o.commands for f in o.flags]
+        assert len(flags) == len(set(flags)), command.name
+    assert len(options.BY_NAME) == len(options.OPTIONS)
+
+
+def test_run_options_defaults_are_the_declared_ones():
+    defaults = RunOptions()
+    for f in fields(RunOptions):
+        if f.name in options.BY_NAME and options.BY_NAME[f.name].default is not None:
+            assert getattr(defaults, f.name) == options.default(f.name), f.name
+    # what a command line parses into is what RunOptions carries
+    args = build_parser().parse_args(["accept", "--gym-ref", "0.4.0", "--stop-timeout", "7", "--attempts", "3"])
+    opts = RunOptions.of(args)
+    assert (opts.stop_timeout, opts.attempts, opts.spinup_timeout) == (7.0, 3, options.default("spinup_timeout"))
+
+
+@pytest.mark.parametrize(("child", "builder"), [(options.SESSION, "session"), (options.UP, "up")])
+def test_the_childs_command_line_parses_back_into_the_same_values(tmp_path, child, builder):
+    """The harness writes the child's argv and the child parses it with options derived from the same
+    declarations: every value survives the trip (a renamed flag on one side fails here)."""
+    opts = RunOptions(envs=["mcqa", "code_gen"], spinup_timeout=11.5, stop_timeout=3.0, path_timeout=9.0, attempts=4)
+    run = RunFolder(tmp_path / "run")
+    if builder == "session":
+        argv = session_args(run, opts, ["mcqa:accepted"])
+        argv = argv[argv.index("-rfEs") + 1 :]
+        argv = argv[: argv.index("-n")] if "-n" in argv else argv
+    else:
+        argv = service_args(run, opts)
+    parser = argparse.ArgumentParser()
+    options.add_session_options(parser.add_argument, child)
+    parsed = parser.parse_args(argv)
+    assert parsed.run_dir == str(run.root) and parsed.envs == ["mcqa", "code_gen"]
+    assert (parsed.spinup_timeout, parsed.stop_timeout) == (11.5, 3.0)
+    if builder == "session":
+        assert (parsed.path_timeout, parsed.attempts, parsed.only_paths) == (9.0, 4, ["mcqa:accepted"])
+    else:
+        assert not hasattr(parsed, "attempts")  # `up` runs no paths
+
+
+def test_a_variable_sets_a_default_and_the_flag_wins(monkeypatch):
+    monkeypatch.setenv("GYMGATE_ATTEMPTS", "5")
+    assert build_parser().parse_args(["matrix"]).attempts == 5
+    assert build_parser().parse_args(["matrix", "--attempts", "3"]).attempts == 3
+    monkeypatch.setenv("GYMGATE_ATTEMPTS", "0")
+    with pytest.raises(options.UsageError, match="GYMGATE_ATTEMPTS"):
+        build_parser()
