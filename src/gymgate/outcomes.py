@@ -1,9 +1,9 @@
-"""The names a verdict is made of, defined once: a path's outcome, who is to blame when it did not pass, a
-comparison's category, an environment's start-up state and a bisected commit's verdict.
+"""The names the session writes into a run folder, defined once: a path's outcome, who is to blame when it did not
+pass, an environment's start-up state. (What a comparison or a bisection concludes from them is named where it is
+decided: gymgate.verdict's Category and BisectVerdict.)
 
 Every reader and writer (path records, the endpoint, the Fleet, comparisons, reports) spells them through here.
-Each is a StrEnum, so records stay plain JSON ("PASS", "ready") and compare equal to the strings they read back;
-gymgate.verdict decides with them.
+Each is a StrEnum, so records stay plain JSON ("PASS", "ready") and compare equal to the strings they read back.
 """
 
 from __future__ import annotations
@@ -37,25 +37,6 @@ GYM, CONTRACT, HARNESS = Blame.GYM, Blame.CONTRACT, Blame.HARNESS
 BLAMES = tuple(Blame)
 
 
-class Category(StrEnum):
-    """What a bump did to one path: the baseline's outcome against the candidate's (gymgate.verdict decides)."""
-
-    REGRESSED = "regressed"
-    BROKEN = "broken"  # either ref could not be locked, built or started
-    CHANGED = "changed"  # passes on both, but with an unacknowledged contract change
-    UNJUDGED = "unjudged"  # a harness error, or a path only one run was asked for: rerun
-    FLAKY = "flaky"
-    FIXED = "fixed"
-    NEW_PATH = "new path"
-    REMOVED_PATH = "removed path"  # failing on the baseline, absent from the candidate
-    SAME_FAIL = "same-fail"
-    SAME_PASS = "same-pass"
-    SKIPPED = "skipped"
-
-
-CATEGORIES = tuple(Category)  # in the order reports list them
-
-
 class EnvState(StrEnum):
     """Where one environment's Gym is in its start-up (services/<env>.json)."""
 
@@ -63,13 +44,3 @@ class EnvState(StrEnum):
     READY = "ready"
     SKIPPED = "skipped"  # the environment is not in that Gym
     FAILED = "failed"
-
-
-class BisectVerdict(StrEnum):
-    """What one commit of a bisection was judged."""
-
-    GOOD = "good"  # every chosen path as on the good ref
-    BAD = "bad"  # a chosen path regresses, breaks or changes unacknowledged
-    SKIP = "skip"  # cannot be built or started: bisection goes around it
-    FLAKY = "flaky"  # its attempts disagreed: skipped too
-    UNSURE = "unsure"  # an ERROR or an unjudged path: rerun in fresh Gyms

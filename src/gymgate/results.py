@@ -7,10 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gymgate.compare.runs import Comparison
-from gymgate.outcomes import BisectVerdict
 from gymgate.refs.source import GymSource
 from gymgate.runfolder import PathRecord
-from gymgate.verdict import RunVerdict, matrix_exit
+from gymgate.verdict import BisectVerdict, RunVerdict, matrix_exit
 
 
 @dataclass(frozen=True)

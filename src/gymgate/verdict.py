@@ -28,14 +28,42 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
-from gymgate.outcomes import BROKEN, ERROR, FAIL, HARNESS, PASS, SKIP, BisectVerdict, Category
+from gymgate.outcomes import BROKEN, ERROR, FAIL, HARNESS, PASS, SKIP
 from gymgate.runfolder import FINISHED_STATUSES, PathRecord
 
 if TYPE_CHECKING:
     from gymgate.compare.runs import Comparison
+
+
+class Category(StrEnum):
+    """What a bump did to one path: the baseline's outcome against the candidate's (decided below)."""
+
+    REGRESSED = "regressed"
+    BROKEN = "broken"  # either ref could not be locked, built or started
+    CHANGED = "changed"  # passes on both, but with an unacknowledged contract change
+    UNJUDGED = "unjudged"  # a harness error, or a path only one run was asked for: rerun
+    FLAKY = "flaky"
+    FIXED = "fixed"
+    NEW_PATH = "new path"
+    REMOVED_PATH = "removed path"  # failing on the baseline, absent from the candidate
+    SAME_FAIL = "same-fail"
+    SAME_PASS = "same-pass"
+    SKIPPED = "skipped"
+
+
+class BisectVerdict(StrEnum):
+    """What one commit of a bisection was judged."""
+
+    GOOD = "good"  # every chosen path as on the good ref
+    BAD = "bad"  # a chosen path regresses, breaks or changes unacknowledged
+    SKIP = "skip"  # cannot be built or started: bisection goes around it
+    FLAKY = "flaky"  # its attempts disagreed: skipped too
+    UNSURE = "unsure"  # an ERROR or an unjudged path: rerun in fresh Gyms
+
 
 HARNESS_ERROR = "ERROR(harness)"
 NO_RECORD = "NO_RECORD"

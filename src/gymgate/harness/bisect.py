@@ -19,13 +19,12 @@ from pathlib import Path
 from gymgate.compare.runs import Comparison, compare_runs
 from gymgate.errors import UsageError
 from gymgate.harness.run import RunOptions, run_ref
-from gymgate.outcomes import BisectVerdict
 from gymgate.pathid import both, environments
 from gymgate.refs import git
 from gymgate.refs.resolve import resolve_ref
 from gymgate.refs.source import KIND_GIT, GymSource
 from gymgate.results import BisectResult, RunResult, Step
-from gymgate.verdict import FAILING, bisect_exit, commit_verdict
+from gymgate.verdict import FAILING, BisectVerdict, bisect_exit, commit_verdict
 
 GOOD, BAD, SKIP, FLAKY, UNSURE = (
     BisectVerdict.GOOD,
