@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
-import tarfile
 import zipfile
 from pathlib import Path
 
 from gymgate import verdict as categories
-from gymgate.locations import cache_dir, envs_dir
-from gymgate.refs import index
+from gymgate.locations import envs_dir
 from gymgate.runfolder import Failure, PathRecord, RunFolder, RunMark
 
 
@@ -39,24 +36,6 @@ def write_wheel(path: Path, name: str = "nemo_gym", version: str = "0.4.0", requ
         )
         wheel.writestr("resources_servers/mcqa/requirements.txt", "-e nemo-gym[dev] @ ../../\ntiktoken\n")
     return path
-
-
-def git(repo: Path, *args: str) -> str:
-    env = {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.invalid",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.invalid",
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(repo),
-    }
-    return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout.strip()
-
-
-def commit_all(repo: Path, message: str) -> str:
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", message)
-    return git(repo, "rev-parse", "HEAD")
 
 
 def observation(params=None, result=None):
@@ -88,27 +67,6 @@ def stored_run(root, name, pin, records, complete=True, **mark):
     for made in records:
         run.write_record(made)
     return run.root
-
-
-def sdist(version: str) -> Path:
-    """The index's sdist of nemo-gym `version` (downloaded once into gymgate's cache)."""
-    name = f"nemo_gym-{version}.tar.gz"
-    target = cache_dir() / "artifacts" / name
-    if not target.is_file():
-        (found,) = [f for f in index.list_files() if f.filename == name]
-        index.download(found, target)
-    return target
-
-
-def unpack(sdist: Path, repo: Path) -> None:
-    """Extract an sdist's contents (without its top folder) into `repo`."""
-    with tarfile.open(sdist) as archive:
-        for member in archive.getmembers():
-            parts = Path(member.name).parts[1:]
-            if not parts:
-                continue
-            member.name = str(Path(*parts))
-            archive.extract(member, repo, filter="data")
 
 
 REWARD = {"kind": "reward", "field": "reward", "expected": 1.0, "actual": 0.0}

@@ -36,58 +36,18 @@ import signal
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-from gymgate.locations import cache_dir
-from gymgate.refs import index
+from gymgate.refs.index import cached_sdist as sdist
+from gymgate.refs.index import unpack_sdist as unpack
+from gymgate.refs.scratch import commit_all, git
 from gymgate.runfolder import RunFolder
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
-
-
-# -- Gym sources to build mutants from (the benches' own: tools never import the tests) -----------------------------
-def sdist(version: str) -> Path:
-    """The index's sdist of nemo-gym `version` (downloaded once into gymgate's cache)."""
-    name = f"nemo_gym-{version}.tar.gz"
-    target = cache_dir() / "artifacts" / name
-    if not target.is_file():
-        (found,) = [f for f in index.list_files() if f.filename == name]
-        index.download(found, target)
-    return target
-
-
-def unpack(tarball: Path, repo: Path) -> None:
-    """Extract an sdist's contents (without its top folder) into `repo`."""
-    with tarfile.open(tarball) as archive:
-        for member in archive.getmembers():
-            parts = Path(member.name).parts[1:]
-            if not parts:
-                continue
-            member.name = str(Path(*parts))
-            archive.extract(member, repo, filter="data")
-
-
-def git(repo: Path, *args: str) -> str:
-    env = {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.invalid",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.invalid",
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(repo),
-    }
-    return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout.strip()
-
-
-def commit_all(repo: Path, message: str) -> str:
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", message)
-    return git(repo, "rev-parse", "HEAD")
 
 
 def rss_of_run(runs_dir: str) -> int:

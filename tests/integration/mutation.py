@@ -13,9 +13,10 @@ import tomllib
 from pathlib import Path
 
 from gymgate.processes import marked_pids
+from gymgate.refs.index import cached_sdist as sdist
+from gymgate.refs.index import unpack_sdist as unpack
 from gymgate.runfolder import RunFolder
 from gymgate.runfolder.folder import MARK
-from tests.helpers import sdist, unpack
 
 SUITE = tomllib.loads((Path(__file__).parent / "mutants.toml").read_text())
 MUTANTS = {m["name"]: m for m in SUITE["mutant"]}

@@ -10,8 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from gymgate.refs.index import cached_sdist as sdist
+from gymgate.refs.index import unpack_sdist as unpack
+from gymgate.refs.scratch import commit_all, git
 from gymgate.runfolder import RunFolder
-from tests.helpers import commit_all, git, sdist, unpack
 
 MCQA = "resources_servers/mcqa/app.py"
 VERDICT_LINE = "        is_correct = (pred == gold) if (pred is not None and gold) else False\n"

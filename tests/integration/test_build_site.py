@@ -11,7 +11,8 @@ from pathlib import Path
 from gymgate.envs.project import uv_env
 from gymgate.envs.python import select
 from gymgate.envs.sync import BUILD_SITE
-from tests.helpers import sdist, unpack
+from gymgate.refs.index import cached_sdist as sdist
+from gymgate.refs.index import unpack_sdist as unpack
 
 
 def _install_editable(tree: Path, venv: Path, python: Path, **env: str) -> dict[str, bytes]:

@@ -12,8 +12,10 @@ import sys
 
 import pytest
 
+from gymgate.refs.index import cached_sdist as sdist
+from gymgate.refs.index import unpack_sdist as unpack
 from gymgate.runfolder import RunFolder
-from tests.helpers import sdist, unpack, write_tree
+from tests.helpers import write_tree
 
 MCQA = "resources_servers/mcqa/app.py"
 VERDICT_LINE = "        is_correct = (pred == gold) if (pred is not None and gold) else False\n"

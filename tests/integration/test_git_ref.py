@@ -11,8 +11,10 @@ import pytest
 from gymgate.envs.project import uv_env
 from gymgate.processes import marked_pids
 from gymgate.refs import resolve_ref
+from gymgate.refs.index import cached_sdist as sdist
+from gymgate.refs.index import unpack_sdist as unpack
+from gymgate.refs.scratch import commit_all, git
 from gymgate.runfolder import RunFolder
-from tests.helpers import commit_all, git, sdist, unpack
 
 SDISTS = ("0.3.0", "0.4.0")
 

@@ -11,8 +11,9 @@ import pytest
 from gymgate.errors import UsageError
 from gymgate.refs import resolve_ref
 from gymgate.refs.pins import baseline_pin, known_pins
+from gymgate.refs.scratch import commit_all, git
 from gymgate.refs.source import KIND_GIT, KIND_INDEX, KIND_PIN, KIND_TREE, KIND_WHEEL, nemo_gym_label
-from tests.helpers import commit_all, git, write_tree, write_wheel
+from tests.helpers import write_tree, write_wheel
 
 
 def test_every_committed_pin_resolves_with_its_artifact_hash():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import tarfile
 import tempfile
 import urllib.error
 import urllib.request
@@ -108,3 +109,27 @@ def download(file: IndexFile, target: Path, timeout: float = 300.0) -> Path:
         if os.path.exists(tmp):
             os.unlink(tmp)
     return target
+
+
+def cached_sdist(version: str) -> Path:
+    """The index's sdist of nemo-gym `version`, downloaded once into gymgate's cache (what mutants and benches
+    build Gym sources from)."""
+    from gymgate.locations import cache_dir
+
+    name = f"nemo_gym-{version}.tar.gz"
+    target = cache_dir() / "artifacts" / name
+    if not target.is_file():
+        (found,) = [f for f in list_files() if f.filename == name]
+        download(found, target)
+    return target
+
+
+def unpack_sdist(tarball: Path, into: Path) -> None:
+    """Extract an sdist's contents, without its top folder, into `into` (a Gym source tree)."""
+    with tarfile.open(tarball) as archive:
+        for member in archive.getmembers():
+            parts = Path(member.name).parts[1:]
+            if not parts:
+                continue
+            member.name = str(Path(*parts))
+            archive.extract(member, into, filter="data")
