@@ -258,7 +258,7 @@ def _rollout_failed(
         exc = RolloutDataFailure(f"the endpoint refused Gym's request ({refused[0].violation}); then: {exc}")
     log = ctx.run.log(env.name)
     if isinstance(exc, (RolloutTimeout, GymDied)) and ctx.discard is not None:
-        ctx.discard(env.name, f"{env.name}:{mode}: {exc.category}")  # a hung or half-dead Gym serves no one
+        ctx.discard(env.name, f"{PathId.of(env.name, mode)}: {exc.category}")  # a hung or half-dead Gym serves no one
     if isinstance(exc, RolloutError):
         result.error(GYM, gymlog.with_log_cause(f"{exc.category}: {exc}"[:3000], log, log_mark))
     elif is_ray_failure(exc):

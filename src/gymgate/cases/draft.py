@@ -22,6 +22,7 @@ from gymgate.compare.observation import rules
 from gymgate.endpoint.script import UNSCRIPTED
 from gymgate.envs.distribution import Distribution
 from gymgate.errors import UsageError
+from gymgate.pathid import MODES
 from gymgate.runfolder import PathRecord
 from gymgate.runfolder.record import RESULT
 
@@ -153,7 +154,7 @@ def draft_scripts(row: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], list[
     answer = _first(row, RULES["answer_fields"])
     if answer is None:
         wanted = ", ".join(RULES["answer_fields"] + RULES["action_fields"])
-        return {m: {"turns": [{"content": ""}]} for m in ("accepted", "rejected")}, [
+        return {m: {"turns": [{"content": ""}]} for m in MODES}, [
             f"the row declares no answer or expected action ({wanted}): write both modes' turns by hand"
         ]
     _, value = answer
@@ -306,7 +307,7 @@ def render(
     }
     if metadata is not None:
         data["row"]["metadata"] = metadata
-    for mode in ("accepted", "rejected"):
+    for mode in MODES:
         data[mode] = {**draft.modes[mode], "expect": expects.get(mode, {})}
         if tool_outputs is not None and mode in tool_outputs:
             data[mode]["tool_outputs"] = tool_outputs[mode]
@@ -319,7 +320,7 @@ def keep_scripts(draft: Draft, written: str) -> None:
     """Take the scripts a person finished in an earlier draft (turns, judge verdicts, judge markers) instead of the
     drafted ones: `case new --keep-scripts` reruns them and writes what they earn."""
     data = tomllib.loads(written)
-    for mode in ("accepted", "rejected"):
+    for mode in MODES:
         kept = {"turns": data[mode]["turns"]}
         if data[mode].get("judge"):
             kept["judge"] = data[mode]["judge"]

@@ -1,1 +1,2 @@
-"""Where comparison happens: a baseline run and a candidate run reduced to one category per path."""
+"""Where comparison happens: a baseline run and a candidate run read into one Comparison (observations diffed,
+attempts compared, acknowledgements applied); each path's category is asked of gymgate.verdict."""

@@ -13,6 +13,7 @@ import time
 
 from gymgate.ci.github import command, folding
 from gymgate.outcomes import ERROR, FAIL, PASS, SKIP, EnvState
+from gymgate.pathid import MODES, PathId
 from gymgate.runfolder import EnvStatus, PathRecord, RunFolder
 
 OUTCOME_STYLE = {PASS: "green", FAIL: "red", ERROR: "red", SKIP: "yellow"}
@@ -64,13 +65,13 @@ class Progress:
         from rich.table import Table
 
         table = Table(title=self.footer(), title_justify="left", show_edge=False)
-        for column in ("environment", "gym", "worker", "accepted", "rejected"):
+        for column in ("environment", "gym", "worker", *MODES):
             table.add_column(column)
         for env, status in sorted(self.envs.items()):
             state = status.status
             cells = [env, f"[{ENV_STYLE[state]}]{state}[/]", status.worker or ""]
-            for mode in ("accepted", "rejected"):
-                record = self.paths.get(f"{env}:{mode}")
+            for mode in MODES:
+                record = self.paths.get(PathId.of(env, mode))
                 outcome = record.outcome if record else ""
                 cells.append(f"[{OUTCOME_STYLE.get(outcome, 'white')}]{outcome}[/]")
             table.add_row(*cells)

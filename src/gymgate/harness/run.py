@@ -1,4 +1,4 @@
-"""One Gym ref through the acceptance matrix, into one run folder.
+"""One Gym ref through its acceptance paths, into one run folder: `run_ref`, what every command that runs a ref uses.
 
 A ref that resolves but cannot be locked or built here yields a BROKEN run (every selected path BROKEN,
 with the cause) instead of an error: for a candidate that is the finding. A ref that does not resolve is
