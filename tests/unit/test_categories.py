@@ -112,3 +112,37 @@ def test_labels_of_records():
 def test_unknown_labels_are_rejected():
     with pytest.raises(ValueError, match="not a label pair"):
         c.categorize("MAYBE", "PASS")
+
+
+@pytest.mark.parametrize(
+    ("baseline", "candidate", "category"),
+    [
+        ("PASS", "PASS", "changed"),  # an unacknowledged contract change fails a path that would be same-pass
+        ("PASS", "FAIL", "regressed"),  # … and never softens (or hides) a worse verdict
+        ("FAIL", "PASS", "fixed"),
+        ("PASS", "BROKEN", "broken"),
+    ],
+)
+def test_an_unacknowledged_change_is_judged_by_the_table(baseline, candidate, category):
+    assert c.categorize(baseline, candidate, changed=True) == category
+    assert c.categorize("PASS", "PASS", changed=False) == "same-pass"
+
+
+def test_exit_codes_of_a_ref_judged_alone():
+    passed, failed = record("mcqa:accepted", "PASS"), record("mcqa:rejected", "FAIL")
+    assert c.run_exit([passed], 0) == 0
+    assert c.run_exit([passed, failed], 1) == 1
+    assert c.run_exit([passed], 0, lifecycle=["mcqa: shutdown timed out"]) == 1
+    assert c.run_exit([passed], 0, unstable=True) == 1  # attempts that disagree are a failure, never clean
+    assert c.run_exit([passed], 2) == 2 and c.run_exit([], 0) == 2  # unfinished, or nothing judged
+
+
+def test_the_matrix_and_a_bisection_exit_by_their_verdicts():
+    assert c.matrix_exit(None, [(0, False), (0, False)]) == 0
+    assert c.matrix_exit(None, [(0, False), (0, True)]) == 1  # a BROKEN ref alone is a failure
+    assert c.matrix_exit(None, [(2, False)]) == 2
+    assert c.bisect_exit(["mcqa:accepted"]) == 1 and c.bisect_exit([]) == 0
+    assert c.unjudgeable("baseline", "0.4.0", 2, "") == "the baseline 0.4.0: it could not be judged"
+    assert c.unjudgeable("baseline", "0.4.0", 1, "build: no lock").startswith("the baseline 0.4.0: it is BROKEN")
+    assert c.unjudgeable("candidate", "0.5.0", 1, "build: no lock") == ""  # a BROKEN candidate is the finding
+    assert c.unjudgeable("candidate", "0.5.0", 2, "") == "the candidate 0.5.0 could not be judged"

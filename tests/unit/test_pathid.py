@@ -1,0 +1,34 @@
+"""A path id is parsed and formatted in one place (gymgate/pathid.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gymgate.pathid import MODES, PathId, both, environments
+
+
+def test_a_path_id_knows_its_parts_and_stays_a_plain_string():
+    path = PathId("single_step_tool_use_with_argument_comparison:rejected")
+    assert (path.env, path.mode, path.stem) == (
+        "single_step_tool_use_with_argument_comparison",
+        "rejected",
+        "single_step_tool_use_with_argument_comparison-rejected",
+    )
+    assert json.dumps({path: path}) == json.dumps({str(path): str(path)})  # records and marks keep plain ids
+    assert PathId.of("mcqa", "accepted") == "mcqa:accepted" and PathId(path) is path
+
+
+@pytest.mark.parametrize("text", ["mcqa", "mcqa:", ":accepted", "a:b:c", "mcqa: accepted"])
+def test_text_that_is_not_a_path_id_is_refused(text):
+    with pytest.raises(ValueError, match="not a path id"):
+        PathId(text)
+
+
+def test_node_ids_file_stems_and_environments():
+    assert PathId.in_node("src/gymgate/session/items.py::test_path[code_gen:accepted]") == "code_gen:accepted"
+    assert PathId.in_node("src/gymgate/session/selftest.py::test_refused") is None
+    assert PathId.from_stem("structured_outputs_v4-accepted") == "structured_outputs_v4:accepted"
+    assert both(["mcqa", "code_gen"]) == [f"{e}:{m}" for e in ("mcqa", "code_gen") for m in MODES]
+    assert environments(["mcqa:rejected", "code_gen:accepted", "mcqa:accepted"]) == ["code_gen", "mcqa"]
