@@ -209,7 +209,18 @@ def tests(session: nox.Session) -> None:
     session.run("ruff", "check", "src", "tests", "tools", "noxfile.py")
     # Two test files at a time (each integration test runs its own isolated Gyms, port bands and Ray cluster): the
     # mutation suite, which shares one baseline run within its file, runs beside the other integration tests.
-    session.run("pytest", "tests/unit", "tests/integration", "-q", "-n", "2", "--dist", "loadfile", *session.posargs)
+    session.run(
+        "pytest",
+        "tests/unit",
+        "tests/integration",
+        "-q",
+        "-n",
+        "2",
+        "--dist",
+        "loadfile",
+        "--durations=15",
+        *session.posargs,
+    )
     for pin in SERVICE_TEST_PINS:
         python = subprocess.check_output(
             [os.path.join(session.bin, "python"), "-m", "gymgate.envs.locate", pin], text=True

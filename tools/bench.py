@@ -182,7 +182,8 @@ def bench_paths(pin: str, repeats: int, workers: list[str]) -> dict:
             sampler = threading.Thread(target=_sample_peak, args=(runs, done, peak), daemon=True)
             sampler.start()
             seconds, text, code = timed(
-                gymgate("accept", "--gym-ref", pin, "-n", n, "--no-cache"), dict(os.environ, GYMGATE_RUNS=runs)
+                gymgate("accept", "--gym-ref", pin, "--no-baseline", "-n", n, "--no-cache"),
+                dict(os.environ, GYMGATE_RUNS=runs),
             )
             done.set()
             sampler.join()
