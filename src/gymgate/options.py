@@ -478,8 +478,8 @@ def add_session_options(addoption: Callable[..., Any], child: str = SESSION) -> 
         }
         if option.repeatable:
             kwargs["action"] = "append"
-        elif option.type is not None or option.default is not None:
-            kwargs["type"] = float if isinstance(option.default, float) else type(option.default or "")
+        if option.type is not None:  # the command line's own reader: a value the harness could not pass is refused
+            kwargs["type"] = option.type
         addoption(option.session, **kwargs)
 
 

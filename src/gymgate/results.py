@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from gymgate.compare.runs import Comparison
 from gymgate.refs.source import GymSource
 from gymgate.runfolder import PathRecord
 from gymgate.verdict import BisectVerdict, RunVerdict, matrix_exit
+
+if TYPE_CHECKING:  # a type only: importing the comparison here would load it wherever a run result is made
+    from gymgate.compare.runs import Comparison
 
 
 @dataclass(frozen=True)

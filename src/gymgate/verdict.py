@@ -29,11 +29,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
 from gymgate.outcomes import BROKEN, ERROR, FAIL, HARNESS, PASS, SKIP
-from gymgate.runfolder import FINISHED_STATUSES, PathRecord
+from gymgate.runfolder import FINISHED_STATUSES, PathRecord, RunFolder
 
 if TYPE_CHECKING:
     from gymgate.compare.runs import Comparison
@@ -256,7 +256,7 @@ class RunVerdict:
         return RUN_VERDICTS.get(self.code, RUN_VERDICTS[EXIT_ERROR])
 
 
-def judge_run(run: Any, pytest_code: int, expected: list[str] | None = None) -> RunVerdict:
+def judge_run(run: RunFolder, pytest_code: int, expected: list[str] | None = None) -> RunVerdict:
     """One stored run (a RunFolder) judged alone."""
     from gymgate.compare.stability import disagreement
 

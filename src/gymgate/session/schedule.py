@@ -10,6 +10,7 @@ from xdist.scheduler import LoadScopeScheduling
 
 from gymgate.pathid import PathId
 from gymgate.session.plan import plan
+from gymgate.shards.plan import load_costs
 
 SELFTEST_ENV = "mcqa"  # gymgate's self-tests run on mcqa's Gym
 
@@ -24,12 +25,16 @@ def env_of(nodeid: str) -> str:
 
 
 class EnvScheduling(LoadScopeScheduling):
+    def __init__(self, config, log=None):
+        super().__init__(config, log)
+        self.costs = load_costs()  # read once: every assignment asks for the plan
+
     def _split_scope(self, nodeid: str) -> str:
         return env_of(nodeid)
 
     def _owner_plan(self) -> dict[str, str]:
         scopes = sorted({env_of(n) for n in self.collection or []})
-        return plan(scopes, len(self.registered_collections))
+        return plan(scopes, len(self.registered_collections), self.costs)
 
     def _assign_work_unit(self, node) -> None:
         if not self.workqueue:
