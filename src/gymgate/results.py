@@ -21,7 +21,7 @@ class RunResult:
     code: int  # the run's own verdict: 0 clean, 1 failures (or broken), 2 not judged
     broken: str = ""  # why this ref could not be locked or built, if it could not
     cached: bool = False  # served from a stored run (nothing ran)
-    judged: RunVerdict | None = None  # what decided `code` (gymgate.verdict.judge_run)
+    judged: RunVerdict | None = None  # what decided `code` (gymgate.compare.alone.judge_run)
 
 
 @dataclass(frozen=True)

@@ -29,14 +29,41 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
 from gymgate.outcomes import BROKEN, ERROR, FAIL, HARNESS, PASS, SKIP
-from gymgate.runfolder import FINISHED_STATUSES, PathRecord, RunFolder
+from gymgate.runfolder import FINISHED_STATUSES, PathRecord
 
-if TYPE_CHECKING:
-    from gymgate.compare.runs import Comparison
+# compare/ asks this module for categories; this module never imports compare/. What it reads of a comparison is
+# declared here as protocols (compare.runs.Comparison and PathComparison satisfy them).
+
+
+class JudgedChange(Protocol):
+    ack: str
+
+
+class JudgedPath(Protocol):
+    path: str
+    candidate: str | None
+    category: str
+    causes: list[str]
+    changes: Sequence[Any]  # JudgedChange items
+
+    @property
+    def nondeterministic_on_candidate(self) -> bool: ...
+
+
+class JudgedBump(Protocol):
+    paths: Sequence[Any]  # JudgedPath items
+    baseline_broken: str
+    candidate_broken: str
+    lifecycle: dict[str, list[str]]
+
+    def by_category(self) -> dict[str, list[Any]]: ...
+
+    @property
+    def changed(self) -> Sequence[Any]: ...
 
 
 class Category(StrEnum):
@@ -185,7 +212,7 @@ def flaky_side(baseline_unstable: bool, candidate_unstable: bool) -> str:
     return "both" if baseline_unstable and candidate_unstable else "baseline"
 
 
-def comparison_exit(comparison: Comparison) -> int:
+def comparison_exit(comparison: JudgedBump) -> int:
     """A bump's exit code."""
     if comparison.baseline_broken:
         return EXIT_ERROR  # nothing can be judged against a baseline that does not work
@@ -196,7 +223,7 @@ def comparison_exit(comparison: Comparison) -> int:
     return EXIT_OK
 
 
-def comparison_verdict(comparison: Comparison) -> str:
+def comparison_verdict(comparison: JudgedBump) -> str:
     """A bump's verdict line: never silent, it names what needs a reader (the candidate's new nondeterminism
     first)."""
     groups = comparison.by_category()
@@ -256,15 +283,11 @@ class RunVerdict:
         return RUN_VERDICTS.get(self.code, RUN_VERDICTS[EXIT_ERROR])
 
 
-def judge_run(run: RunFolder, pytest_code: int, expected: list[str] | None = None) -> RunVerdict:
-    """One stored run (a RunFolder) judged alone."""
-    from gymgate.compare.stability import disagreement
-
-    records = list(run.records(expected).values())
-    lifecycle = run.lifecycle_failures()
-    found = {r.path: disagreement(r.attempt_records()) for r in records}
-    unstable = {path: d.line("this ref") for path, d in found.items() if d is not None}
-    return RunVerdict(run_exit(records, pytest_code, lifecycle, bool(unstable)), records, lifecycle, unstable)
+def run_verdict(
+    records: list[PathRecord], pytest_code: int, lifecycle: list[str], disagreements: dict[str, str]
+) -> RunVerdict:
+    """A ref judged alone, from its records and how each path's attempts disagreed (compare/alone.py reads them)."""
+    return RunVerdict(run_exit(records, pytest_code, lifecycle, bool(disagreements)), records, lifecycle, disagreements)
 
 
 def unjudgeable(role: str, name: str, code: int, broken: str) -> str:
@@ -279,7 +302,7 @@ def unjudgeable(role: str, name: str, code: int, broken: str) -> str:
     return ""
 
 
-def matrix_exit(last_bump: Comparison | None, runs: Sequence[tuple[int, bool]]) -> int:
+def matrix_exit(last_bump: JudgedBump | None, runs: Sequence[tuple[int, bool]]) -> int:
     """The matrix's exit: the last bump's verdict (0 clean, 1 regression or unreviewed change, 2 cannot judge);
     with one ref, that ref's own (`runs`: each ref's (exit code, broken); a BROKEN or failing ref is 1, as
     `accept --no-baseline` says)."""
@@ -290,7 +313,7 @@ def matrix_exit(last_bump: Comparison | None, runs: Sequence[tuple[int, bool]]) 
     return EXIT_ERROR if any(code == EXIT_ERROR for code, _ in runs) else EXIT_OK
 
 
-def commit_verdict(comparison: Comparison, paths: list[str]) -> tuple[BisectVerdict, str]:
+def commit_verdict(comparison: JudgedBump, paths: list[str]) -> tuple[BisectVerdict, str]:
     """A bisected commit's run judged against the good ref's run: (good | bad | skip | unsure, why)."""
     if comparison.candidate_broken:
         return BisectVerdict.SKIP, comparison.candidate_broken.splitlines()[0]

@@ -5,6 +5,7 @@ another agent fails them; the faithful version passes."""
 from __future__ import annotations
 
 import copy
+import math
 
 import numpy as np
 import pytest
@@ -216,7 +217,9 @@ def test_rl_side_metrics_equal_the_paths_expected_values():
     case = load_case(env)
     agent = case.env.agent
     full = {"reward": 1.0, "expected_answer": "B"}
-    good = {f"{agent}/reward/{s}": 1.0 for s in ("mean", "median", "min", "max")} | {f"{agent}/reward/stddev": 0.0}
+    good = {f"{agent}/reward/{s}": 1.0 for s in ("mean", "median", "min", "max")}
+    # RL's values for one sample: the sample stddev is NaN, the histogram the one reward.
+    good |= {f"{agent}/reward/stddev": math.nan, f"{agent}/reward/histogram": [1.0]}
     tables = {agent: [__import__("json").dumps(full)]}
     result = _result()
     checks.check_metrics(result, case, good, tables, full)
@@ -224,22 +227,26 @@ def test_rl_side_metrics_equal_the_paths_expected_values():
     checks.check_metrics(result, case, {k: v for k, v in good.items() if not k.endswith("mean")}, tables, full)
     checks.check_metrics(result, case, good, {agent: []}, full)
     checks.check_metrics(result, case, good | {f"{agent}/reward/max": 0.0}, tables, full)  # a metric alone wrong
+    # The population stddev gymgate once computed (0.0) is a value RL never produces for one sample.
+    checks.check_metrics(result, case, good | {f"{agent}/reward/stddev": 0.0}, tables, full)
     assert _failed(result) == [
         ("metrics", f"{agent}/reward/mean"),
         ("metrics", f"{agent}/full_result"),
         ("metrics", f"{agent}/reward/max"),
+        ("metrics", f"{agent}/reward/stddev"),
     ]
+    assert result.failures[-1].expected == "NaN"  # a record holds JSON: NaN is written as a string
     # A wrong reward is the verifier check's finding: the metrics that follow it are not failed twice, but they
     # must exist (a reward RL cannot read leaves none).
     wrong = {**full, "reward": 0.0}
-    zero = dict.fromkeys(good, 0.0)
+    zero = dict.fromkeys(good, 0.0) | {f"{agent}/reward/stddev": math.nan}
     result = _result()
     checks.check_metrics(result, case, zero, {agent: [__import__("json").dumps(wrong)]}, wrong)
     assert result.failures == []
     text = {**full, "reward": "1.0"}
     checks.check_metrics(result, case, {}, {agent: [__import__("json").dumps(text)]}, text)
     assert {f.field for f in result.failures} == {
-        f"{agent}/reward/{s}" for s in ("mean", "median", "min", "max", "stddev")
+        f"{agent}/reward/{s}" for s in ("mean", "median", "min", "max", "stddev", "histogram")
     }
 
 
@@ -276,13 +283,35 @@ def test_routing_is_checked_against_the_agent_gym_reports():
         ("_ng_failure_class", "judge_failed"),  # 0.5.0's judge failsafe: reward 0.0, which a rejected path expects
         ("failure_reason", "judge call raised"),
         ("failure_kind", "judge_failed"),
-        ("mask_sample", True),
     ],
 )
 def test_a_result_gym_marks_as_failed_never_passes_whatever_its_reward(marker, value):
     record = PathRecord.stub("equivalence_llm_judge:rejected", "ERROR", "")
     checks.check_gym_failure(record, {"reward": 0.0, marker: value})
     assert [(f.kind, f.field, f.actual) for f in record.failures] == [("gym_failure", marker, value)]
+
+
+@pytest.mark.parametrize(
+    ("result", "fields", "says"),
+    [
+        # Where RL reads it: RL drops the sample from the loss.
+        ({"instance_config": {"mask_sample": True}}, ["instance_config.mask_sample"], "RL masks this sample"),
+        # Gym 0.7.0's top-level field: RL does not read it and would train on the sample; the report says so.
+        ({"mask_sample": True}, ["mask_sample (top level)"], "RL reads instance_config.mask_sample and trains on it"),
+        (
+            {"mask_sample": True, "instance_config": {"mask_sample": True}},
+            ["instance_config.mask_sample", "mask_sample (top level)"],
+            "RL masks it too",
+        ),
+        ({"mask_sample": False, "instance_config": {"mask_sample": False}}, [], ""),
+        ({"instance_config": None}, [], ""),
+    ],
+)
+def test_mask_sample_is_judged_where_rl_reads_it_and_a_moved_one_is_named(result, fields, says):
+    record = PathRecord.stub("mcqa:accepted", "ERROR", "")
+    checks.check_gym_failure(record, {"reward": 1.0, **result})
+    assert [f.field for f in record.failures] == fields
+    assert all(says in str(f.actual) for f in record.failures[-1:])
 
 
 def test_a_result_with_its_failure_fields_unset_passes():

@@ -189,7 +189,37 @@ def test_final_batch_fields_and_metrics():
     assert batch["input_ids"].tolist() == [[1, 2, 3], [1, 2, 0]]
     assert metrics["turns_per_sample/mean"] == 1.0 and metrics["truncation_rate"] == 0.5
     assert metrics["a/reward/mean"] == 0.5
-    assert results[0]["full_result"]["agent_ref"] == {"name": "a"}
+    # RL's sample stddev (ddof=1), its histogram's values and the three percentiles it logs.
+    assert metrics["a/reward/stddev"] == pytest.approx(0.7071067811865476)
+    assert metrics["a/reward/histogram"] == [1.0, 0.0]
+    assert metrics["turns_per_sample/p95"] == 1.0 and metrics["turns_per_sample/p99"] == 1.0
+    assert metrics["max_gen_tokens_per_turn/p95"] == 3.0
+    # RL writes the row's agent_ref onto the outer result; full_result stays what Gym returned.
+    assert results[0]["agent_ref"] == {"name": "a"} and "agent_ref" not in results[0]["full_result"]
+
+
+def test_one_sample_metrics_are_rls_nan_stddev_and_the_mean_divides_by_the_group():
+    rows = [{"agent_ref": {"name": "a"}}, {"agent_ref": {"name": "a"}}]
+    # Only the first result has a numeric `score`: RL's mean divides by both samples, its stddev of one is NaN.
+    results = [_processed([1], [2], reward=1.0, score=0.8, _rowidx=0), _processed([1], [2], reward=1.0, _rowidx=1)]
+    _, metrics = final_batch(rows, results, np.ones(2), 0, 100)
+    assert metrics["a/score/mean"] == pytest.approx(0.4)
+    assert math.isnan(metrics["a/score/stddev"]) and metrics["a/score/histogram"] == [0.8]
+    assert metrics["a/_rowidx/max"] == 1.0  # RL logs `_`-prefixed numeric keys too
+    _, one = final_batch(rows[:1], results[:1], np.ones(1), 0, 100)
+    assert math.isnan(one["a/reward/stddev"]) and one["a/reward/mean"] == 1.0
+
+
+def test_mask_sample_is_read_where_rl_reads_it():
+    rows = [{"agent_ref": {"name": "a"}}] * 3
+    results = [
+        _processed([1], [2], instance_config={"mask_sample": True}),
+        _processed([1], [2], mask_sample=True),  # Gym 0.7.0's top-level field: RL does not read it
+        _processed([1], [2], instance_config=None),
+    ]
+    batch, _ = final_batch(rows, results, np.ones(3, dtype=np.float32), 0, 100)
+    assert batch["mask_sample"].tolist() == [True, False, False]
+    assert batch["loss_multiplier"].tolist() == [0.0, 1.0, 1.0]
 
 
 def test_reward_components_must_sum_and_task_indices_agree():
@@ -200,6 +230,9 @@ def test_reward_components_must_sum_and_task_indices_agree():
     good = [_processed([1], [2], reward=0.7, reward_components={"x": 0.5, "y": 0.2})]
     batch, _ = final_batch(rows, good, np.ones(1), 0, 100)
     assert batch["reward/x"].tolist() == [0.5]
+    # An empty reward_components is a single-reward result to RL: no columns, nothing to sum.
+    batch, _ = final_batch(rows, [_processed([1], [2], reward=1.0, reward_components={})], np.ones(1), 0, 100)
+    assert not [k for k in batch if k.startswith("reward/")]
     two = [{"_ng_task_index": 0, "agent_ref": {"name": "a"}}, {"_ng_task_index": 1, "agent_ref": {"name": "a"}}]
     with pytest.raises(ValueError, match="_ng_task_index"):
         final_batch(two, [_processed([1], [2]), _processed([1], [2])], np.ones(2), 0, 100)

@@ -11,8 +11,8 @@ import sys
 from gymgate.cases.catalog import catalog
 from gymgate.cases.environments import cases_dir, load_environments, refuse_drafts
 from gymgate.cli import main
-from gymgate.envs.distribution import Distribution
 from gymgate.refs import resolve_ref
+from gymgate.refs.distribution import Distribution
 from tests.helpers import write_tree
 
 ROW = '{"responses_create_params": {"input": []}, "expected_answer": "B"}\n'

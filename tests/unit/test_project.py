@@ -6,11 +6,11 @@ import shutil
 
 import pytest
 
-from gymgate.envs.distribution import Distribution
 from gymgate.envs.project import check_artifact, declared_extras, project_dir, render_project
 from gymgate.errors import InfraError, StaleLockError
 from gymgate.locations import envs_dir
 from gymgate.refs import resolve_ref
+from gymgate.refs.distribution import Distribution
 from tests.helpers import write_tree
 
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 import io
 import json
 
+from gymgate.compare.alone import judge_run
 from gymgate.compare.cache import find_cached, inputs_digest
 from gymgate.compare.runs import compare_runs
 from gymgate.compare.stability import disagreement
 from gymgate.errors import EXIT_FAILED, EXIT_OK
 from gymgate.report.summary import print_summary
 from gymgate.runfolder import RunFolder
-from gymgate.verdict import judge_run
 from tests.helpers import REWARD, observation, record, stored_run
 
 

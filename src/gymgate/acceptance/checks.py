@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from typing import Any
 
 import numpy as np
 
 from gymgate.acceptance.expected import JUDGE_PARAMS, first_turn_messages, judge_sampling, seen
 from gymgate.cases.case import NULL, RETURNED, Case, lookup
-from gymgate.cases.environments import POLICY_MODEL
+from gymgate.consumer.batch import HISTOGRAM, mask_sample
 from gymgate.consumer.rollout import GenerationConfig
+from gymgate.endpoint import POLICY_MODEL
 from gymgate.endpoint.script import Script, logprobs
 from gymgate.endpoint.server import JUDGE, POLICY, Exchange
 from gymgate.endpoint.tokenizer import encode, render
@@ -49,15 +51,23 @@ def _expected(value: Any) -> Any:
 
 # Fields by which Gym says a rollout failed while still answering with a row: 0.5.0's judge failsafe turns a
 # failed judge call into reward 0.0 with `_ng_failure_class` (an RL framework would train on that zero); 0.6.0 adds
-# `failure_reason`, 0.7.0 `failure_kind`, and `mask_sample` (true: drop the sample from the loss). None of them may
-# be set on a path gymgate counts as passed, whatever its reward: a rejected path's expected 0.0 is no excuse.
-FAILURE_MARKERS = ("_ng_failure_class", "failure_kind", "failure_reason", "mask_sample")
+# `failure_reason`, 0.7.0 `failure_kind`. None of them may be set on a path gymgate counts as passed, whatever its
+# reward: a rejected path's expected 0.0 is no excuse.
+FAILURE_MARKERS = ("_ng_failure_class", "failure_kind", "failure_reason")
+# `mask_sample` (true: drop the sample from the loss) is where RL reads it, `instance_config.mask_sample`
+# (consumer/batch.py); Gym 0.7.0's verify response also carries a top-level `mask_sample`, which RL does not read.
+MASK_RL_READS, MASK_TOP_LEVEL = "instance_config.mask_sample", "mask_sample"
 
 
 def check_gym_failure(result: PathRecord, full: dict[str, Any]) -> None:
     for key in FAILURE_MARKERS:
         if full.get(key) not in (None, False):
-            result.fail("gym_failure", key, None if key != "mask_sample" else False, full[key])
+            result.fail("gym_failure", key, None, full[key])
+    if mask_sample(full):
+        result.fail("gym_failure", MASK_RL_READS, False, "true: RL masks this sample out of the loss")
+    if full.get(MASK_TOP_LEVEL) not in (None, False):
+        seen = "RL masks it too" if mask_sample(full) else "RL reads instance_config.mask_sample and trains on it"
+        result.fail("gym_failure", f"{MASK_TOP_LEVEL} (top level)", False, f"{full[MASK_TOP_LEVEL]!r}: {seen}")
 
 
 def check_verifier(result: PathRecord, case: Case, full: dict[str, Any]) -> None:
@@ -272,20 +282,33 @@ def check_metrics(
     result: PathRecord, case: Case, metrics: dict[str, Any], tables: dict[str, list[str]], full: dict[str, Any]
 ) -> None:
     """The RL-side metrics of the path's agent, as RL logs them: `{agent}/reward/*` from the case's expected
-    reward (one sample: mean, median, min and max equal it, stddev 0; present whatever the reward, since RL logs
-    them from any numeric reward), and the full-result table (one row per sample, the sample's result as JSON)."""
+    reward (one sample: mean, median, min and max equal it, the sample stddev is NaN, the histogram holds the one
+    reward; present whatever the reward, since RL logs them from any numeric reward), and the full-result table
+    (one row per sample, the sample's result as JSON)."""
     want = case.modes[result.mode].expect.get("reward")
     agent = case.env.agent
-    expected = {f"{agent}/reward/{stat}": want for stat in REWARD_STATS} | {f"{agent}/reward/stddev": 0.0}
+    expected: dict[str, Any] = {f"{agent}/reward/{stat}": want for stat in REWARD_STATS}
+    expected |= {f"{agent}/reward/stddev": math.nan, f"{agent}/reward/{HISTOGRAM}": [want]}
     # A wrong reward already failed check_verifier; the metrics then follow it and only need to exist.
     rewarded = full.get("reward") == want
     for key, value in expected.items():
         got = metrics.get(key, MISSING)
-        if got == MISSING or (rewarded and got != value):
-            result.fail("metrics", key, value, got)
+        if got is MISSING or (rewarded and not _same_metric(got, value)):
+            result.fail("metrics", key, recordable(value), recordable(got))
     table = tables.get(agent, [])
     if len(table) != 1 or json.loads(table[0]) != full:
         result.fail("metrics", f"{agent}/full_result", "one row: the sample's full result", f"{len(table)} row(s)")
+
+
+def _same_metric(got: Any, want: Any) -> bool:
+    if isinstance(want, float) and math.isnan(want):
+        return isinstance(got, float) and math.isnan(got)
+    return bool(got == want)
+
+
+def recordable(value: Any) -> Any:
+    """A metric as a record can hold it (JSON has no NaN)."""
+    return "NaN" if isinstance(value, float) and math.isnan(value) else value
 
 
 def check_routing(result: PathRecord, case: Case, script: Script, exchanges: list[Exchange], reported: Any) -> None:

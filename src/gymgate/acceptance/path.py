@@ -192,7 +192,8 @@ def _run(ctx: RunContext, env: Environment, mode: str, result: PathRecord, scrip
     processed = rollout.results[0]
     full = processed["full_result"]
     sent_row = batch["extra_env_info"][0]
-    result.metrics = {k: v for k, v in rollout.rollout_metrics.items() if not k.startswith("timing/")}
+    metrics = {k: v for k, v in rollout.rollout_metrics.items() if not k.startswith("timing/")}
+    result.metrics = {k: checks.recordable(v) for k, v in metrics.items()}
     result.observe(((e.kind or e.route, e.status, e.body) for e in exchanges), processed["gym_result"])
     tables = full_result_tables(batch["extra_env_info"], rollout.results)
     # The judge's sampling comes from the environment's own config (read only when a judge was asked).
@@ -211,7 +212,7 @@ def _run(ctx: RunContext, env: Environment, mode: str, result: PathRecord, scrip
             ),
         ),
         ("metadata", lambda: checks.check_metadata(result, case, fed, full)),
-        ("metrics", lambda: checks.check_metrics(result, case, result.metrics, tables, full)),
+        ("metrics", lambda: checks.check_metrics(result, case, metrics, tables, full)),
         ("first_turn", lambda: checks.check_first_turn(result, fed, exchanges, processed, ctx.tokenizer)),
         ("routing", lambda: checks.check_routing(result, case, script, exchanges, processed.get("gym_agent_ref"))),
         ("tool_schema", lambda: checks.check_tool_schema(result, sent_row, exchanges, full)),

@@ -12,8 +12,8 @@ from functools import cache
 from pathlib import Path
 
 from gymgate.cases.environments import all_environments
-from gymgate.envs.distribution import Distribution
 from gymgate.errors import EXIT_OK
+from gymgate.refs.distribution import Distribution
 
 RULES_FILE = Path(__file__).with_name("runnable.toml")
 SERVERS = "resources_servers"
@@ -101,8 +101,8 @@ def catalog(dist: Distribution) -> list[GymEnvironment]:
 
 def list_command(args) -> int:
     """`gymgate cases list`: which environments of a Gym have example data, a case, and can run here."""
-    from gymgate.envs.distribution import Distribution
     from gymgate.refs import resolve_ref
+    from gymgate.refs.distribution import Distribution
 
     source = resolve_ref(args.gym_ref, args.gym_repo)
     found = catalog(Distribution(source))

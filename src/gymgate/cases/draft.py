@@ -20,9 +20,9 @@ from gymgate.cases.case import RETURNED
 from gymgate.cases.catalog import ENVIRONMENTS, SERVERS
 from gymgate.compare.observation import rules
 from gymgate.endpoint.script import UNSCRIPTED
-from gymgate.envs.distribution import Distribution
 from gymgate.errors import UsageError
 from gymgate.pathid import MODES
+from gymgate.refs.distribution import Distribution
 from gymgate.runfolder import PathRecord
 from gymgate.runfolder.record import RESULT
 

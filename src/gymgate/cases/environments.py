@@ -13,7 +13,6 @@ from gymgate.locations import repo_root
 
 # Every environment's model ref is `policy_model`; this config turns token-id information on.
 MODEL_CONFIG = "responses_api_models/vllm_model/configs/vllm_model_for_training.yaml"
-POLICY_MODEL = "gymgate-policy"  # the model name RL serves and Gym is told to request (policy_model_name)
 MODEL_SERVER_DIR = "responses_api_models/vllm_model"
 MODEL_SERVER_NAME = "policy_model"
 

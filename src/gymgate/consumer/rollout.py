@@ -73,7 +73,7 @@ class StreamAccumulator:
 @dataclass
 class RolloutResult:
     final_batch: dict[str, Any]
-    rollout_metrics: dict[str, float]
+    rollout_metrics: dict[str, Any]
     results: list[dict[str, Any]]
     timings: dict[str, float]
 

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from gymgate.cases.environments import POLICY_MODEL
+from gymgate.endpoint import POLICY_MODEL
 from gymgate.endpoint.script import UNSCRIPTED, Script, logprobs
 from gymgate.endpoint.tokenizer import EOS, MAX_LENGTH, assistant_body, build_tokenizer, encode, render
 from gymgate.outcomes import CONTRACT, GYM, HARNESS

@@ -14,10 +14,10 @@ from pathlib import Path
 import tomli_w
 
 from gymgate.cases.environments import all_environments
-from gymgate.envs.distribution import Distribution
 from gymgate.envs.python import Interpreter
 from gymgate.errors import BuildError, InfraError, StaleLockError
 from gymgate.locations import cache_dir, envs_dir, repo_root
+from gymgate.refs.distribution import Distribution
 from gymgate.refs.pins import defaults
 from gymgate.refs.source import KIND_GIT, KIND_TREE, KIND_WHEEL, GymSource
 

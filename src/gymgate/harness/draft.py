@@ -26,7 +26,7 @@ def case_new(args) -> int:
         wants_another_turn,
     )
     from gymgate.cases.environments import all_environments, cases_dir
-    from gymgate.envs.distribution import Distribution
+    from gymgate.refs.distribution import Distribution
 
     target = cases_dir() / f"{args.name}.toml"
     taken = [e for e in all_environments() if e.name == args.name and e.case_file != target]

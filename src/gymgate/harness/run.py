@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from gymgate.ci.github import group
+from gymgate.compare.alone import judge_run
 from gymgate.errors import BuildError
 from gymgate.locations import PACKAGE_DIR, repo_root
 from gymgate.options import SESSION, UP, child_argv, default
@@ -23,7 +24,6 @@ from gymgate.refs.source import GymSource
 from gymgate.report.summary import print_summary
 from gymgate.results import RunResult
 from gymgate.runfolder import FINISHED_STATUSES, PathRecord, RunFolder, RunMark, new_run_id, runs_dir
-from gymgate.verdict import judge_run
 
 
 @dataclass(frozen=True)

@@ -8,12 +8,12 @@ from gymgate.errors import EXIT_OK, UsageError
 
 def merge_command(args) -> tuple[int, dict]:
     """`gymgate merge`: one merged run per ref; given two refs, their comparison's verdict (and document)."""
+    from gymgate.compare.alone import judge_run
     from gymgate.harness.bump import compare_and_report
     from gymgate.report.outputs import read_summary
     from gymgate.report.summary import print_summary, run_document
     from gymgate.runfolder import runs_dir
     from gymgate.shards.merge import baseline_of, gather, merge, point_reruns_at
-    from gymgate.verdict import judge_run
 
     sets = gather(args.runs)
     if len(sets) > 2:

@@ -1,5 +1,5 @@
 """A ref judged alone, rendered: the terminal's closing table, the --json document and the CI job summary. The
-verdict is gymgate.verdict's (judge_run); these only show it."""
+verdict is gymgate.verdict's (run_verdict, via compare.alone.judge_run); these only show it."""
 
 from __future__ import annotations
 

@@ -16,7 +16,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from gymgate.cases.environments import MODEL_CONFIG, POLICY_MODEL, Environment
+from gymgate.cases.environments import MODEL_CONFIG, Environment
+from gymgate.endpoint import POLICY_MODEL
 from gymgate.options import default
 from gymgate.outcomes import GYM, HARNESS, EnvState
 from gymgate.processes import alive
