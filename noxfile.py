@@ -162,6 +162,14 @@ def up(session: nox.Session) -> None:
 
 
 @nox.session(default=False)
+def python(session: nox.Session) -> None:
+    """The CPythons gymgate runs Gyms on: nox -s python -- list | build 3.13.15 [--source TARBALL --sha256 DIGEST]
+    | ensure '>=3.13.14'. `accept`, `matrix`, `bisect`, `up` and `case` provide a missing one themselves."""
+    _harness(session)
+    _gymgate(session, "python", *(session.posargs or ["list"]))
+
+
+@nox.session(default=False)
 def lock(session: nox.Session) -> None:
     """Regenerate envs/<pin>/ (all pins, or those named after --)."""
     _harness(session)

@@ -55,6 +55,49 @@ def test_a_gymgate_build_says_so_in_its_build_string(cache, tmp_path):
     assert found.provenance()["build"] == found.build
 
 
+def _stored(store, sha256):
+    """A finished build in a shared store (its python3 the running interpreter, enough for the smoke test)."""
+    import sys
+
+    prefix = store / f"{cpython.PREFIX}3.13.15"
+    (prefix / "bin").mkdir(parents=True)
+    (prefix / "bin" / "python3").symlink_to(sys.executable)
+    (prefix / cpython.MARK).write_text(json.dumps({"source": "py.orig.tar.xz", "source_sha256": sha256}))
+    return prefix
+
+
+def test_a_stored_build_of_the_declared_source_is_copied_instead_of_compiled(cache, tmp_path, monkeypatch):
+    spec = cpython.release("3.13.15")
+    store = tmp_path / "store"
+    _stored(store, spec.sha256)
+    monkeypatch.setenv(cpython.BUILDS_VAR, str(store))
+    monkeypatch.setattr(cpython_source, "fetch", lambda spec: pytest.fail("the source was fetched"))
+    said: list[str] = []
+    exe = cpython.provide_release(spec, log=said.append)
+    assert exe == cpython.prefix_of("3.13.15") / "bin" / "python3" and cpython.installed() == [exe]
+    mark = cpython.build_info(exe)
+    assert mark["source_sha256"] == spec.sha256 and mark["copied_from"] == str(store / "cpython-3.13.15")
+    assert said[0].startswith("copying CPython 3.13.15") and said[-1].startswith("copied CPython 3.13.15")
+    assert cpython.provide_release(spec, log=said.append) == exe and len(said) == 2  # found: nothing again
+
+
+def test_a_stored_build_of_another_source_is_not_used(cache, tmp_path, monkeypatch):
+    spec = cpython.release("3.13.15")
+    _stored(tmp_path / "store", "ef" * 32)
+    monkeypatch.setenv(cpython.BUILDS_VAR, str(tmp_path / "store"))
+    assert cpython.stored_build(spec) is None
+    fetched = []
+
+    def fetch(spec):
+        fetched.append(spec.version)
+        raise cpython.InfraError("apt-get source failed")
+
+    monkeypatch.setattr(cpython_source, "fetch", fetch)
+    with pytest.raises(cpython.InfraError, match="apt-get source failed"):
+        cpython.provide_release(spec)
+    assert fetched == ["3.13.15"] and cpython.installed() == []
+
+
 def test_the_debian_archive_is_the_one_the_machine_already_uses(tmp_path):
     parts = tmp_path / "sources.list.d"
     parts.mkdir()

@@ -24,18 +24,57 @@ def test_lowest_satisfying_interpreter_is_chosen():
     assert select("", "gym", FOUND).version == "3.11.7"
 
 
-def test_unsatisfiable_requirement_with_downloads_off_names_both_remedies(monkeypatch):
+def test_unsatisfiable_requirement_with_downloads_and_builds_off_names_every_remedy(monkeypatch):
     monkeypatch.setenv("UV_PYTHON_DOWNLOADS", "never")
+    monkeypatch.setenv("GYMGATE_PYTHON_BUILD", "never")
     monkeypatch.setattr(py, "uv_install", lambda spec: pytest.fail("uv was asked to download"))
+    monkeypatch.setattr(py.cpython, "provide_release", lambda *a, **k: pytest.fail("a build was started"))
     with pytest.raises(InfraError) as info:
         select(">=3.13.14", "nemo-gym 0.5.0", FOUND)
     message = str(info.value)
     assert "nemo-gym 0.5.0 requires Python >=3.13.14" in message
     assert "3.11.7 (/p/3.11.7/bin/python3), 3.12.1 (/p/3.12.1/bin/python3), 3.13.0" in message
     assert "Downloads are off (UV_PYTHON_DOWNLOADS=never)" in message
-    assert "`gymgate python build 3.13.15`" in message  # remedy one: a build into gymgate's cache
+    assert "Building one is off (GYMGATE_PYTHON_BUILD=never)" in message
+    # Remedy one is a command a nox user can type (never a path inside .nox/).
+    assert "`nox -s python -- build 3.13.15`" in message and ".nox/" not in message
     assert "let uv download one" in message  # remedy two
     assert info.value.exit_code == 2
+
+
+def test_a_missing_interpreter_is_provided_by_the_command_itself_and_announced(monkeypatch, capsys, tmp_path):
+    """What a new user's first `nox -s accept` hits: nothing on the machine meets 0.7.0's floor and uv cannot
+    download, so gymgate builds the declared CPython into its cache, saying so (and how long it takes) first."""
+    monkeypatch.setenv("UV_PYTHON_DOWNLOADS", "never")
+    monkeypatch.delenv("GYMGATE_PYTHON_BUILD", raising=False)
+    built = tmp_path / "cpython-3.13.15" / "bin" / "python3"
+    built.parent.mkdir(parents=True)
+    built.symlink_to(sys.executable)
+    asked = []
+    monkeypatch.setattr(py.cpython, "provide_release", lambda release, log=print: asked.append(release) or built)
+    monkeypatch.setattr(py, "probe", lambda path, known=None: Interpreter(path, "3.13.15", "CPython"))
+    chosen = select(">=3.13.14", "nemo-gym 0.7.0", FOUND)
+    assert chosen.path == built and [r.version for r in asked] == ["3.13.15"]
+    said = capsys.readouterr().err
+    assert "nemo-gym 0.7.0 requires Python >=3.13.14" in said
+    assert "Providing CPython 3.13.15 in gymgate's cache, once: about 3 min" in said
+
+
+def test_a_failed_build_is_an_infrastructure_error_naming_typeable_remedies(monkeypatch):
+    from gymgate.errors import BuildError
+
+    monkeypatch.setenv("UV_PYTHON_DOWNLOADS", "never")
+    monkeypatch.delenv("GYMGATE_PYTHON_BUILD", raising=False)
+
+    def fails(release, log=print):
+        raise InfraError("apt-get source failed (exit 100)")
+
+    monkeypatch.setattr(py.cpython, "provide_release", fails)
+    with pytest.raises(InfraError) as info:
+        select(">=3.13.14", "nemo-gym 0.7.0", FOUND)
+    assert not isinstance(info.value, BuildError)  # the machine's problem: the ref is not BROKEN
+    assert "apt-get source failed" in str(info.value)
+    assert "`nox -s python -- build 3.13.15 --source <tarball> --sha256 <digest>`" in str(info.value)
 
 
 def test_gymgates_own_switch_forbids_downloads_too(monkeypatch):
@@ -55,6 +94,7 @@ def test_with_downloads_allowed_uv_installs_a_matching_interpreter(monkeypatch):
     assert select(">=3.13.14", "nemo-gym 0.7.0", FOUND) == managed
     assert asked == [">=3.13.14"]
     monkeypatch.setattr(py, "uv_install", lambda spec: [])  # uv could not reach its downloads
+    monkeypatch.setenv("GYMGATE_PYTHON_BUILD", "never")
     with pytest.raises(InfraError, match="uv could not download one"):
         select(">=3.13.14", "nemo-gym 0.7.0", FOUND)
 

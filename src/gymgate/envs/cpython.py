@@ -33,6 +33,11 @@ CONFIGURE_TIMEOUT_S = 900
 MAKE_TIMEOUT_S = 3600  # ~6 min on two idle cores, ~10 min beside other work
 INSTALL_TIMEOUT_S = 900
 SMOKE_TIMEOUT_S = 60
+COPY_TIMEOUT_S = 600
+BUILD_DURATION = "about 3 min on two idle cores (145-160 s measured; longer beside other work)"
+# A folder of finished builds shared between gymgate caches (another cache's `pythons/`, a CI cache): a build whose
+# source digest is the declared one is copied from there instead of compiled again.
+BUILDS_VAR = "GYMGATE_PYTHON_BUILDS"
 
 
 @dataclass(frozen=True)
@@ -202,7 +207,6 @@ def provide(requires_python: str, version: str | None = None, source: Path | Non
     from packaging.specifiers import SpecifierSet
     from packaging.version import Version
 
-    from gymgate.envs import cpython_source
     from gymgate.envs.python import discover
 
     spec = SpecifierSet(requires_python)
@@ -213,9 +217,60 @@ def provide(requires_python: str, version: str | None = None, source: Path | Non
     fitting = [r for r in releases() if Version(r.version) in spec and (version is None or r.version == version)]
     if not fitting:
         raise UsageError(f"no CPython release declared in {RELEASES_FILE.name} meets {requires_python}")
-    chosen = max(fitting, key=lambda r: Version(r.version))
-    tarball = source or cpython_source.fetch(chosen)
-    return build(chosen.version, tarball, log=log)
+    return provide_release(max(fitting, key=lambda r: Version(r.version)), source, log)
+
+
+def provide_release(spec: Release, source: Path | None = None, log=print) -> Path:
+    """The declared release in gymgate's cache: already there, copied from a shared store of builds
+    ($GYMGATE_PYTHON_BUILDS) when one there was built from the declared source, else built from `source` or from
+    Debian's copy of it."""
+    from gymgate.envs import cpython_source
+
+    if (prefix_of(spec.version) / MARK).is_file():
+        return prefix_of(spec.version) / "bin" / "python3"
+    shared = stored_build(spec)
+    if shared is not None and source is None:
+        return copy_build(spec, shared, log)
+    return build(spec.version, source or cpython_source.fetch(spec), log=log)
+
+
+def stored_build(spec: Release) -> Path | None:
+    """A finished build of `spec` in $GYMGATE_PYTHON_BUILDS made from the declared source, or None."""
+    store = os.environ.get(BUILDS_VAR, "").strip()
+    if not store:
+        return None
+    prefix = Path(store).expanduser() / f"{PREFIX}{spec.version}"
+    info = build_info(prefix / "bin" / "python3")
+    if info.get("source_sha256") == spec.sha256 and (prefix / "bin" / "python3").is_file():
+        return prefix
+    return None
+
+
+def copy_build(spec: Release, shared: Path, log=print) -> Path:
+    """Copy a stored build into the cache: staged, smoke-tested where it will live, its mark written last."""
+    prefix = prefix_of(spec.version)
+    pythons_dir().mkdir(parents=True, exist_ok=True)
+    with held(pythons_dir() / f"{PREFIX}{spec.version}.lock", BUILD_LOCK_TIMEOUT_S, f"copying CPython {spec.version}"):
+        if (prefix / MARK).is_file():
+            return prefix / "bin" / "python3"
+        started = time.monotonic()
+        log(f"copying CPython {spec.version} built from sha256:{spec.sha256[:12]} from {shared} ({BUILDS_VAR})")
+        staged = pythons_dir() / f".copy-{spec.version}-{os.getpid()}"
+        shutil.rmtree(staged, ignore_errors=True)
+        log_file = pythons_dir() / f"{PREFIX}{spec.version}.build.log"
+        try:
+            _step(["cp", "-a", str(shared), str(staged)], pythons_dir(), COPY_TIMEOUT_S, log_file, "copying a build")
+            (staged / MARK).unlink()
+            smoke_test(staged / "bin" / "python3", spec.modules)
+            shutil.rmtree(prefix, ignore_errors=True)
+            os.replace(staged, prefix)
+            mark = build_info(shared / "bin" / "python3") | {"copied_from": str(shared), "copied_at": time.time()}
+            (prefix / (MARK + ".tmp")).write_text(json.dumps(mark, indent=2))
+            os.replace(prefix / (MARK + ".tmp"), prefix / MARK)
+        finally:
+            shutil.rmtree(staged, ignore_errors=True)
+        log(f"copied CPython {spec.version} in {time.monotonic() - started:.0f} s: {prefix / 'bin' / 'python3'}")
+        return prefix / "bin" / "python3"
 
 
 def python_command(args) -> int:

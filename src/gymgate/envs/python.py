@@ -3,8 +3,11 @@
 Candidates come from PATH, pyenv's installed versions (pyenv shims are skipped: on these machines a shim for a
 non-global version exits 127), the CPythons gymgate built into its cache (envs/cpython.py) and uv's managed ones.
 When none matches and downloads are allowed (neither UV_PYTHON_DOWNLOADS=never nor GYMGATE_PYTHON_DOWNLOADS=never),
-uv installs one (`uv python install`); otherwise the error names both remedies. The chosen interpreter's exact
-version and build are part of the environment's key and of every run's provenance.
+uv installs one (`uv python install`); when that is not possible either, gymgate builds the newest CPython release it
+declares that meets the requirement into its cache, once, saying so first (envs/cpython.py; the same path
+`nox -s tests` takes, so a new user's first `nox -s accept` does not stop) — unless GYMGATE_PYTHON_BUILD=never, when
+the error names every remedy as a command the user can type. The chosen interpreter's exact version and build are
+part of the environment's key and of every run's provenance.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +25,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from gymgate.envs import cpython
-from gymgate.errors import BuildError, InfraError
+from gymgate.errors import BuildError, GymgateError, InfraError
 from gymgate.locations import cache_dir
 
 PROBE_CACHE = "interpreters-2.json"
@@ -30,6 +34,7 @@ PROBE = (
     "print(json.dumps([platform.python_version(), platform.python_implementation(), sys.version]))"
 )
 DOWNLOADS_VARS = ("UV_PYTHON_DOWNLOADS", "GYMGATE_PYTHON_DOWNLOADS")  # either set to "never" forbids downloads
+BUILD_VAR = "GYMGATE_PYTHON_BUILD"  # "never": stop with the remedies instead of building a missing interpreter
 UV_INSTALL_TIMEOUT_S = 900
 
 
@@ -157,6 +162,10 @@ def downloads_allowed() -> bool:
     return all(os.environ.get(var, "").strip().lower() != "never" for var in DOWNLOADS_VARS)
 
 
+def builds_allowed() -> bool:
+    return os.environ.get(BUILD_VAR, "").strip().lower() != "never"
+
+
 def _matching(spec: SpecifierSet, candidates: list[Interpreter]) -> Interpreter | None:
     return next((i for i in candidates if Version(i.version) in spec), None)
 
@@ -199,15 +208,45 @@ def select(requires_python: str, what: str, found: list[Interpreter] | None = No
     else:
         tried = " Downloads are off (" + ", ".join(f"{v}=never" for v in DOWNLOADS_VARS if os.environ.get(v)) + ")."
     have = ", ".join(i.describe() for i in found) or "none"
-    buildable = [r.version for r in cpython.releases() if Version(r.version) in spec]
+    buildable = [r for r in cpython.releases() if Version(r.version) in spec]
+    missing = (
+        f"{what} requires Python {requires_python}, and no interpreter on this machine satisfies it (found: {have})."
+    )
+    if buildable and builds_allowed():
+        return _build(buildable[-1], missing + tried)
     build = (
-        f"`gymgate python build {buildable[-1]}` (fetches Debian's source with apt-get; or pass a tarball with "
-        "--source) builds one into gymgate's cache, once"
+        f"`nox -s python -- build {buildable[-1].version}` (fetches Debian's source with apt-get; or pass a tarball "
+        "with --source) builds one into gymgate's cache, once"
         if buildable
         else "install a matching CPython (pyenv install, or put it on PATH)"
     )
+    off = f" Building one is off ({BUILD_VAR}=never)." if buildable else ""
     raise BuildError(
-        f"{what} requires Python {requires_python}, and no interpreter on this machine satisfies it "
-        f"(found: {have}).{tried} Remedies: {build}; or let uv download one (unset UV_PYTHON_DOWNLOADS=never / "
+        f"{missing}{tried}{off} Remedies: {build}; or let uv download one (unset UV_PYTHON_DOWNLOADS=never / "
         "GYMGATE_PYTHON_DOWNLOADS=never on a machine that can reach uv's Python downloads)."
     )
+
+
+def _build(release: cpython.Release, why: str) -> Interpreter:
+    """Build (or copy from GYMGATE_PYTHON_BUILDS) the declared release into gymgate's cache, announced first: a
+    person sees why the run pauses and for how long."""
+
+    def say(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    say(
+        f"{why} Providing CPython {release.version} in gymgate's cache, once: {cpython.BUILD_DURATION} "
+        f"(later runs find it; {BUILD_VAR}=never stops here instead)."
+    )
+    try:
+        exe = cpython.provide_release(release, log=say)
+    except GymgateError as exc:
+        raise InfraError(
+            f"{why} gymgate could not build CPython {release.version}: {exc}\nRemedies: "
+            f"`nox -s python -- build {release.version} --source <tarball> --sha256 <digest>` with a source tarball "
+            "you trust; or install a matching CPython (pyenv install, or put it on PATH)."
+        ) from exc
+    found = probe(exe)
+    if found is None:
+        raise InfraError(f"the CPython gymgate provided at {exe} does not run")
+    return found
