@@ -8,6 +8,7 @@ of builds: copied, smoke-tested, marked): that is the step a machine without one
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -28,8 +29,8 @@ def _hidden_path(tmp: Path) -> str:
     for directory in os.environ["PATH"].split(os.pathsep):
         if not directory or "shims" in Path(directory).parts:
             continue
-        found = [p for p in Path(directory).glob("python3.1*") if p.name.replace("python", "").count(".") == 1]
-        if any(Version(p.name.removeprefix("python")) >= Version("3.13") for p in found):
+        found = [p.name.removeprefix("python") for p in Path(directory).glob("python3.1*")]
+        if any(re.fullmatch(r"3\.\d+", v) and Version(v) >= Version("3.13") for v in found):
             continue
         kept.append(directory)
     return os.pathsep.join([str(_nox().parent), *kept])
@@ -99,7 +100,11 @@ def test_first_accept_on_a_machine_without_the_interpreter_provides_it(tmp_path)
     said = done.stdout + done.stderr
     assert done.returncode == 0, said[-4000:]
     # The command itself said why it paused and what it provides, and then found nothing to do again.
-    assert f"nemo-gym {PIN} requires Python" in said and "Providing CPython 3.13.15 in gymgate's cache" in said, said
+    assert (
+        f"nemo-gym {PIN} (pin from index" in said
+        and "requires Python >=3.13.14" in said
+        and "Providing CPython 3.13.15 in gymgate's cache" in said
+    ), said
     provided = cache / "pythons" / "cpython-3.13.15" / "bin" / "python3"
     assert provided.is_file()
     (run,) = (tmp_path / "runs").iterdir()
