@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -50,11 +51,21 @@ def test_transforms_are_exactly_the_declared_ones():
     (mcqa,) = load_environments(["mcqa"])
     raw = json.dumps({"responses_create_params": {"input": "q", "metadata": None, "tool_choice": "auto"}}) + "\n"
     row = transform_row(load_case(single), raw)
-    assert row["responses_create_params"] == {"input": "q", "tool_choice": "auto"}
+    # Sent as RL sends it: the row's parameters untouched, its nulls included.
+    assert row["responses_create_params"] == {"input": "q", "metadata": None, "tool_choice": "auto"}
     assert row["agent_ref"] == {"type": "responses_api_agents", "name": single.agent}
     row = transform_row(load_case(mcqa), raw)
-    assert row["responses_create_params"]["metadata"] is None  # mcqa declares no null-dropping
+    assert row["responses_create_params"]["metadata"] is None
     assert row["agent_ref"]["name"] == "mcqa_simple_agent"
+
+
+def test_no_case_changes_what_rl_sends_of_the_row():
+    """A transform that rewrites the row's parameters hides what Gym does with RL's real input: unknown, refused."""
+    assert {t for env in load_environments(None) for t in load_case(env).transforms} <= {"add_agent_ref"}
+    (single,) = load_environments(["single_step_tool_use_with_argument_comparison"])
+    case = load_case(single)
+    with pytest.raises(ValueError, match="unknown transform 'drop_null_create_params'"):
+        transform_row(replace(case, transforms=("drop_null_create_params",)), '{"responses_create_params": {}}')
 
 
 def test_dotted_lookup():

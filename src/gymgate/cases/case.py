@@ -95,19 +95,15 @@ def read_row(case: Case, gym_root: Path) -> str:
     return raw
 
 
-def _drop_nulls(params: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in params.items() if v is not None}
-
-
 def transform_row(case: Case, raw: str) -> dict[str, Any]:
-    """The row a consumer feeds Gym: the example row plus the case's declared transforms, nothing else."""
+    """The row a consumer feeds Gym: the example row plus the case's declared transforms, nothing else. The one
+    transform is what an RL dataset carries that Gym's example files lack (an agent_ref); nothing changes what RL
+    sends of the row itself — NeMo RL forwards `responses_create_params` as the row has it, nulls included."""
     row = json.loads(raw)
     for name in case.transforms:
         if name == "add_agent_ref":
             # Gym's example files name no agent; a consumer's prepared data carries one per row.
             row.setdefault("agent_ref", {"type": "responses_api_agents", "name": case.env.agent})
-        elif name == "drop_null_create_params":
-            row["responses_create_params"] = _drop_nulls(row["responses_create_params"])
         else:
             raise ValueError(f"{case.env.case_file}: unknown transform {name!r}")
     return row

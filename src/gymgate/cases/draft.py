@@ -180,8 +180,6 @@ def draft_case(dist: Distribution, name: str, server: str, line: int, config: st
     raw = lines[line]
     row = json.loads(raw)
     transforms = ["add_agent_ref"]
-    if any(v is None for v in (row.get("responses_create_params") or {}).values()):
-        transforms.append("drop_null_create_params")
     modes, problems = draft_scripts(row)
     if found.judge:
         problems.append(
