@@ -106,3 +106,56 @@ def every_category_runs(tmp_path):
     attempt = RunFolder(cand).attempt("candidate", 2).root
     stored_run(attempt.parent, attempt.name, "0.4.0", [record(p, o) for p, o in reruns.items()])
     return base, cand
+
+
+# Fields nemo-gym 0.7.0's result carries that 0.4.0's does not (measured on the real downgrade, report.md).
+NEWER_RESULT_FIELDS = [
+    "completed_at",
+    "moderation",
+    "phase",
+    "prompt_cache_retention",
+    "failure_kind",
+    "failure_reason",
+    "mask_sample",
+    "namespace",
+    "defer_loading",
+    "background",
+    "conversation",
+    "max_tool_calls",
+    "prompt_cache_key",
+    "safety_identifier",
+    "service_tier",
+    "store",
+    "top_logprobs",
+    "truncation",
+    "verbosity",
+]
+
+
+def bump_runs(tmp_path, envs, regressed=(), contract=(), baseline="0.7.0", candidate="0.4.0"):
+    """A stored bump shaped like a real one over `envs` × accepted/rejected: the baseline's result carries
+    NEWER_RESULT_FIELDS, the candidate's does not (every passing path changed); paths of `regressed` environments
+    fail their reward; paths of `contract` environments fail the request contract (a dropped temperature)."""
+    newer = observation(result={"response": {"output": [], **dict.fromkeys(NEWER_RESULT_FIELDS)}})
+    older = observation()
+    dropped = {
+        "kind": "request_contract",
+        "field": "policy request",
+        "expected": "accepted",
+        "actual": "sampling guard: policy request has temperature=None",
+    }
+    base_records, cand_records = [], []
+    for env in envs:
+        for mode in ("accepted", "rejected"):
+            path = f"{env}:{mode}"
+            base_records.append(record(path, "PASS", observed=newer))
+            if env in regressed:
+                cand_records.append(record(path, "FAIL", failures=[REWARD], observed=older))
+            elif env in contract:
+                cand_records.append(record(path, "FAIL", failures=[dropped], blame="contract", observed=older))
+            else:
+                cand_records.append(record(path, "PASS", observed=older))
+    return (
+        stored_run(tmp_path, "base", baseline, base_records),
+        stored_run(tmp_path, "cand", candidate, cand_records),
+    )

@@ -327,6 +327,14 @@ OPTIONS: tuple[Option, ...] = (
         default=False,
         extra={"action": "store_true"},
     ),
+    Option(
+        "verbose",
+        ("-v", "--verbose"),
+        "print the whole report on the terminal (report.md), not the one-screen view",
+        ("accept", "merge", "compare"),
+        default=False,
+        extra={"action": "store_true"},
+    ),
     # Commands that do not run paths.
     Option("lock", ("lock",), "the uv.lock to read", ("gym-ref-of",), type=Path, extra={"metavar": "UV_LOCK"}),
     Option(

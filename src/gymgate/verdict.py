@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
+from packaging.version import InvalidVersion, Version
+
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
 from gymgate.outcomes import BROKEN, ERROR, FAIL, HARNESS, PASS, SKIP
 from gymgate.runfolder import FINISHED_STATUSES, PathRecord
@@ -55,6 +57,8 @@ class JudgedPath(Protocol):
 
 
 class JudgedBump(Protocol):
+    baseline: dict[str, Any]  # each ref's source: name, version, …
+    candidate: dict[str, Any]
     paths: Sequence[Any]  # JudgedPath items
     baseline_broken: str
     candidate_broken: str
@@ -223,9 +227,26 @@ def comparison_exit(comparison: JudgedBump) -> int:
     return EXIT_OK
 
 
+def downgrade(baseline: dict[str, Any], candidate: dict[str, Any]) -> bool:
+    """The candidate's nemo-gym is older than the baseline's: what the newer release added reads as removed, and
+    no review of the upgrade covers its reverse (acknowledgements are directed)."""
+    try:
+        return Version(str(candidate.get("version"))) < Version(str(baseline.get("version")))
+    except InvalidVersion:
+        return False
+
+
 def comparison_verdict(comparison: JudgedBump) -> str:
-    """A bump's verdict line: never silent, it names what needs a reader (the candidate's new nondeterminism
-    first)."""
+    """A bump's verdict line: never silent, it names what needs a reader (a downgrade, then the candidate's new
+    nondeterminism)."""
+    line = _verdict_line(comparison)
+    if downgrade(comparison.baseline, comparison.candidate):
+        old, new = comparison.baseline.get("name", "baseline"), comparison.candidate.get("name", "candidate")
+        return f"downgrade {old} → {new}: {line}"
+    return line
+
+
+def _verdict_line(comparison: JudgedBump) -> str:
     groups = comparison.by_category()
     if comparison.baseline_broken:
         return f"cannot judge: the baseline is BROKEN ({comparison.baseline_broken.splitlines()[0][:200]})"

@@ -59,9 +59,10 @@ def test_categories_changes_locks_and_verdict(tmp_path):
     assert report.splitlines()[2] == "**Verdict: 1 regressed, 0 broken, 1 changed (unacknowledged contract changes).**"
     assert "- **nemo-gym**: 0.3.0 → 0.4.0" in report
     assert "- `code_gen:accepted`: PASS → FAIL — [reward] reward: expected 1.0, got 0.0" in report
-    assert "#### `requests.policy.*.body.seed` — 1 path: `mcqa:accepted`" in report
-    assert "| `<absent>` | `0` |" in report
-    assert '- `result.usage` = `{"tokens": 3}` — 1 path: `mcqa:rejected`' in report
+    assert "#### `requests.policy.*.body.seed` new in 0.4.0: `0` — mcqa × accepted" in report
+    assert "| `requests.policy.*.body.seed` | `<absent>` | `0` |" in report
+    assert '- `result.usage` new in 0.4.0: `{"tokens": 3}` — mcqa × rejected' in report
+    assert '  - `result.usage` = `{"tokens": 3}`' in report
 
 
 def test_clean_bump_exits_0_and_cli_writes_the_report(tmp_path, capsys):

@@ -33,6 +33,7 @@ from gymgate.verdict import (
 
 OBSERVED = "observed"  # the record field holding a path's full observation (PathRecord.observe)
 NONDETERMINISTIC_CAUSE = "[nondeterministic]"  # the root-cause tag of a candidate that disagrees with itself
+CHANGED_CAUSE = "[changed]"  # the root-cause tag of an unacknowledged contract change
 
 
 @dataclass
@@ -234,7 +235,7 @@ def compare_runs(baseline_dir: Path, candidate_dir: Path, acks_dir: Path | None 
         if any(c.kind == CONTRACT and not c.ack for c in item.changes):
             item.category = categorize(*evidences[item.path], changed=True)
             item.causes = sorted(
-                {f"[changed] {ack_files.fold(c.field)}" for c in item.changes if c.kind == CONTRACT and not c.ack}
+                {f"{CHANGED_CAUSE} {ack_files.fold(c.field)}" for c in item.changes if c.kind == CONTRACT and not c.ack}
             )
     base_run, cand_run = RunFolder(baseline_dir), RunFolder(candidate_dir)
     locks = None

@@ -85,7 +85,14 @@ def accept(args: Namespace) -> tuple[int, dict]:
         publish(run_markdown(document), run_annotations(list(run.records(expected).values())))
         return alone.code, document
     bump = judge_bump(
-        baseline, candidate, expected, opts, reruns=args.reruns, narrowed=bool(args.paths), acks=args.acks
+        baseline,
+        candidate,
+        expected,
+        opts,
+        reruns=args.reruns,
+        narrowed=bool(args.paths),
+        acks=args.acks,
+        verbose=args.verbose,
     )
     if bump.why_not_compared:
         return bump.code, not_compared(bump.dir, bump.code, bump.why_not_compared)

@@ -27,6 +27,7 @@ def judge_bump(
     reruns: int,
     narrowed: bool,
     acks: Path | None = None,
+    verbose: bool = False,
 ) -> BumpResult:
     print(f"== baseline {baseline.name}", flush=True)
     base = run_ref(baseline, expected, opts, reuse=True, narrowed=narrowed)
@@ -46,7 +47,7 @@ def judge_bump(
         return BumpResult(cand.dir, EXIT_ERROR, why)
     with group(f"reruns: {baseline.name} -> {candidate.name}"):
         run_reruns((baseline, base.dir), (candidate, cand.dir), reruns, real_attempt(opts))
-    return BumpResult(cand.dir, compare_and_report(base.dir, cand.dir, cand.dir, full=False, acks=acks))
+    return BumpResult(cand.dir, compare_and_report(base.dir, cand.dir, cand.dir, full=verbose, acks=acks))
 
 
 def with_baseline_deadlines(opts: RunOptions, baseline: RunFolder) -> RunOptions:
@@ -85,13 +86,15 @@ def write_reports(comparison, out_dir: Path) -> tuple[str, list[Path]]:
 
 
 def compare_and_report(baseline: Path, candidate: Path, out_dir: Path, full: bool, acks: Path | None = None) -> int:
-    """Compare two stored runs, write every report file into `out_dir`, print the verdict and summary."""
+    """Compare two stored runs, write every report file into `out_dir`, print the verdict and summary (one screen;
+    `full`: all of report.md)."""
     from gymgate.compare.runs import compare_runs
     from gymgate.report.markdown import render_terminal
 
     comparison = compare_runs(baseline, candidate, acks)
     text, written = write_reports(comparison, out_dir)
     publish(text, comparison_annotations(comparison))
-    print("\n" + (text if full else render_terminal(comparison)))
+    shown = ", ".join(str(p) for p in written[:1] + written[-1:])  # report.md, report.html
+    print("\n" + (text if full else render_terminal(comparison, shown)))
     print("written: " + ", ".join(str(p) for p in written))
     return comparison.exit_code

@@ -14,7 +14,9 @@ def compare_command(args) -> tuple[int, dict]:
     from gymgate.report.outputs import read_summary
 
     out = args.out or args.candidate_run
-    code = compare_and_report(args.baseline_run, args.candidate_run, out, full=not args.json, acks=args.acks)
+    code = compare_and_report(
+        args.baseline_run, args.candidate_run, out, full=args.verbose and not args.json, acks=args.acks
+    )
     return code, read_summary(out)
 
 

@@ -29,7 +29,7 @@ def merge_command(args) -> tuple[int, dict]:
         return judged.code, run_document(judged, merged[0])
     baseline, candidate = merged
     point_reruns_at(candidate, baseline)
-    code = compare_and_report(baseline.root, candidate.root, candidate.root, full=False, acks=args.acks)
+    code = compare_and_report(baseline.root, candidate.root, candidate.root, full=args.verbose, acks=args.acks)
     return code, read_summary(candidate.root)
 
 

@@ -16,8 +16,12 @@ from gymgate.atomic import write_text_atomic
 from gymgate.compare.observation import CONTRACT, side_by_side, text_diff
 from gymgate.compare.runs import Comparison, PathComparison
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
-from gymgate.report.markdown import cause_groups, flaky_side_text, ref_label
-from gymgate.verdict import ACTIONABLE, CATEGORIES, FAILING, FLAKY, UNJUDGED
+from gymgate.report.grouping import ACKNOWLEDGED, bundle_changes, cause_lines, describe_paths
+from gymgate.report.grouping import FAILING as UNREVIEWED
+from gymgate.report.markdown import bundle_line, cause_groups, flaky_side_text, ref_label
+from gymgate.verdict import ACTIONABLE, CATEGORIES, CHANGED, FAILING, FLAKY, UNJUDGED
+
+CARDS_OPEN = 30  # path cards shown before the rest are folded (a bump of hundreds of paths stays readable)
 
 BANNER = {EXIT_OK: "pass", EXIT_FAILED: "fail", EXIT_ERROR: "error"}
 BANNER_WORD = {EXIT_OK: "PASS", EXIT_FAILED: "FAIL", EXIT_ERROR: "CANNOT JUDGE"}
@@ -89,12 +93,33 @@ def _lock_rows(comparison: Comparison) -> list[dict[str, str]]:
     return sorted(rows, key=lambda r: (not r["highlighted"], r["name"]))
 
 
+def _bundles(comparison: Comparison) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Changes that move together (report/grouping.py): unacknowledged ones as cards with every field side by side,
+    acknowledged ones as lines with their reason."""
+    unreviewed, acknowledged = [], []
+    for bundle in bundle_changes(comparison.change_groups()):
+        rows = []
+        for group in bundle.groups:
+            before, after = side_by_side(group.sample.before, group.sample.after)
+            diff = text_diff(group.sample.before, group.sample.after)
+            rows.append({"field": group.field, "before": before, "after": after, "diff": diff})
+        item = {"line": bundle_line(comparison, bundle), "rows": rows, "ack": bundle.ack, "ack_file": bundle.ack_file}
+        if bundle.status == UNREVIEWED:
+            unreviewed.append(item)
+        elif bundle.status == ACKNOWLEDGED:
+            acknowledged.append(item)
+    return unreviewed, acknowledged
+
+
 def page_model(comparison: Comparison) -> dict[str, Any]:
     """What the template shows, read off the comparison."""
     groups = comparison.by_category()
     code = comparison.exit_code
+    universe = [p.path for p in comparison.paths]
+    unreviewed, acknowledged = _bundles(comparison)
     attention = []
-    for category in [c for c in ACTIONABLE if c in groups]:
+    # Changed paths are shown by their bundles of changes; every other path to look at gets a card.
+    for category in [c for c in ACTIONABLE if c in groups and c != CHANGED]:
         for item in sorted(groups[category], key=lambda i: (not i.nondeterministic_on_candidate, i.path)):
             attention.append(
                 {
@@ -127,11 +152,18 @@ def page_model(comparison: Comparison) -> dict[str, Any]:
         "lifecycle": {role: problems for role, problems in comparison.lifecycle.items() if problems},
         "categories": [{"name": c, "count": len(groups[c]), "tone": tone(c)} for c in CATEGORIES if c in groups],
         "total": len(comparison.paths),
-        "causes": [(cause, [i.path for i in items]) for cause, items in cause_groups(comparison.paths)],
-        "attention": attention,
+        "causes": [
+            {"text": line.text(universe), "paths": [i.path for i in line.paths]}
+            for line in cause_lines(cause_groups(comparison.paths))
+        ],
+        "changes": unreviewed,
+        "changed_paths": describe_paths([p.path for p in groups.get(CHANGED, [])], universe),
+        "changed_count": len(groups.get(CHANGED, [])),
+        "attention": attention[:CARDS_OPEN],
+        "attention_more": attention[CARDS_OPEN:],
         "locks": _lock_rows(comparison),
         "locks_compared": comparison.locks is not None,
-        "acked": [g for g in comparison.change_groups() if g.kind == CONTRACT and g.ack],
+        "acked": acknowledged,
         "paths": [
             {
                 "path": p.path,

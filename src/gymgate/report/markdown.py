@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from gymgate.compare.observation import CONTRACT, side_by_side, text_diff
+from gymgate.compare.observation import side_by_side, text_diff
 from gymgate.compare.runs import NONDETERMINISTIC_CAUSE, Comparison, PathComparison
 from gymgate.refs.source import nemo_gym_label
-from gymgate.verdict import ACTIONABLE, SAME_FAIL
+from gymgate.report.grouping import ACKNOWLEDGED, ADDITIVE, FAILING, ChangeBundle, bundle_changes, cause_lines
+from gymgate.verdict import ACTIONABLE, SAME_FAIL, downgrade
+
+TERMINAL_LINES = 40  # the terminal's view of a comparison fits one screen; `-v` prints report.md instead
+ACK_COMMAND = "`nox -s ack -- <candidate run>`"
 
 
 def ref_label(info: dict[str, Any]) -> str:
@@ -22,12 +26,80 @@ def render_markdown(comparison: Comparison) -> str:
     return "\n".join(line for section in sections for line in section(comparison))
 
 
-def render_terminal(comparison: Comparison) -> str:
-    """What the terminal shows of a comparison: the verdict, the lifecycle check, the summary table, the root causes
-    (with who is to blame) and what a reviewer must act on; report.md has everything."""
-    acks = _acknowledged(comparison) or _ack_notes(comparison)
-    sections = [_header, _lifecycle, _summary, _root_causes, _contract_changes]
-    return "\n".join(text for text in (*("\n".join(s(comparison)) for s in sections), "\n".join(acks)) if text)
+def render_terminal(comparison: Comparison, reports: str = "report.md, report.html") -> str:
+    """What the terminal shows of a comparison, in at most TERMINAL_LINES lines: the verdict, the lifecycle check,
+    the categories, root causes and changes grouped (report/grouping.py), then where the full report is."""
+    footer = [f"Full report: {reports} (`-v` prints it here)."]
+    sections = [_header(comparison), _lifecycle(comparison), _terminal_locks(comparison), _summary(comparison)]
+    sections += [_terminal_causes(comparison), _terminal_changes(comparison)]
+    budget = TERMINAL_LINES - len(footer)
+    lines: list[str] = []
+    for section in sections:
+        room = budget - len(lines)
+        if len(section) > room:  # a section cut short says how much more report.md holds
+            section = [*section[: max(room - 1, 0)], f"… {len(section) - room + 1} more lines in report.md"]
+        lines += section
+    return "\n".join([*lines[:budget], *footer])
+
+
+def _terminal_locks(comparison: Comparison) -> list[str]:
+    """The lock diff in one line: the highlighted packages, then the counts."""
+    lines = _locks(comparison)
+    if not lines:
+        return []
+    return ["Lock diff: " + "; ".join(line.removeprefix("- ") for line in lines[2:-1]), ""]
+
+
+def _terminal_causes(comparison: Comparison) -> list[str]:
+    grouped = cause_lines(cause_groups(comparison.paths))
+    if not grouped:
+        return []
+    universe = [p.path for p in comparison.paths]
+    lines = ["### Root causes", ""]
+    for group in grouped:
+        lines.append(f"- {group.text(universe)}")
+        nondeterministic = [c for c in group.causes if c.startswith(NONDETERMINISTIC_CAUSE)]
+        if nondeterministic:  # the two attempts' values, side by side, wherever this shows
+            first = group.paths[0]
+            lines.append(f"  - `{first.path}`: {first.disagreements['candidate'].line('candidate')}")
+    return [*lines, ""]
+
+
+def _terminal_changes(comparison: Comparison) -> list[str]:
+    """Contract changes as grouped lines: unacknowledged ones (they fail), then one line per review that covered
+    some; additive ones counted."""
+    bundles = _bundles(comparison)
+    lines: list[str] = []
+    failing = [b for b in bundles if b.status == FAILING]
+    if failing:
+        lines += [f"### Contract changes (unacknowledged: they fail the gate until reviewed — {ACK_COMMAND})", ""]
+        lines += [f"- {bundle_line(comparison, b)}" for b in failing]
+        lines.append("")
+    acked = [b for b in bundles if b.status == ACKNOWLEDGED]
+    if acked:
+        fields = sum(len(b.groups) for b in acked)
+        paths = sorted({p for b in acked for p in b.paths})
+        files = sorted({b.ack_file for b in acked if b.ack_file})
+        lines.append(f"Acknowledged: {fields} contract change(s) on {len(paths)} path(s), by {', '.join(files)}.")
+    additive = [b for b in bundles if b.status == ADDITIVE]
+    if additive:
+        lines.append(
+            f"Additive (new keys in Gym's result; they pass): {sum(len(b.groups) for b in additive)} field(s)."
+        )
+    notes = _ack_notes(comparison)
+    if notes:
+        lines.append(f"Acknowledgements: {len(comparison.acks.refused)} refused, {len(comparison.acks.stale)} stale.")
+    return lines
+
+
+def _bundles(comparison: Comparison) -> list[ChangeBundle]:
+    return bundle_changes(comparison.change_groups())
+
+
+def bundle_line(comparison: Comparison, bundle: ChangeBundle) -> str:
+    old, new = comparison.baseline.get("name", "baseline"), comparison.candidate.get("name", "candidate")
+    is_downgrade = downgrade(comparison.baseline, comparison.candidate)
+    return bundle.line(old, new, is_downgrade, [p.path for p in comparison.paths])
 
 
 def _header(comparison: Comparison) -> list[str]:
@@ -137,66 +209,74 @@ def cause_groups(paths: list[PathComparison]) -> list[tuple[str, list[PathCompar
 
 
 def _root_causes(comparison: Comparison) -> list[str]:
-    """One line per root cause."""
+    """Root causes on the same paths as one line each (report/grouping.py), every path named below them."""
     causes = cause_groups(comparison.paths)
     if not causes:
         return []
+    universe = [p.path for p in comparison.paths]
     lines = ["### Root causes", ""]
+    for group in cause_lines(causes):
+        lines.append(f"- {group.text(universe)}")
+        nondeterministic = [c for c in group.causes if c.startswith(NONDETERMINISTIC_CAUSE)]
+        if nondeterministic:  # the two attempts' values, side by side, wherever this shows
+            first = group.paths[0]
+            lines.append(f"  - `{first.path}`: {first.disagreements['candidate'].line('candidate')}")
+    lines += ["", "<details><summary>each root cause with its paths</summary>", ""]
     for cause, items in causes:
         listed = ", ".join(f"`{i.path}` ({i.category})" for i in items)
         lines.append(f"- {cause} — {len(items)} path{'s' if len(items) > 1 else ''}: {listed}")
-        if cause.startswith(NONDETERMINISTIC_CAUSE):  # the two attempts' values, side by side, wherever this shows
-            first = items[0]
-            lines.append(f"  - `{first.path}`: {first.disagreements['candidate'].line('candidate')}")
-    return [*lines, ""]
+    return [*lines, "", "</details>", ""]
 
 
 def _contract_changes(comparison: Comparison) -> list[str]:
-    """Unacknowledged contract changes on paths passing on both refs, side by side: they fail the gate."""
-    failing = [g for g in comparison.change_groups() if g.failing]
+    """Unacknowledged contract changes on paths passing on both refs: one heading per bundle of changes that move
+    together, each field's values side by side under it. They fail the gate."""
+    failing = [b for b in _bundles(comparison) if b.status == FAILING]
     if not failing:
         return []
     old, new = comparison.baseline.get("name", "baseline"), comparison.candidate.get("name", "candidate")
     lines = [
-        "### Contract changes (unacknowledged: they fail the gate until reviewed — `gymgate ack`)",
+        f"### Contract changes (unacknowledged: they fail the gate until reviewed — {ACK_COMMAND})",
         "",
         "What the model receives or what RL trains on differs, on paths that pass on both refs.",
         "",
     ]
-    for group in failing:
-        before, after = side_by_side(group.sample.before, group.sample.after)
-        lines += [
-            f"#### `{group.field}` — {_paths(group.paths)}",
-            "",
-            f"| {old} (before) | {new} (after) |",
-            "|---|---|",
-            f"| {_cell(before)} | {_cell(after)} |",
-            "",
-        ]
-        diff = text_diff(group.sample.before, group.sample.after)
-        if diff:
-            lines += ["```diff", *diff, "```", ""]
+    for bundle in failing:
+        lines += [f"#### {bundle_line(comparison, bundle)}", "", f"| field | {old} (before) | {new} (after) |"]
+        lines.append("|---|---|---|")
+        diffs: list[str] = []
+        for group in bundle.groups:
+            before, after = side_by_side(group.sample.before, group.sample.after)
+            lines.append(f"| `{group.field}` | {_cell(before)} | {_cell(after)} |")
+            diff = text_diff(group.sample.before, group.sample.after)
+            if diff:
+                diffs += [f"`{group.field}`:", "", "```diff", *diff, "```", ""]
+        lines += ["", *diffs]
     return lines
 
 
 def _acknowledged(comparison: Comparison) -> list[str]:
-    """Contract changes a reviewed acknowledgement covers, with its reason."""
-    acked = [g for g in comparison.change_groups() if g.kind == CONTRACT and g.ack]
+    """Contract changes a reviewed acknowledgement covers, bundled, each with its reason."""
+    acked = [b for b in _bundles(comparison) if b.status == ACKNOWLEDGED]
     if not acked:
         return []
     lines = ["### Acknowledged changes", ""]
-    lines += [f"- `{g.field}` — {_paths(g.paths)}: **{g.ack}** ({g.ack_file})" for g in acked]
+    for bundle in acked:
+        fields = ", ".join(f"`{g.field}`" for g in bundle.groups)
+        lines.append(f"- {bundle_line(comparison, bundle)}: **{bundle.ack}** ({bundle.ack_file}) — {fields}")
     return [*lines, ""]
 
 
 def _additive(comparison: Comparison) -> list[str]:
-    additive = [g for g in comparison.change_groups() if g.kind != CONTRACT]
+    additive = [b for b in _bundles(comparison) if b.status == ADDITIVE]
     if not additive:
         return []
     lines = ["<details><summary>additive changes (new keys in Gym's result; they pass)</summary>", ""]
-    for group in additive:
-        _, after = side_by_side(group.sample.before, group.sample.after, limit=80)
-        lines.append(f"- `{group.field}` = `{after}` — {_paths(group.paths)}")
+    for bundle in additive:
+        lines.append(f"- {bundle_line(comparison, bundle)}")
+        for group in bundle.groups:
+            _, after = side_by_side(group.sample.before, group.sample.after, limit=80)
+            lines.append(f"  - `{group.field}` = `{after}`")
     return [*lines, "", "</details>", ""]
 
 
@@ -209,10 +289,6 @@ def _ack_notes(comparison: Comparison) -> list[str]:
     lines += [f"- refused (no reason; it covers nothing until one is written): {a.where}" for a in report.refused]
     lines += [f"- stale (matches no change of this comparison): {a.where}" for a in report.stale]
     return [*lines, ""]
-
-
-def _paths(paths: list[str]) -> str:
-    return f"{len(paths)} path{'s' if len(paths) > 1 else ''}: " + ", ".join(f"`{p}`" for p in sorted(paths))
 
 
 def _cell(text: str) -> str:

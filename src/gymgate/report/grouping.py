@@ -1,0 +1,179 @@
+"""Many paths and many changes, said in the fewest words a reader needs.
+
+A set of paths is named by its shape (`all 14 paths`, `all 7 environments × accepted`, `mcqa × accepted, rejected`)
+instead of a list of ids; changes that move together — the same kind of change in the same part of what Gym sends or
+returns, on the same paths, under the same review — are one line (`19 fields new in 0.7.0's result (completed_at,
+moderation, …) — all 14 paths`); root causes on the same paths are one line. The terminal, report.md and report.html
+all group through here, so they say the same thing at different lengths."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from gymgate.compare.observation import ABSENT, CONTRACT
+from gymgate.compare.runs import CHANGED_CAUSE, ChangeGroup, PathComparison
+from gymgate.pathid import MODES, PathId
+
+NAMES_SHOWN = 4  # field names or environments named in one line before "…"
+ENVS_NAMED = 3
+
+
+def describe_paths(paths: Iterable[str], universe: Iterable[str]) -> str:
+    """A set of path ids by its shape, against every path the comparison judged (`universe`)."""
+    chosen = sorted(set(paths))
+    everything = set(universe)
+    if len(chosen) > 1 and set(chosen) == everything:
+        return f"all {len(chosen)} paths"
+    all_envs = {PathId(p).env for p in everything}
+    modes_of: dict[str, list[str]] = {}
+    for path in chosen:
+        modes_of.setdefault(PathId(path).env, []).append(PathId(path).mode)
+    by_modes: dict[tuple[str, ...], list[str]] = {}
+    for env, modes in modes_of.items():
+        by_modes.setdefault(tuple(sorted(modes, key=_mode_order)), []).append(env)
+    parts = []
+    for modes, envs in sorted(by_modes.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        parts.append(f"{_envs(envs, all_envs)} × {', '.join(modes)}")
+    return "; ".join(parts)
+
+
+def _mode_order(mode: str) -> tuple[int, str]:
+    return (MODES.index(mode) if mode in MODES else len(MODES), mode)
+
+
+def _envs(envs: list[str], all_envs: set[str]) -> str:
+    if len(envs) == 1:
+        return envs[0]
+    if set(envs) == all_envs:
+        return f"all {len(envs)} environments"
+    if len(envs) <= ENVS_NAMED:
+        return ", ".join(envs)
+    missing = sorted(all_envs - set(envs))
+    if len(missing) <= 2:
+        return f"{len(envs)} environments (all but {', '.join(missing)})"
+    return f"{len(envs)} environments ({', '.join(envs[:2])}, …)"
+
+
+def leaf_name(folded: str) -> str:
+    """The name a reader knows a field by: its last component that is not an index."""
+    parts = [p for p in folded.split(".") if p != "*" and not p.isdigit()]
+    return parts[-1] if parts else folded
+
+
+def _names(fields: Sequence[str]) -> str:
+    names = list(dict.fromkeys(leaf_name(f) for f in fields))
+    shown = ", ".join(names[:NAMES_SHOWN])
+    return shown + (", …" if len(names) > NAMES_SHOWN else "")
+
+
+def _where(folded: str) -> str:
+    """Which part of the observation a field is in: `result`, or the kind of request (`policy requests`)."""
+    parts = folded.split(".")
+    if parts[0] == "requests" and len(parts) > 1:
+        return f"{parts[1]} requests"
+    return parts[0]
+
+
+FAILING, ACKNOWLEDGED, ADDITIVE = "failing", "acknowledged", "additive"
+
+
+@dataclass
+class ChangeBundle:
+    """Change groups that move together: one status, one part of the observation, one direction, the same paths."""
+
+    status: str  # FAILING (unacknowledged contract), ACKNOWLEDGED, ADDITIVE
+    where: str
+    direction: str  # "added", "removed", "changed"
+    paths: tuple[str, ...]
+    groups: list[ChangeGroup] = field(default_factory=list)
+    ack: str = ""  # the review's reason, for acknowledged bundles
+    ack_file: str = ""
+
+    def line(self, baseline: str, candidate: str, downgrade: bool, universe: Iterable[str]) -> str:
+        return f"{self.what(baseline, candidate, downgrade)} — {describe_paths(self.paths, universe)}"
+
+    def what(self, baseline: str, candidate: str, downgrade: bool) -> str:
+        n = len(self.groups)
+        if n == 1:
+            group = self.groups[0]
+            before, after = _short(group.sample.before), _short(group.sample.after)
+            if self.direction == "added":
+                return f"`{group.field}` new in {candidate}: {after}"
+            if self.direction == "removed":
+                whose = f"of {baseline} absent in the older {candidate}" if downgrade else f"gone in {candidate}"
+                return f"`{group.field}` {whose} (was {before})"
+            return f"`{group.field}`: {before} → {after}"
+        fields = f"{n} field{'s' if n > 1 else ''}"
+        names = f" ({_names([g.field for g in self.groups])})"
+        if self.direction == "added":
+            return f"{fields} new in {candidate}'s {self.where}{names}"
+        if self.direction == "removed":
+            if downgrade:  # what the newer baseline added reads as gone: say whose they are
+                return f"{fields} of {baseline}'s {self.where} that the older {candidate} lacks{names}"
+            return f"{fields} gone from {candidate}'s {self.where}{names}"
+        return f"{fields} changed in {self.where}{names}"
+
+
+def _short(value: object, limit: int = 40) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+    text = text.replace("\n", "⏎")
+    return "`" + (text if len(text) <= limit else text[: limit - 1] + "…") + "`"
+
+
+def _direction(group: ChangeGroup) -> str:
+    if group.sample.before == ABSENT:
+        return "added"
+    if group.sample.after == ABSENT:
+        return "removed"
+    return "changed"
+
+
+def bundle_changes(groups: Iterable[ChangeGroup]) -> list[ChangeBundle]:
+    """Change groups bundled; unacknowledged contract changes first, then acknowledged, then additive; the most
+    widespread first within each."""
+    bundles: dict[tuple, ChangeBundle] = {}
+    for group in groups:
+        status = FAILING if group.failing else ACKNOWLEDGED if group.kind == CONTRACT else ADDITIVE
+        ack = group.ack if status == ACKNOWLEDGED else ""
+        key = (status, _where(group.field), _direction(group), tuple(sorted(group.paths)), ack)
+        bundle = bundles.setdefault(key, ChangeBundle(status, key[1], key[2], key[3], ack=ack))
+        bundle.ack_file = bundle.ack_file or group.ack_file
+        bundle.groups.append(group)
+    order = {FAILING: 0, ACKNOWLEDGED: 1, ADDITIVE: 2}
+    return sorted(bundles.values(), key=lambda b: (order[b.status], -len(b.paths), -len(b.groups), b.where))
+
+
+@dataclass
+class CauseLine:
+    """Root causes shared by exactly the same paths, said once."""
+
+    causes: list[str]
+    paths: list[PathComparison]
+
+    def text(self, universe: Iterable[str]) -> str:
+        changed = [c for c in self.causes if c.startswith(CHANGED_CAUSE)]
+        others = [c for c in self.causes if not c.startswith(CHANGED_CAUSE)]
+        said = others[:NAMES_SHOWN] + (["…"] if len(others) > NAMES_SHOWN else [])
+        if changed:
+            said.append(
+                f"{CHANGED_CAUSE} {len(changed)} unacknowledged contract change{'s' if len(changed) > 1 else ''}"
+            )
+        categories = sorted({p.category for p in self.paths})
+        return f"{'; '.join(said)} — {describe_paths([p.path for p in self.paths], universe)} ({', '.join(categories)})"
+
+
+def cause_lines(causes: list[tuple[str, list[PathComparison]]]) -> list[CauseLine]:
+    """Root causes (cause → paths, most widespread first) with the same paths merged into one line; failures first,
+    then every unacknowledged contract change as one line (Contract changes shows them, grouped)."""
+    merged: dict[tuple[str, ...], CauseLine] = {}
+    changed = CauseLine([], [])
+    for cause, items in causes:
+        if cause.startswith(CHANGED_CAUSE):
+            changed.causes.append(cause)
+            changed.paths += [i for i in items if i not in changed.paths]
+            continue
+        key = tuple(sorted(i.path for i in items))
+        merged.setdefault(key, CauseLine([], list(items))).causes.append(cause)
+    return [*merged.values(), *([changed] if changed.causes else [])]

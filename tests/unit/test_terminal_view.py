@@ -1,0 +1,99 @@
+"""The terminal's view of a comparison fits one screen (report/markdown.py render_terminal), whatever the size of the
+bump: root causes on the same paths are one line, changes that move together are one line, path lists collapse
+(`all 14 paths`, `7 environments × accepted`); report.md keeps every field. A downgrade says so, and no review of
+the upgrade covers its reverse."""
+
+from __future__ import annotations
+
+import pytest
+
+from gymgate.compare import acks
+from gymgate.compare.runs import compare_runs
+from gymgate.report.grouping import describe_paths
+from gymgate.report.markdown import TERMINAL_LINES, render_markdown, render_terminal
+from gymgate.verdict import downgrade
+from tests.helpers import NEWER_RESULT_FIELDS, bump_runs
+
+SEVEN = [
+    "code_gen",
+    "equivalence_llm_judge",
+    "math_with_judge",
+    "mcqa",
+    "single_step_tool_use_with_argument_comparison",
+    "structured_outputs_v4",
+    "workplace_assistant",
+]
+
+
+def test_a_downgrade_reads_in_one_screen_and_says_it_is_a_downgrade(tmp_path):
+    base, cand = bump_runs(tmp_path, SEVEN)
+    comparison = compare_runs(base, cand)
+    shown = render_terminal(comparison).splitlines()
+    assert len(shown) <= TERMINAL_LINES
+    assert shown[2].startswith("**Verdict: downgrade 0.7.0 → 0.4.0: 0 regressed, 0 broken, 14 changed")
+    # 19 fields, one line, all paths named by their shape (no path id spelled out).
+    bundle = [line for line in shown if line.startswith("- 19 fields of 0.7.0's result that the older 0.4.0 lacks")]
+    assert len(bundle) == 1 and bundle[0].endswith("— all 14 paths"), shown
+    assert not [line for line in shown if ":accepted" in line or ":rejected" in line]
+    assert shown[-1].startswith("Full report: report.md, report.html")
+    # report.md keeps every field.
+    report = render_markdown(comparison)
+    assert all(f"`result.response.{name}`" in report for name in NEWER_RESULT_FIELDS)
+
+
+def test_a_dropped_temperature_on_every_path_is_one_root_cause_line(tmp_path):
+    base, cand = bump_runs(tmp_path, SEVEN, contract=SEVEN, baseline="0.4.0", candidate="0.4.0")
+    shown = render_terminal(compare_runs(base, cand)).splitlines()
+    assert len(shown) <= TERMINAL_LINES
+    assert shown[2] == "**Verdict: 14 regressed, 0 broken.**"
+    causes = [line for line in shown if line.startswith("- [request_contract]")]
+    assert causes == ["- [request_contract] policy request — all 14 paths (regressed)"]
+
+
+def test_five_hundred_paths_still_fit_and_say_how_much_more_report_md_has(tmp_path):
+    envs = [f"env{n:03d}" for n in range(250)]
+    # Sixty environments each fail in its own way: more root-cause lines than a screen holds.
+    base, cand = bump_runs(tmp_path, envs, contract=envs[:60])
+    comparison = compare_runs(base, cand)
+    for env in envs[60:120]:  # each of these regressed with its own cause
+        for mode in ("accepted", "rejected"):
+            item = next(p for p in comparison.paths if p.path == f"{env}:{mode}")
+            item.causes = [f"[reward] {env}"]
+    shown = render_terminal(comparison).splitlines()
+    assert len(shown) <= TERMINAL_LINES
+    assert any(line.startswith("… ") and line.endswith("more lines in report.md") for line in shown), shown
+    assert "-v" in shown[-1]
+
+
+@pytest.mark.parametrize(
+    ("paths", "said"),
+    [
+        (["a:accepted", "a:rejected", "b:accepted", "b:rejected"], "all 4 paths"),
+        (["a:accepted", "b:accepted"], "all 2 environments × accepted"),
+        (["a:accepted", "a:rejected"], "a × accepted, rejected"),
+        (["a:accepted", "b:rejected"], "a × accepted; b × rejected"),
+    ],
+)
+def test_path_sets_are_named_by_their_shape(paths, said):
+    universe = ["a:accepted", "a:rejected", "b:accepted", "b:rejected"]
+    assert describe_paths(paths, universe) == said
+
+
+def test_many_environments_are_counted_and_the_few_left_out_named():
+    envs = [f"e{n}" for n in range(7)]
+    universe = [f"{e}:{m}" for e in envs for m in ("accepted", "rejected")]
+    assert describe_paths([f"{e}:accepted" for e in envs], universe) == "all 7 environments × accepted"
+    some = [f"{e}:{m}" for e in envs[1:] for m in ("accepted", "rejected")]
+    assert describe_paths(some, universe) == "6 environments (all but e0) × accepted, rejected"
+
+
+def test_reviews_are_directed_an_upgrades_acks_never_cover_its_downgrade():
+    """The committed reviews link 0.4.0 to 0.7.0; nothing links 0.7.0 back to 0.4.0."""
+    files = acks.read(acks.acks_dir())
+    digest = {f.baseline: f.digests[0] for f in files} | {f.candidate: f.digests[1] for f in files}
+    up = acks.chain(files, {"digest": digest["0.4.0"]}, {"digest": digest["0.7.0"]})
+    assert [f"{s.baseline}→{s.candidate}" for s in up] == ["0.4.0→0.5.0", "0.5.0→0.5.1", "0.5.1→0.6.0", "0.6.0→0.7.0"]
+    assert acks.chain(files, {"digest": digest["0.7.0"]}, {"digest": digest["0.4.0"]}) == []
+    assert downgrade({"version": "0.7.0"}, {"version": "0.4.0"})
+    assert not downgrade({"version": "0.4.0"}, {"version": "0.7.0"})
+    assert not downgrade({"version": "0.4.0"}, {"version": "a-branch"})  # unknown order: not called a downgrade
