@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gymgate.harness.bump import compare_and_report
-from tests.helpers import every_category_runs
+from tests.helpers import NEWER_RESULT_FIELDS, bump_runs, every_category_runs
 
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = [
@@ -78,8 +78,12 @@ def test_a_person_sees_the_verdict_and_what_broke(browser, report):
     cells = [c.strip() for c in check.locator("td").all_inner_texts()]
     assert cells == ["[reward] reward", "1.0", "0.0"]  # the failed check, expected beside what the candidate got
 
-    changed = page.locator("#path-f-accepted")
-    assert "changed" in changed.inner_text() and changed.locator("table.changes").is_visible()
+    # A changed path is shown by its bundle of changes (report/grouping.py), not a card of its own.
+    changed = page.locator("#change-1")
+    assert (
+        "`requests.policy.*.body.seed` new in 0.4.0" in changed.inner_text() and "f × accepted" in changed.inner_text()
+    )
+    assert changed.locator("table.changes").is_visible() and page.locator("#path-f-accepted").count() == 0
     flaky = page.locator("#path-b-rejected")
     assert "flaky on both refs" in flaky.inner_text()
     chips = dict(chip.strip().rsplit(" ", 1) for chip in page.locator("#categories li").all_inner_texts())
@@ -106,3 +110,56 @@ def test_the_page_fits_a_phone(browser, report):
         desktop.screenshot(path=keep, full_page=True)
         desktop.close()
     page.close()
+
+
+SEVEN = [
+    "code_gen",
+    "equivalence_llm_judge",
+    "math_with_judge",
+    "mcqa",
+    "single_step_tool_use_with_argument_comparison",
+    "structured_outputs_v4",
+    "workplace_assistant",
+]
+
+
+def _page_of(tmp_path, capsys, envs, **kinds) -> Path:
+    base, cand = bump_runs(tmp_path, envs, **kinds)
+    compare_and_report(base, cand, cand, full=False)
+    capsys.readouterr()
+    return cand / "report.html"
+
+
+def _keep(page, name: str) -> None:
+    """GYMGATE_REPORT_SCREENSHOTS=DIR keeps each page's screenshot there (docs/images)."""
+    where = os.environ.get("GYMGATE_REPORT_SCREENSHOTS")
+    if where:
+        page.screenshot(path=str(Path(where) / name), full_page=True)
+
+
+@pytest.mark.parametrize("size", [14, 500])
+def test_a_bump_of_14_or_500_paths_reads_in_a_few_screens(browser, tmp_path, capsys, size):
+    """A downgrade-shaped bump (every passing path changed the same way) with regressions of two kinds: the page
+    says it in a few screens whatever the number of paths — one line per root cause, one card per bundle of
+    changes, path cards past the first 30 folded."""
+    envs = SEVEN if size == 14 else [f"env{n:03d}" for n in range(size // 2)]
+    report = _page_of(tmp_path, capsys, envs, regressed=envs[:1] if size == 14 else envs[:40], contract=envs[-1:])
+    page, fetched = _open(browser, report, 1100, 900)
+    assert page.locator("#verdict").inner_text().count("downgrade 0.7.0 → 0.4.0") == 1
+    causes = page.locator("#causes > li").all_inner_texts()
+    assert len(causes) == 3, causes  # reward, request contract, and every unacknowledged change as one line
+    bundles = page.locator("section[id^=change-]")
+    assert bundles.count() == 1
+    head = bundles.first.locator("header").inner_text()
+    assert head.startswith(f"{len(NEWER_RESULT_FIELDS)} fields of 0.7.0's result that the older 0.4.0 lacks")
+    assert bundles.first.locator("table.changes tr").count() == 1 + len(NEWER_RESULT_FIELDS)
+    cards = page.locator("section.card[id^=path-]:visible").count()
+    assert cards == min(size - (size - (2 if size == 14 else 80) - 2), 30)  # regressed + contract paths, ≤ 30 open
+    height = page.evaluate("() => document.documentElement.scrollHeight")
+    assert height < 900 * 12, f"the page is {height}px tall: {height / 900:.1f} screens"
+    assert fetched == []
+    _keep(page, f"report-page-{size}.png")
+    page.close()
+    phone, _ = _open(browser, report, 390, 844)
+    assert phone.evaluate("() => document.documentElement.scrollWidth - window.innerWidth") <= 0
+    phone.close()
