@@ -3,13 +3,22 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from gymgate.compare.observation import side_by_side, text_diff
 from gymgate.compare.runs import NONDETERMINISTIC_CAUSE, Comparison, PathComparison
 from gymgate.refs.source import nemo_gym_label
-from gymgate.report.grouping import ACKNOWLEDGED, ADDITIVE, FAILING, ChangeBundle, bundle_changes, cause_lines
-from gymgate.verdict import ACTIONABLE, SAME_FAIL, downgrade
+from gymgate.report.grouping import (
+    ACKNOWLEDGED,
+    ADDITIVE,
+    FAILING,
+    ChangeBundle,
+    bundle_changes,
+    cause_lines,
+    describe_paths,
+)
+from gymgate.verdict import ACTIONABLE, FIXED, FLAKY, NEW_PATH, REMOVED_PATH, SAME_FAIL, downgrade
 
 TERMINAL_LINES = 40  # the terminal's view of a comparison fits one screen; `-v` prints report.md instead
 ACK_COMMAND = "`nox -s ack -- <candidate run>`"
@@ -31,7 +40,7 @@ def render_terminal(comparison: Comparison, reports: str = "report.md, report.ht
     the categories, root causes and changes grouped (report/grouping.py), then where the full report is."""
     footer = [f"Full report: {reports} (`-v` prints it here)."]
     sections = [_header(comparison), _lifecycle(comparison), _terminal_locks(comparison), _summary(comparison)]
-    sections += [_terminal_causes(comparison), _terminal_changes(comparison)]
+    sections += [_terminal_causes(comparison), _terminal_others(comparison), _terminal_changes(comparison)]
     budget = TERMINAL_LINES - len(footer)
     lines: list[str] = []
     for section in sections:
@@ -65,6 +74,19 @@ def _terminal_causes(comparison: Comparison) -> list[str]:
     return [*lines, ""]
 
 
+def _terminal_others(comparison: Comparison) -> list[str]:
+    """The categories a reader looks at that have no root cause of their own (fixed, new, removed, flaky paths):
+    one line each, the paths by their shape."""
+    groups = comparison.by_category()
+    universe = [p.path for p in comparison.paths]
+    lines = [
+        f"- {category}: {describe_paths([p.path for p in groups[category]], universe)}"
+        for category in (FLAKY, FIXED, NEW_PATH, REMOVED_PATH)
+        if groups.get(category)
+    ]
+    return ["### Other paths to look at", "", *lines, ""] if lines else []
+
+
 def _terminal_changes(comparison: Comparison) -> list[str]:
     """Contract changes as grouped lines: unacknowledged ones (they fail), then one line per review that covered
     some; additive ones counted."""
@@ -79,7 +101,7 @@ def _terminal_changes(comparison: Comparison) -> list[str]:
     if acked:
         fields = sum(len(b.groups) for b in acked)
         paths = sorted({p for b in acked for p in b.paths})
-        files = sorted({b.ack_file for b in acked if b.ack_file})
+        files = sorted({f for b in acked for f in re.findall(r"acks/\S+?\.toml", b.ack_file)})
         lines.append(f"Acknowledged: {fields} contract change(s) on {len(paths)} path(s), by {', '.join(files)}.")
     additive = [b for b in bundles if b.status == ADDITIVE]
     if additive:
