@@ -310,7 +310,7 @@ def render(
         if tool_outputs is not None and mode in tool_outputs:
             data[mode]["tool_outputs"] = tool_outputs[mode]
     data["draft"] = {"why": why_draft}
-    header = f"# {draft.name}: drafted by `gymgate case new`. Review it, then delete the [draft] table.\n"
+    header = f"# {draft.name}: drafted by `nox -s case -- new`. Review it, then delete the [draft] table.\n"
     return header + tomli_w.dumps(data)
 
 

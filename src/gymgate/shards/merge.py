@@ -189,5 +189,5 @@ def baseline_of(sets: list[ShardSet]) -> tuple[ShardSet, ShardSet]:
         return b, a
     raise UsageError(
         f"cannot tell which of {a.ref} and {b.ref} is the baseline: neither's shards were compared against the "
-        "other's (merge each ref alone, then `gymgate compare BASELINE CANDIDATE`)"
+        "other's (merge each ref alone, then `nox -s compare -- BASELINE CANDIDATE`)"
     )
