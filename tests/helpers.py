@@ -108,6 +108,13 @@ def every_category_runs(tmp_path):
     return base, cand
 
 
+def default_environments() -> list[str]:
+    """The `default` set's environments (cases/sets.toml): the seven."""
+    from gymgate.cases.environments import load_environments
+
+    return [e.name for e in load_environments()]
+
+
 # Fields nemo-gym 0.7.0's result carries that 0.4.0's does not (measured on the real downgrade, report.md).
 NEWER_RESULT_FIELDS = [
     "completed_at",

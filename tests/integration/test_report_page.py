@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gymgate.harness.bump import compare_and_report
-from tests.helpers import NEWER_RESULT_FIELDS, bump_runs, every_category_runs
+from tests.helpers import NEWER_RESULT_FIELDS, bump_runs, default_environments, every_category_runs
 
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = [
@@ -112,15 +112,7 @@ def test_the_page_fits_a_phone(browser, report):
     page.close()
 
 
-SEVEN = [
-    "code_gen",
-    "equivalence_llm_judge",
-    "math_with_judge",
-    "mcqa",
-    "single_step_tool_use_with_argument_comparison",
-    "structured_outputs_v4",
-    "workplace_assistant",
-]
+SEVEN = default_environments()
 
 
 def _page_of(tmp_path, capsys, envs, **kinds) -> Path:

@@ -12,17 +12,9 @@ from gymgate.compare.runs import compare_runs
 from gymgate.report.grouping import describe_paths
 from gymgate.report.markdown import TERMINAL_LINES, render_markdown, render_terminal
 from gymgate.verdict import downgrade
-from tests.helpers import NEWER_RESULT_FIELDS, bump_runs
+from tests.helpers import NEWER_RESULT_FIELDS, bump_runs, default_environments
 
-SEVEN = [
-    "code_gen",
-    "equivalence_llm_judge",
-    "math_with_judge",
-    "mcqa",
-    "single_step_tool_use_with_argument_comparison",
-    "structured_outputs_v4",
-    "workplace_assistant",
-]
+SEVEN = default_environments()
 
 
 def test_a_downgrade_reads_in_one_screen_and_says_it_is_a_downgrade(tmp_path):

@@ -193,12 +193,17 @@ def build(version: str, tarball: Path, sha256: str | None = None, jobs: int | No
                 "built_at": time.time(),
                 "seconds": round(time.monotonic() - started, 1),
             }
-            (prefix / (MARK + ".tmp")).write_text(json.dumps(mark, indent=2))
-            os.replace(prefix / (MARK + ".tmp"), prefix / MARK)
+            _mark(prefix, mark)
         finally:
             shutil.rmtree(work, ignore_errors=True)
         log(f"built CPython {version} in {time.monotonic() - started:.0f} s: {prefix / 'bin' / 'python3'}")
         return prefix / "bin" / "python3"
+
+
+def _mark(prefix: Path, mark: dict) -> None:
+    """The completion mark, written last and atomically: only a finished interpreter is ever found."""
+    (prefix / (MARK + ".tmp")).write_text(json.dumps(mark, indent=2))
+    os.replace(prefix / (MARK + ".tmp"), prefix / MARK)
 
 
 def provide(requires_python: str, version: str | None = None, source: Path | None = None, log=print) -> Path:
@@ -264,9 +269,9 @@ def copy_build(spec: Release, shared: Path, log=print) -> Path:
             smoke_test(staged / "bin" / "python3", spec.modules)
             shutil.rmtree(prefix, ignore_errors=True)
             os.replace(staged, prefix)
-            mark = build_info(shared / "bin" / "python3") | {"copied_from": str(shared), "copied_at": time.time()}
-            (prefix / (MARK + ".tmp")).write_text(json.dumps(mark, indent=2))
-            os.replace(prefix / (MARK + ".tmp"), prefix / MARK)
+            _mark(
+                prefix, build_info(shared / "bin" / "python3") | {"copied_from": str(shared), "copied_at": time.time()}
+            )
         finally:
             shutil.rmtree(staged, ignore_errors=True)
         log(f"copied CPython {spec.version} in {time.monotonic() - started:.0f} s: {prefix / 'bin' / 'python3'}")
