@@ -94,7 +94,9 @@ def compare_and_report(baseline: Path, candidate: Path, out_dir: Path, full: boo
     comparison = compare_runs(baseline, candidate, acks)
     text, written = write_reports(comparison, out_dir)
     publish(text, comparison_annotations(comparison))
-    shown = ", ".join(str(p) for p in written[:1] + written[-1:])  # report.md, report.html
-    print("\n" + (text if full else render_terminal(comparison, shown)))
-    print("written: " + ", ".join(str(p) for p in written))
+    if full:
+        print("\n" + text)
+        print("written: " + ", ".join(str(p) for p in written))
+    else:  # report.md by its whole path, the files beside it by name
+        print("\n" + render_terminal(comparison, ", ".join([str(written[0]), *(p.name for p in written[1:])])))
     return comparison.exit_code
