@@ -18,7 +18,7 @@ from gymgate.report.grouping import (
     cause_lines,
     describe_paths,
 )
-from gymgate.verdict import ACTIONABLE, FIXED, FLAKY, NEW_PATH, REMOVED_PATH, SAME_FAIL, downgrade
+from gymgate.verdict import ACTIONABLE, CHANGED, FIXED, FLAKY, NEW_PATH, REMOVED_PATH, SAME_FAIL, downgrade
 
 TERMINAL_LINES = 40  # the terminal's view of a comparison fits one screen; `-v` prints report.md instead
 ACK_COMMAND = "`nox -s ack -- <candidate run>`"
@@ -67,10 +67,15 @@ def _terminal_causes(comparison: Comparison) -> list[str]:
     lines = ["### Root causes", ""]
     for group in grouped:
         lines.append(f"- {group.text(universe)}")
+        first = group.paths[0]
         nondeterministic = [c for c in group.causes if c.startswith(NONDETERMINISTIC_CAUSE)]
         if nondeterministic:  # the two attempts' values, side by side, wherever this shows
-            first = group.paths[0]
             lines.append(f"  - `{first.path}`: {first.disagreements['candidate'].line('candidate')}")
+        elif first.category != CHANGED and first.reason:  # what the first path's failure said, once per line
+            said = first.reason.splitlines()[0]
+            if not any(said[:60] in cause for cause in group.causes):
+                blame = f" [{first.blame}]" if first.blame else ""
+                lines.append(f"  - e.g. `{first.path}`{blame}: {said[:200]}")
     return [*lines, ""]
 
 
