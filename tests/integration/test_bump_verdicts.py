@@ -135,7 +135,7 @@ def test_a_candidate_that_cannot_be_locked_is_broken(runs, tmp_path):
 
 
 def test_a_full_bump_from_0_2_1_to_0_4_0(runs, tmp_path):
-    """Unreviewed, 0.2.1 -> 0.4.0 fails although every path passes on both, showing each contract change the bump
+    """Unreviewed, 0.2.1 -> 0.4.0 fails although every path that passes on 0.2.1 passes on 0.4.0, showing each contract change the bump
     makes to what the model receives (side by side); the reviewed steps 0.2.1 -> 0.3.0 -> 0.4.0 in acks/ then
     compose into its review: the same two runs compared again pass, each change naming the step that made it."""
     unreviewed = tmp_path / "no-acks"
@@ -148,18 +148,25 @@ def test_a_full_bump_from_0_2_1_to_0_4_0(runs, tmp_path):
     assert len(categories) == 14
     assert categories.pop("structured_outputs_v4:accepted") == "new path"
     assert categories.pop("structured_outputs_v4:rejected") == "new path"
+    # The single-step row carries `metadata: null`, sent as RL sends it: 0.2.1's and 0.4.0's model server both
+    # answer it with HTTP 500 (fixed in 0.5.0).
+    for mode in ("accepted", "rejected"):
+        assert categories.pop(f"single_step_tool_use_with_argument_comparison:{mode}") == "same-fail"
     assert set(categories.values()) == {"changed"}, categories
-    assert {p["candidate"]["outcome"] for p in results["paths"]} == {"PASS"}
+    outcomes = {p["path"]: p["candidate"]["outcome"] for p in results["paths"]}
+    assert {o for p, o in outcomes.items() if not p.startswith("single_step")} == {"PASS"}
     report = (run / "report.md").read_text()
-    assert "**Verdict: 0 regressed, 0 broken, 12 changed (unacknowledged contract changes).**" in report
+    assert "**Verdict: 0 regressed, 0 broken, 10 changed (unacknowledged contract changes).**" in report
     assert "- **nemo-gym**: 0.2.1 → 0.4.0" in report
     assert "- **openai**: 2.6.1 → 2.7.2" in report
-    # Tool definitions lose `strict`, top_logprobs is sent as 0, /tokenize is no longer asked: contract changes.
-    assert "#### `requests.policy.*.body.tools.*.function.strict` — 2 paths" in report
-    assert "#### `requests.policy.*.body.top_logprobs` — 12 paths" in report
-    assert "#### `requests.tokenize` — 2 paths" in report
+    # Tool definitions lose `strict`, top_logprobs is sent as 0, /tokenize is no longer asked: contract changes,
+    # each one line over the paths it touches (report/grouping.py).
+    five = "5 environments (all but single_step_tool_use_with_argument_comparison, structured_outputs_v4)"
+    assert "#### `requests.policy.*.body.tools.*.function.strict` gone in 0.4.0 (was `false`) — workplace" in report
+    assert f"#### `requests.policy.*.body.top_logprobs` new in 0.4.0: `0` — {five} × accepted, rejected" in report
+    assert f"#### `requests.tokenize` gone in 0.4.0 (was 7 values by path) — {five} × accepted, rejected" in report
     # Training items gain routed_experts: additive, listed, not failing.
-    assert "- `result.response.output.*.routed_experts` = `null` — 12 paths" in report
+    assert f"- `result.response.output.*.routed_experts` new in 0.4.0: `null` — {five} × accepted, rejected" in report
 
     baseline = json.loads((run / "results.json").read_text())["provenance"]["baseline"]["run_dir"]
     composed = tmp_path / "composed"
@@ -168,5 +175,5 @@ def test_a_full_bump_from_0_2_1_to_0_4_0(runs, tmp_path):
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)  # the checkout's acks/
     assert done.returncode == 0, done.stdout + done.stderr
     report = (composed / "report.md").read_text()
-    assert "**Verdict: no regression (12 paths pass on both, 12 changed: 12 acknowledged)" in report, report
+    assert "**Verdict: no regression (10 paths pass on both, 10 changed: 10 acknowledged)" in report, report
     assert "0.2.1 → 0.3.0: " in report and "0.3.0 → 0.4.0: " in report  # by which steps

@@ -101,3 +101,24 @@ def test_compare_prints_one_screen_and_v_prints_report_md(tmp_path, capsys):
     assert main(["compare", "-v", str(base), str(cand)]) == 1
     full = capsys.readouterr().out
     assert (cand / "report.md").read_text() in full and "written: " in full
+
+
+def test_one_field_with_other_values_on_other_paths_is_one_line(tmp_path):
+    """A token count that differs by environment changes the same way everywhere: one line, each value pair kept
+    (with its paths) in report.md."""
+    from tests.helpers import observation, record, stored_run
+
+    base = stored_run(tmp_path, "a", "0.4.0", [record(f"{e}:accepted", "PASS") for e in SEVEN])
+    cand = stored_run(
+        tmp_path,
+        "b",
+        "0.4.0",
+        [record(f"{e}:accepted", "PASS", observed=observation(params={"seed": n})) for n, e in enumerate(SEVEN)],
+    )
+    comparison = compare_runs(base, cand)
+    shown = render_terminal(comparison).splitlines()
+    changes = [line for line in shown if line.startswith("- `requests.policy.*.body.seed`")]
+    assert changes == ["- `requests.policy.*.body.seed` new in 0.4.0: 7 values by path — all 7 paths"], shown
+    report = render_markdown(comparison)
+    assert "| `requests.policy.*.body.seed` | code_gen × accepted | `<absent>` | `0` |" in report
+    assert report.count("| `requests.policy.*.body.seed` |") == 7

@@ -81,39 +81,48 @@ FAILING, ACKNOWLEDGED, ADDITIVE = "failing", "acknowledged", "additive"
 
 @dataclass
 class ChangeBundle:
-    """Change groups that move together: one status, one part of the observation, one direction, the same paths."""
+    """Changes that move together: one status, one part of the observation, one direction, the same paths. A field
+    whose values differ from path to path (a token count per environment) is one field here, its groups kept."""
 
     status: str  # FAILING (unacknowledged contract), ACKNOWLEDGED, ADDITIVE
     where: str
     direction: str  # "added", "removed", "changed"
     paths: tuple[str, ...]
-    groups: list[ChangeGroup] = field(default_factory=list)
+    groups: list[ChangeGroup] = field(default_factory=list)  # every (field, values) group, in field order
     ack: str = ""  # the review's reason, for acknowledged bundles
     ack_file: str = ""
+
+    @property
+    def fields(self) -> list[str]:
+        return list(dict.fromkeys(g.field for g in self.groups))
 
     def line(self, baseline: str, candidate: str, downgrade: bool, universe: Iterable[str]) -> str:
         return f"{self.what(baseline, candidate, downgrade)} — {describe_paths(self.paths, universe)}"
 
     def what(self, baseline: str, candidate: str, downgrade: bool) -> str:
-        n = len(self.groups)
-        if n == 1:
+        fields = self.fields
+        if len(fields) == 1:
             group = self.groups[0]
             before, after = _short(group.sample.before), _short(group.sample.after)
+            if len(self.groups) > 1:  # one field, other values on other paths
+                before = after = f"{len(self.groups)} values by path"
             if self.direction == "added":
                 return f"`{group.field}` new in {candidate}: {after}"
             if self.direction == "removed":
                 whose = f"of {baseline} absent in the older {candidate}" if downgrade else f"gone in {candidate}"
                 return f"`{group.field}` {whose} (was {before})"
+            if len(self.groups) > 1:
+                return f"`{group.field}` changed ({len(self.groups)} value pairs by path)"
             return f"`{group.field}`: {before} → {after}"
-        fields = f"{n} field{'s' if n > 1 else ''}"
-        names = f" ({_names([g.field for g in self.groups])})"
+        count = f"{len(fields)} fields"
+        names = f" ({_names(fields)})"
         if self.direction == "added":
-            return f"{fields} new in {candidate}'s {self.where}{names}"
+            return f"{count} new in {candidate}'s {self.where}{names}"
         if self.direction == "removed":
             if downgrade:  # what the newer baseline added reads as gone: say whose they are
-                return f"{fields} of {baseline}'s {self.where} that the older {candidate} lacks{names}"
-            return f"{fields} gone from {candidate}'s {self.where}{names}"
-        return f"{fields} changed in {self.where}{names}"
+                return f"{count} of {baseline}'s {self.where} that the older {candidate} lacks{names}"
+            return f"{count} gone from {candidate}'s {self.where}{names}"
+        return f"{count} changed in {self.where}{names}"
 
 
 def _short(value: object, limit: int = 40) -> str:
@@ -130,19 +139,27 @@ def _direction(group: ChangeGroup) -> str:
     return "changed"
 
 
+def _status(group: ChangeGroup) -> str:
+    return FAILING if group.failing else ACKNOWLEDGED if group.kind == CONTRACT else ADDITIVE
+
+
 def bundle_changes(groups: Iterable[ChangeGroup]) -> list[ChangeBundle]:
-    """Change groups bundled; unacknowledged contract changes first, then acknowledged, then additive; the most
-    widespread first within each."""
-    bundles: dict[tuple, ChangeBundle] = {}
+    """Change groups bundled, in two steps: the groups of one field (its values differing by path) are one field,
+    then fields that change the same way on exactly the same paths are one bundle. Unacknowledged contract changes
+    first, then acknowledged, then additive; the most widespread first within each."""
+    by_field: dict[tuple, list[ChangeGroup]] = {}
     for group in groups:
-        status = FAILING if group.failing else ACKNOWLEDGED if group.kind == CONTRACT else ADDITIVE
-        ack = group.ack if status == ACKNOWLEDGED else ""
-        key = (status, _where(group.field), _direction(group), tuple(sorted(group.paths)), ack)
-        bundle = bundles.setdefault(key, ChangeBundle(status, key[1], key[2], key[3], ack=ack))
-        bundle.ack_file = bundle.ack_file or group.ack_file
-        bundle.groups.append(group)
+        ack = group.ack if _status(group) == ACKNOWLEDGED else ""
+        by_field.setdefault((_status(group), ack, group.field, _direction(group)), []).append(group)
+    bundles: dict[tuple, ChangeBundle] = {}
+    for (status, ack, folded, direction), members in by_field.items():
+        paths = tuple(sorted({p for g in members for p in g.paths}))
+        key = (status, _where(folded), direction, paths, ack)
+        bundle = bundles.setdefault(key, ChangeBundle(status, key[1], direction, paths, ack=ack))
+        bundle.ack_file = bundle.ack_file or members[0].ack_file
+        bundle.groups += members
     order = {FAILING: 0, ACKNOWLEDGED: 1, ADDITIVE: 2}
-    return sorted(bundles.values(), key=lambda b: (order[b.status], -len(b.paths), -len(b.groups), b.where))
+    return sorted(bundles.values(), key=lambda b: (order[b.status], -len(b.paths), -len(b.fields), b.where))
 
 
 @dataclass

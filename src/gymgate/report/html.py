@@ -97,12 +97,14 @@ def _bundles(comparison: Comparison) -> tuple[list[dict[str, Any]], list[dict[st
     """Changes that move together (report/grouping.py): unacknowledged ones as cards with every field side by side,
     acknowledged ones as lines with their reason."""
     unreviewed, acknowledged = [], []
+    universe = [p.path for p in comparison.paths]
     for bundle in bundle_changes(comparison.change_groups()):
         rows = []
         for group in bundle.groups:
             before, after = side_by_side(group.sample.before, group.sample.after)
             diff = text_diff(group.sample.before, group.sample.after)
-            rows.append({"field": group.field, "before": before, "after": after, "diff": diff})
+            on = "" if set(group.paths) == set(bundle.paths) else describe_paths(group.paths, universe)
+            rows.append({"field": group.field, "paths": on, "before": before, "after": after, "diff": diff})
         item = {"line": bundle_line(comparison, bundle), "rows": rows, "ack": bundle.ack, "ack_file": bundle.ack_file}
         if bundle.status == UNREVIEWED:
             unreviewed.append(item)

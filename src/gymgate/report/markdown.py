@@ -104,14 +104,14 @@ def _terminal_changes(comparison: Comparison) -> list[str]:
         lines.append("")
     acked = [b for b in bundles if b.status == ACKNOWLEDGED]
     if acked:
-        fields = sum(len(b.groups) for b in acked)
+        fields = sum(len(b.fields) for b in acked)
         paths = sorted({p for b in acked for p in b.paths})
         files = sorted({f for b in acked for f in re.findall(r"acks/\S+?\.toml", b.ack_file)})
         lines.append(f"Acknowledged: {fields} contract change(s) on {len(paths)} path(s), by {', '.join(files)}.")
     additive = [b for b in bundles if b.status == ADDITIVE]
     if additive:
         lines.append(
-            f"Additive (new keys in Gym's result; they pass): {sum(len(b.groups) for b in additive)} field(s)."
+            f"Additive (new keys in Gym's result; they pass): {sum(len(b.fields) for b in additive)} field(s)."
         )
     notes = _ack_notes(comparison)
     if notes:
@@ -268,16 +268,18 @@ def _contract_changes(comparison: Comparison) -> list[str]:
         "What the model receives or what RL trains on differs, on paths that pass on both refs.",
         "",
     ]
+    universe = [p.path for p in comparison.paths]
     for bundle in failing:
-        lines += [f"#### {bundle_line(comparison, bundle)}", "", f"| field | {old} (before) | {new} (after) |"]
-        lines.append("|---|---|---|")
+        lines += [f"#### {bundle_line(comparison, bundle)}", "", f"| field | paths | {old} (before) | {new} (after) |"]
+        lines.append("|---|---|---|---|")
         diffs: list[str] = []
         for group in bundle.groups:
             before, after = side_by_side(group.sample.before, group.sample.after)
-            lines.append(f"| `{group.field}` | {_cell(before)} | {_cell(after)} |")
+            on = "all of them" if set(group.paths) == set(bundle.paths) else describe_paths(group.paths, universe)
+            lines.append(f"| `{group.field}` | {on} | {_cell(before)} | {_cell(after)} |")
             diff = text_diff(group.sample.before, group.sample.after)
             if diff:
-                diffs += [f"`{group.field}`:", "", "```diff", *diff, "```", ""]
+                diffs += [f"`{group.field}` ({on}):", "", "```diff", *diff, "```", ""]
         lines += ["", *diffs]
     return lines
 
@@ -289,7 +291,7 @@ def _acknowledged(comparison: Comparison) -> list[str]:
         return []
     lines = ["### Acknowledged changes", ""]
     for bundle in acked:
-        fields = ", ".join(f"`{g.field}`" for g in bundle.groups)
+        fields = ", ".join(f"`{f}`" for f in bundle.fields)
         lines.append(f"- {bundle_line(comparison, bundle)}: **{bundle.ack}** ({bundle.ack_file}) — {fields}")
     return [*lines, ""]
 
