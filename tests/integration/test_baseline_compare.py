@@ -44,7 +44,8 @@ def test_baseline_then_candidate_then_report_then_cached(tmp_path):
     report = (candidate / "report.md").read_text()
     assert "- **nemo-gym**: 0.3.0 → 0.4.0" in report
     # 0.4.0 sends top_logprobs: 0 (0.3.0 did not): a contract change, reviewed in the committed acks.
-    assert "### Acknowledged changes" in report and "`requests.policy.*.body.top_logprobs` — 2 paths" in report
+    acked = "- `requests.policy.*.body.top_logprobs` new in 0.4.0: `0` — all 2 paths: **"
+    assert "### Acknowledged changes" in report and acked in report, report
     assert "(acks/0.3.0-to-0.4.0.toml change " in report
     results = json.loads((candidate / "results.json").read_text())
     assert results["provenance"]["baseline"]["version"] == "0.3.0"
