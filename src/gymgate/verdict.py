@@ -50,7 +50,7 @@ class JudgedPath(Protocol):
     candidate: str | None
     category: str
     causes: list[str]
-    changes: Sequence[Any]  # JudgedChange items
+    changes: Sequence[JudgedChange]
 
     @property
     def nondeterministic_on_candidate(self) -> bool: ...
@@ -59,7 +59,7 @@ class JudgedPath(Protocol):
 class JudgedBump(Protocol):
     baseline: dict[str, Any]  # each ref's source: name, version, …
     candidate: dict[str, Any]
-    paths: Sequence[Any]  # JudgedPath items
+    paths: Sequence[JudgedPath]
     baseline_broken: str
     candidate_broken: str
     lifecycle: dict[str, list[str]]

@@ -140,7 +140,8 @@ def test_a_broken_baseline_cannot_judge_anything(tmp_path):
     _, cand = _pair(tmp_path)
     comparison = compare_runs(_broken(tmp_path, "build: cannot lock"), cand)
     assert comparison.exit_code == EXIT_ERROR
-    assert "cannot judge: the baseline is BROKEN" in comparison.verdict
+    # The broken baseline is 0.5.0, the candidate 0.4.0: a downgrade, named first.
+    assert comparison.verdict.startswith("downgrade 0.5.0 → 0.4.0: cannot judge: the baseline is BROKEN")
 
 
 def test_a_ref_none_of_whose_environments_starts_is_broken(tmp_path):

@@ -63,10 +63,11 @@ def check_gym_failure(result: PathRecord, full: dict[str, Any]) -> None:
     for key in FAILURE_MARKERS:
         if full.get(key) not in (None, False):
             result.fail("gym_failure", key, None, full[key])
-    if mask_sample(full):
+    masked = mask_sample(full)
+    if masked:
         result.fail("gym_failure", MASK_RL_READS, False, "true: RL masks this sample out of the loss")
     if full.get(MASK_TOP_LEVEL) not in (None, False):
-        seen = "RL masks it too" if mask_sample(full) else "RL reads instance_config.mask_sample and trains on it"
+        seen = "RL masks it too" if masked else "RL reads instance_config.mask_sample and trains on it"
         result.fail("gym_failure", f"{MASK_TOP_LEVEL} (top level)", False, f"{full[MASK_TOP_LEVEL]!r}: {seen}")
 
 

@@ -72,6 +72,11 @@ class Ack:
         return f"{self.ref} ({self.field})"
 
 
+def files_of(refs: str) -> list[str]:
+    """The ack files a change's `ack_file` names (one ref, or several joined by a chain: `Ack.ref` + `Ack.ref`)."""
+    return [ref.rsplit(" change ", 1)[0] for ref in refs.split(" + ") if ref]
+
+
 @dataclass
 class AckReport:
     """What the acks of this comparison's ref pair did: which changes they covered, which entries are stale

@@ -96,6 +96,10 @@ class ChangeBundle:
     def fields(self) -> list[str]:
         return list(dict.fromkeys(g.field for g in self.groups))
 
+    def paths_of(self, group: ChangeGroup, universe: Iterable[str]) -> str:
+        """The paths of one value pair, when they are not all of the bundle's ("" when they are)."""
+        return "" if set(group.paths) == set(self.paths) else describe_paths(group.paths, universe)
+
     def line(self, baseline: str, candidate: str, downgrade: bool, universe: Iterable[str]) -> str:
         return f"{self.what(baseline, candidate, downgrade)} — {describe_paths(self.paths, universe)}"
 

@@ -13,7 +13,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from gymgate.atomic import write_text_atomic
-from gymgate.compare.observation import CONTRACT, side_by_side, text_diff
+from gymgate.compare.observation import side_by_side, text_diff
 from gymgate.compare.runs import Comparison, PathComparison
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
 from gymgate.report.grouping import ACKNOWLEDGED, bundle_changes, cause_lines, describe_paths
@@ -60,24 +60,6 @@ def _checks(comparison: Comparison, item: PathComparison) -> list[dict[str, str]
     return rows
 
 
-def _changes(item: PathComparison) -> list[dict[str, Any]]:
-    rows = []
-    for change in item.changes:
-        before, after = side_by_side(change.before, change.after)
-        rows.append(
-            {
-                "field": change.field,
-                "kind": change.kind,
-                "failing": change.kind == CONTRACT and not change.ack,
-                "ack": change.ack,
-                "before": before,
-                "after": after,
-                "diff": text_diff(change.before, change.after),
-            }
-        )
-    return sorted(rows, key=lambda r: (not r["failing"], r["kind"] != CONTRACT, r["field"]))
-
-
 def _lock_rows(comparison: Comparison) -> list[dict[str, str]]:
     locks = comparison.locks
     if locks is None:
@@ -103,7 +85,7 @@ def _bundles(comparison: Comparison) -> tuple[list[dict[str, Any]], list[dict[st
         for group in bundle.groups:
             before, after = side_by_side(group.sample.before, group.sample.after)
             diff = text_diff(group.sample.before, group.sample.after)
-            on = "" if set(group.paths) == set(bundle.paths) else describe_paths(group.paths, universe)
+            on = bundle.paths_of(group, universe)
             rows.append({"field": group.field, "paths": on, "before": before, "after": after, "diff": diff})
         item = {"line": bundle_line(comparison, bundle), "rows": rows, "ack": bundle.ack, "ack_file": bundle.ack_file}
         if bundle.status == UNREVIEWED:
@@ -136,7 +118,6 @@ def page_model(comparison: Comparison) -> dict[str, Any]:
                     "attempts": {r: [str(o) for o in h] for r, h in item.attempts.items() if len(h) > 1},
                     "causes": item.causes,
                     "checks": _checks(comparison, item),
-                    "changes": _changes(item),
                 }
             )
     return {

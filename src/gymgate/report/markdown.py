@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from gymgate.compare import acks as ack_files
 from gymgate.compare.observation import side_by_side, text_diff
 from gymgate.compare.runs import NONDETERMINISTIC_CAUSE, Comparison, PathComparison
 from gymgate.refs.source import nemo_gym_label
@@ -53,30 +53,31 @@ def render_terminal(comparison: Comparison, reports: str = "report.md, report.ht
 
 def _terminal_locks(comparison: Comparison) -> list[str]:
     """The lock diff in one line: the highlighted packages, then the counts."""
-    lines = _locks(comparison)
-    if not lines:
-        return []
-    return ["Lock diff: " + "; ".join(line.removeprefix("- ") for line in lines[2:-1]), ""]
+    items = _lock_items(comparison)
+    return ["Lock diff: " + "; ".join(items), ""] if items else []
 
 
-def _terminal_causes(comparison: Comparison) -> list[str]:
-    grouped = cause_lines(cause_groups(comparison.paths))
-    if not grouped:
-        return []
+def _cause_lines(comparison: Comparison, example: bool) -> list[str]:
+    """Root causes on the same paths as one line each (report/grouping.py); under a nondeterministic one the two
+    attempts' values side by side, and with `example` what the first path's failure said."""
     universe = [p.path for p in comparison.paths]
-    lines = ["### Root causes", ""]
-    for group in grouped:
+    lines = []
+    for group in cause_lines(cause_groups(comparison.paths)):
         lines.append(f"- {group.text(universe)}")
         first = group.paths[0]
-        nondeterministic = [c for c in group.causes if c.startswith(NONDETERMINISTIC_CAUSE)]
-        if nondeterministic:  # the two attempts' values, side by side, wherever this shows
+        if any(c.startswith(NONDETERMINISTIC_CAUSE) for c in group.causes):
             lines.append(f"  - `{first.path}`: {first.disagreements['candidate'].line('candidate')}")
-        elif first.category != CHANGED and first.reason:  # what the first path's failure said, once per line
+        elif example and first.category != CHANGED and first.reason:
             said = first.reason.splitlines()[0]
             if not any(said[:60] in cause for cause in group.causes):
                 blame = f" [{first.blame}]" if first.blame else ""
                 lines.append(f"  - e.g. `{first.path}`{blame}: {said[:200]}")
-    return [*lines, ""]
+    return lines
+
+
+def _terminal_causes(comparison: Comparison) -> list[str]:
+    lines = _cause_lines(comparison, example=True)
+    return ["### Root causes", "", *lines, ""] if lines else []
 
 
 def _terminal_others(comparison: Comparison) -> list[str]:
@@ -106,15 +107,14 @@ def _terminal_changes(comparison: Comparison) -> list[str]:
     if acked:
         fields = sum(len(b.fields) for b in acked)
         paths = sorted({p for b in acked for p in b.paths})
-        files = sorted({f for b in acked for f in re.findall(r"acks/\S+?\.toml", b.ack_file)})
+        files = sorted({f for b in acked for f in ack_files.files_of(b.ack_file)})
         lines.append(f"Acknowledged: {fields} contract change(s) on {len(paths)} path(s), by {', '.join(files)}.")
     additive = [b for b in bundles if b.status == ADDITIVE]
     if additive:
         lines.append(
             f"Additive (new keys in Gym's result; they pass): {sum(len(b.fields) for b in additive)} field(s)."
         )
-    notes = _ack_notes(comparison)
-    if notes:
+    if comparison.acks.refused or comparison.acks.stale:
         lines.append(f"Acknowledgements: {len(comparison.acks.refused)} refused, {len(comparison.acks.stale)} stale.")
     return lines
 
@@ -156,23 +156,31 @@ def _lifecycle(comparison: Comparison) -> list[str]:
     return [*lines, ""]
 
 
-def _locks(comparison: Comparison) -> list[str]:
+def _lock_items(comparison: Comparison) -> list[str]:
+    """The lock diff's items: each highlighted package, then the counts (report.md lists them, the terminal joins
+    them into one line)."""
     locks = comparison.locks
     if locks is None:
         return []
-    lines = ["### Lock diff", ""]
     if locks.empty:
-        lines.append("No package changes.")
-    else:
-        for name, (a, b) in sorted(locks.highlighted.items()):
-            lines.append(f"- **{name}**: {a or '—'} → {b or '—'}")
-        lines.append(
-            f"- {len(locks.upgraded)} upgraded, {len(locks.downgraded)} downgraded, {len(locks.replaced)} replaced, "
-            f"{len(locks.added)} added "
-            f"({', '.join(sorted(locks.added)) or 'none'}), {len(locks.removed)} removed "
-            f"({', '.join(sorted(locks.removed)) or 'none'})"
-        )
-    return [*lines, ""]
+        return ["No package changes."]
+    items = [f"**{name}**: {a or '—'} → {b or '—'}" for name, (a, b) in sorted(locks.highlighted.items())]
+    items.append(
+        f"{len(locks.upgraded)} upgraded, {len(locks.downgraded)} downgraded, {len(locks.replaced)} replaced, "
+        f"{len(locks.added)} added "
+        f"({', '.join(sorted(locks.added)) or 'none'}), {len(locks.removed)} removed "
+        f"({', '.join(sorted(locks.removed)) or 'none'})"
+    )
+    return items
+
+
+def _locks(comparison: Comparison) -> list[str]:
+    items = _lock_items(comparison)
+    if not items:
+        return []
+    if comparison.locks is not None and comparison.locks.empty:
+        return ["### Lock diff", "", *items, ""]
+    return ["### Lock diff", "", *(f"- {item}" for item in items), ""]
 
 
 def _summary(comparison: Comparison) -> list[str]:
@@ -240,14 +248,7 @@ def _root_causes(comparison: Comparison) -> list[str]:
     causes = cause_groups(comparison.paths)
     if not causes:
         return []
-    universe = [p.path for p in comparison.paths]
-    lines = ["### Root causes", ""]
-    for group in cause_lines(causes):
-        lines.append(f"- {group.text(universe)}")
-        nondeterministic = [c for c in group.causes if c.startswith(NONDETERMINISTIC_CAUSE)]
-        if nondeterministic:  # the two attempts' values, side by side, wherever this shows
-            first = group.paths[0]
-            lines.append(f"  - `{first.path}`: {first.disagreements['candidate'].line('candidate')}")
+    lines = ["### Root causes", "", *_cause_lines(comparison, example=False)]
     lines += ["", "<details><summary>each root cause with its paths</summary>", ""]
     for cause, items in causes:
         listed = ", ".join(f"`{i.path}` ({i.category})" for i in items)
@@ -275,7 +276,7 @@ def _contract_changes(comparison: Comparison) -> list[str]:
         diffs: list[str] = []
         for group in bundle.groups:
             before, after = side_by_side(group.sample.before, group.sample.after)
-            on = "all of them" if set(group.paths) == set(bundle.paths) else describe_paths(group.paths, universe)
+            on = bundle.paths_of(group, universe) or "all of them"
             lines.append(f"| `{group.field}` | {on} | {_cell(before)} | {_cell(after)} |")
             diff = text_diff(group.sample.before, group.sample.after)
             if diff:
