@@ -1,4 +1,6 @@
-"""A rollout path's id, `<environment>:<mode>` (e.g. `mcqa:accepted`): parsed and formatted here only.
+"""A rollout path's id, `<environment>:<name>` (e.g. `mcqa:accepted`, or `mcqa:rec.3f2a9c1b0d` for a recorded
+rollout replayed): parsed and formatted here only. The name is called `mode` for history: a hand-written case's
+two paths are its modes.
 
 A PathId is a str, so records, run marks, deadlines and reports keep writing the plain id; everything that needs
 its environment or mode, or its file name, asks it instead of splitting the text.
@@ -8,9 +10,9 @@ from __future__ import annotations
 
 import re
 
-MODES = ("accepted", "rejected")  # what each environment's two paths do: earn the top reward, or not
-_ID = re.compile(r"^[^:\s]+:[^:\s]+$")  # any environment and mode; which exist is the cases' business
-_IN_NODE = re.compile(r"\[(?P<id>[A-Za-z0-9_.-]+:(?:accepted|rejected))\]$")
+MODES = ("accepted", "rejected")  # what a hand-written case's two paths do: earn the top reward, or not
+_ID = re.compile(r"^[^:\s]+:[^:\s-]+$")  # any environment and name (no '-': a record's file stem splits there)
+_IN_NODE = re.compile(r"\[(?P<id>[A-Za-z0-9_.-]+:[A-Za-z0-9_.]+)\]$")
 
 
 class PathId(str):

@@ -19,7 +19,7 @@ SCRIPT = Script(
     "accepted",
     (Turn(content="first", reasoning="think", tool_calls=(ToolCall("f", '{"x": 1}'),)), Turn(content="done")),
     judge_markers=("GOLD:", "CANDIDATE:"),
-    judge_verdict="[[A=B]]",
+    judge_verdicts=("[[A=B]]",),
 )
 USER = [{"role": "user", "content": "question"}]
 

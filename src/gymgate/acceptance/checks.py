@@ -1,4 +1,5 @@
-"""Exact checks of one completed path against its case and the endpoint's record of what it saw."""
+"""Exact checks of one completed path against its expected values (a case's, or a recording's: gymgate.paths)
+and the endpoint's record of what it saw."""
 
 from __future__ import annotations
 
@@ -10,13 +11,15 @@ from typing import Any
 import numpy as np
 
 from gymgate.acceptance.expected import JUDGE_PARAMS, first_turn_messages, judge_sampling, seen
-from gymgate.cases.case import NULL, RETURNED, Case, lookup
+from gymgate.cases.case import NULL, RETURNED, lookup
 from gymgate.consumer.batch import HISTOGRAM, mask_sample
 from gymgate.consumer.rollout import GenerationConfig
 from gymgate.endpoint import POLICY_MODEL
 from gymgate.endpoint.script import Script, logprobs
 from gymgate.endpoint.server import JUDGE, POLICY, Exchange
 from gymgate.endpoint.tokenizer import encode, render
+from gymgate.paths.spec import PathSpec
+from gymgate.recordings import fidelity
 from gymgate.runfolder import PathRecord
 from gymgate.text import excerpt, first_difference
 
@@ -71,10 +74,10 @@ def check_gym_failure(result: PathRecord, full: dict[str, Any]) -> None:
         result.fail("gym_failure", f"{MASK_TOP_LEVEL} (top level)", False, f"{full[MASK_TOP_LEVEL]!r}: {seen}")
 
 
-def check_verifier(result: PathRecord, case: Case, full: dict[str, Any]) -> None:
+def check_verifier(result: PathRecord, path: PathSpec, full: dict[str, Any]) -> None:
     result.reward = full.get("reward")
     result.result_fields = sorted(full)
-    for key, want in case.modes[result.mode].expect.items():
+    for key, want in path.expect.items():
         want = _expected(want)
         try:
             got = lookup(full, key)
@@ -179,7 +182,7 @@ def _chat_tool(tool: dict[str, Any]) -> dict[str, Any]:
 
 def check_request_contract(
     result: PathRecord,
-    case: Case,
+    path: PathSpec,
     script: Script,
     exchanges: list[Exchange],
     sent_row: dict[str, Any],
@@ -232,7 +235,7 @@ def check_request_contract(
         for key, value in judge_want.items():
             if exchange.body.get(key, MISSING) != value:
                 result.fail("request_contract", f"judge request {n}: {key}", value, exchange.body.get(key, MISSING))
-    expected_judges = 1 if script.judge_verdict else 0
+    expected_judges = len(script.judge_verdicts)
     if len(judge) != expected_judges:
         result.fail("request_contract", "judge requests", expected_judges, len(judge))
     echoed = full.get("responses_create_params") or {}
@@ -260,16 +263,16 @@ def rl_flags(top_logprobs: bool) -> dict[str, Any]:
     return flags
 
 
-def check_metadata(result: PathRecord, case: Case, sent_row: dict[str, Any], full: dict[str, Any]) -> None:
+def check_metadata(result: PathRecord, path: PathSpec, sent_row: dict[str, Any], full: dict[str, Any]) -> None:
     """The row's own fields against Gym's result: each the case declares returned must come back unchanged (the
     value RL fed, not what Gym echoed); every other field must be declared, with why it does not come back. A draft
     declares none yet: `gymgate case new` writes them from what came back."""
-    if case.metadata is None:
+    if path.metadata is None:
         return
     for key, value in sent_row.items():
         if key in ("responses_create_params", "agent_ref"):
             continue  # held by check_request_contract and check_routing
-        declared = case.metadata.get(key)
+        declared = path.metadata.get(key)
         if declared is None:
             result.fail("metadata", key, "declared in the case's [row.metadata]", "undeclared row field")
         elif declared == RETURNED and full.get(key, MISSING) != value:
@@ -280,14 +283,14 @@ REWARD_STATS = ("mean", "median", "min", "max")  # of one path's one sample: eac
 
 
 def check_metrics(
-    result: PathRecord, case: Case, metrics: dict[str, Any], tables: dict[str, list[str]], full: dict[str, Any]
+    result: PathRecord, path: PathSpec, metrics: dict[str, Any], tables: dict[str, list[str]], full: dict[str, Any]
 ) -> None:
     """The RL-side metrics of the path's agent, as RL logs them: `{agent}/reward/*` from the case's expected
     reward (one sample: mean, median, min and max equal it, the sample stddev is NaN, the histogram holds the one
     reward; present whatever the reward, since RL logs them from any numeric reward), and the full-result table
     (one row per sample, the sample's result as JSON)."""
-    want = case.modes[result.mode].expect.get("reward")
-    agent = case.env.agent
+    want = path.expect.get("reward")
+    agent = path.env.agent
     expected: dict[str, Any] = {f"{agent}/reward/{stat}": want for stat in REWARD_STATS}
     expected |= {f"{agent}/reward/stddev": math.nan, f"{agent}/reward/{HISTOGRAM}": [want]}
     # A wrong reward already failed check_verifier; the metrics then follow it and only need to exist.
@@ -312,15 +315,15 @@ def recordable(value: Any) -> Any:
     return "NaN" if isinstance(value, float) and math.isnan(value) else value
 
 
-def check_routing(result: PathRecord, case: Case, script: Script, exchanges: list[Exchange], reported: Any) -> None:
+def check_routing(result: PathRecord, path: PathSpec, script: Script, exchanges: list[Exchange], reported: Any) -> None:
     """`reported`: the agent Gym itself says served the row (its result's agent_ref, else the agent_ref of the row
     Gym yields with the result), taken before the consumer writes the rows' agent_ref onto the results."""
-    strays = sorted({e.env for e in exchanges if e.env != case.env.name})
+    strays = sorted({e.env for e in exchanges if e.env != path.env.name})
     if strays:
         result.fail("routing", "model calls from other environments' Gyms", [], strays)
     agent = (reported or {}).get("name") if isinstance(reported, dict) else reported
-    if agent != case.env.agent:
-        result.fail("routing", "agent_ref.name reported by Gym", case.env.agent, agent)
+    if agent != path.env.agent:
+        result.fail("routing", "agent_ref.name reported by Gym", path.env.agent, agent)
     policy = _ok(exchanges, POLICY)
     if len(policy) != len(script.turns):
         result.fail("routing", "scripted turns consumed", len(script.turns), len(policy))
@@ -342,10 +345,10 @@ def check_tool_schema(
     check_tool_outputs(result, exchanges, full)
 
 
-def check_tool_output(result: PathRecord, case: Case, full: dict[str, Any]) -> None:
+def check_tool_output(result: PathRecord, path: PathSpec, full: dict[str, Any]) -> None:
     """Gym's tool outputs against the golden values the case pins for this behaviour: whether each output is
     right, not only whether it reached the model (check_tool_outputs)."""
-    golden = case.modes[result.mode].tool_outputs
+    golden = path.tool_outputs
     if golden is None:
         return  # a draft: `gymgate case new` pins what the tools returned
     got = [i.get("output") for i in _tool_outputs(full)]
@@ -389,3 +392,24 @@ def check_continuity(result: PathRecord, exchanges: list[Exchange]) -> None:
             got = [int(t) for t in last.get(key) or []]
             if got != reply[key]:
                 result.fail("continuity", f"turn {current.turn} history {key}", digest(reply[key]), digest(got))
+
+
+def check_recording(result: PathRecord, path: PathSpec, full: dict[str, Any]) -> None:
+    """A replay against its recording, Gym's own oracle: the reward and every verifier field the recording holds,
+    leaf by leaf, and every tool output Gym returned, in order (recordings/volatile.toml's leaves aside). What does
+    not reproduce fails the path (kind `recording`) unless cases/recordings/fidelity.toml classifies exactly it."""
+    if path.recorded is None:
+        return
+    result.recording = path.recorded.provenance()
+    replayed_tools = [i.get("output") for i in _tool_outputs(full)]
+    found = fidelity.divergences(path.recorded.fields, full, path.recorded.tool_outputs, replayed_tools)
+    if not found:
+        result.fidelity = {"reproduces": True}
+        return
+    entry = fidelity.classification(path.id, str(result.gym.get("version", "")), found)
+    result.fidelity = {"reproduces": False, "divergences": [d.to_json() for d in found[:20]], "count": len(found)}
+    if entry is not None:
+        result.fidelity["classified"] = entry.to_json()
+        return
+    for divergence in found:
+        result.fail("recording", divergence.field, divergence.recorded, divergence.replayed)

@@ -13,8 +13,7 @@ from typing import Any
 
 from gymgate.acceptance import checks
 from gymgate.acceptance.expected import judge_params
-from gymgate.cases.case import InputDrift, load_case, read_row, transform_row
-from gymgate.cases.environments import Environment
+from gymgate.cases.case import InputDrift, apply_transforms, read_pinned
 from gymgate.consumer.batch import full_result_tables
 from gymgate.consumer.dataset import load_rows
 from gymgate.consumer.errors import (
@@ -31,7 +30,7 @@ from gymgate.endpoint.script import Script
 from gymgate.endpoint.server import JUDGE, ModelEndpoint
 from gymgate.options import default
 from gymgate.outcomes import CONTRACT, FAIL, GYM, HARNESS, PASS
-from gymgate.pathid import PathId
+from gymgate.paths.spec import PathSpec
 from gymgate.runfolder import PathRecord, RunFolder
 from gymgate.services import gym_compat, gymlog
 from gymgate.services.ray_cluster import is_ray_failure
@@ -68,23 +67,23 @@ class RunContext:
 
 
 def run_path(
-    ctx: RunContext, env: Environment, mode: str, script: Script | None = None, into: RunFolder | None = None
+    ctx: RunContext, path: PathSpec, script: Script | None = None, into: RunFolder | None = None
 ) -> PathRecord:
-    """`script` replaces the case's own behaviour for `mode` (negative tests swap answers with it);
+    """`script` replaces the path's own behaviour (negative tests swap answers with it);
     `into` is the run folder the record goes to (default: the run's). The record fails closed: whatever
     raises, wherever, the path is an ERROR with the exception and its trace, never a PASS.
     The path runs `ctx.attempts` times in the same Gym while each attempt runs to its end (PASS or FAIL); the later
     attempts ride in the record (`repeats`), and the comparison diffs them with the first."""
-    first = _new_record(ctx, env, mode)
+    first = _new_record(ctx, path)
     try:
-        _attempt(ctx, env, mode, first, script, wait=True)
+        _attempt(ctx, path, first, script, wait=True)
         last = first
         for _ in range(1, ctx.attempts):
             if last.outcome not in (PASS, FAIL):
                 break  # an attempt that did not run to its end leaves no Gym worth asking again
-            last = _new_record(ctx, env, mode)
+            last = _new_record(ctx, path)
             try:
-                _attempt(ctx, env, mode, last, script, wait=False)
+                _attempt(ctx, path, last, script, wait=False)
             finally:
                 first.repeats.append(last.to_json())
     finally:
@@ -92,23 +91,24 @@ def run_path(
     return first
 
 
-def _new_record(ctx: RunContext, env: Environment, mode: str) -> PathRecord:
-    return PathRecord(path=PathId.of(env.name, mode), env=env.name, mode=mode, gym=ctx.gym)
+def _new_record(ctx: RunContext, path: PathSpec) -> PathRecord:
+    record = PathRecord(path=path.id, env=path.env.name, mode=path.name, gym=ctx.gym)
+    if path.recorded is not None:
+        record.recording = path.recorded.provenance()
+    return record
 
 
-def _attempt(
-    ctx: RunContext, env: Environment, mode: str, result: PathRecord, script: Script | None, wait: bool
-) -> None:
+def _attempt(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | None, wait: bool) -> None:
     """One attempt of the path into `result`."""
     began = time.monotonic()
     stage = "waiting for the Gym"
     try:
         if wait and ctx.ensure is not None:
-            ctx.ensure(env.name)  # the Gym's start-up is not the path's time
+            ctx.ensure(path.env.name)  # the Gym's start-up is not the path's time
         result.timings["gym_wait_s"] = round(time.monotonic() - began, 3)
         began = time.monotonic()
         stage = "running"
-        _run(ctx, env, mode, result, script)
+        _run(ctx, path, result, script)
     except BaseException as exc:
         # Anything not classified where it happened: Gym's data made the consumer or a check raise (gym), or
         # gymgate itself failed before the path touched Gym (harness). Never a pass.
@@ -125,7 +125,8 @@ def _trace(exc: BaseException) -> str:
     return "".join(traceback.format_exception(exc))[-2000:]
 
 
-def _run(ctx: RunContext, env: Environment, mode: str, result: PathRecord, script: Script | None) -> None:
+def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | None) -> None:
+    env = path.env
     status = ctx.statuses.get(env.name)
     if status is None:
         result.error(HARNESS, "startup: the environment was never started in this session")
@@ -136,28 +137,26 @@ def _run(ctx: RunContext, env: Environment, mode: str, result: PathRecord, scrip
     if status.status != "ready":
         result.error(status.blame or GYM, f"startup: {status.reason}")
         return
-    case = load_case(env)
-    result.row = {"file": case.file, "line": case.line, "sha256": case.sha256, "transforms": list(case.transforms)}
-    checked = (ctx.inputs or {}).get(env.name)
+    if path.unreplayable:
+        result.fidelity = {"reproduces": False, "unreplayable": path.unreplayable}
+        result.skip(f"recorded rollout not replayable here: {path.unreplayable}")
+        return
+    result.row = path.row.provenance()
     try:
-        if checked is None:
-            raw = read_row(case, ctx.gym_root)
-        elif "drift" in checked:
-            raise InputDrift(env.name, case.file, checked["drift"]["expected"], checked["drift"]["actual"])
-        else:
-            raw = checked["raw"]
+        raw = _row_of(ctx, path)
     except InputDrift as drift:
-        result.fail("input_drift", case.file, drift.expected, drift.actual)
+        result.fail("input_drift", path.row.file, drift.expected, drift.actual)
         result.complete()
         result.reason = f"input drift: {drift}"
         return
-    data_file = ctx.run.data_file(env.name, mode)
+    data_file = ctx.run.data_file(env.name, path.name)
     data_file.parent.mkdir(parents=True, exist_ok=True)
-    fed = transform_row(case, raw)  # the pinned row after the declared transforms: what the checks expect from
+    # The row after the declared transforms: what the checks expect from.
+    fed = apply_transforms(json.loads(raw), path.row.transforms, env)
     data_file.write_text(json.dumps(fed) + "\n")
     batch = collate([process_datum(row, i) for i, row in enumerate(load_rows(data_file))])
 
-    script = script or case.script(mode)
+    script = script or path.script
     mark = len(ctx.endpoint.exchanges)
     ctx.endpoint.set_script(env.name, script)
     handle = ctx.handles[env.name]
@@ -183,7 +182,7 @@ def _run(ctx: RunContext, env: Environment, mode: str, result: PathRecord, scrip
         result.complete()
         return
     except Exception as exc:
-        _rollout_failed(ctx, env, mode, result, exc, ctx.endpoint.exchanges[mark:], log_mark)
+        _rollout_failed(ctx, path, result, exc, ctx.endpoint.exchanges[mark:], log_mark)
         return
     finally:
         ctx.endpoint.set_script(env.name, None)
@@ -202,21 +201,22 @@ def _run(ctx: RunContext, env: Environment, mode: str, result: PathRecord, scrip
     top = gym_compat.sends_top_logprobs(ctx.gym.get("version"))
     # Each check is named for the failure kind it reports (runfolder/record.py Failure.kind).
     for name, check in (
-        ("verifier", lambda: checks.check_verifier(result, case, full)),
+        ("verifier", lambda: checks.check_verifier(result, path, full)),
         ("gym_failure", lambda: checks.check_gym_failure(result, full)),
         ("tokens", lambda: checks.check_tokens(result, script, exchanges, processed)),
         (
             "request_contract",
             lambda: checks.check_request_contract(
-                result, case, script, exchanges, sent_row, full, ctx.config, judge, top
+                result, path, script, exchanges, sent_row, full, ctx.config, judge, top
             ),
         ),
-        ("metadata", lambda: checks.check_metadata(result, case, fed, full)),
-        ("metrics", lambda: checks.check_metrics(result, case, metrics, tables, full)),
+        ("metadata", lambda: checks.check_metadata(result, path, fed, full)),
+        ("metrics", lambda: checks.check_metrics(result, path, metrics, tables, full)),
         ("first_turn", lambda: checks.check_first_turn(result, fed, exchanges, processed, ctx.tokenizer)),
-        ("routing", lambda: checks.check_routing(result, case, script, exchanges, processed.get("gym_agent_ref"))),
+        ("routing", lambda: checks.check_routing(result, path, script, exchanges, processed.get("gym_agent_ref"))),
         ("tool_schema", lambda: checks.check_tool_schema(result, sent_row, exchanges, full)),
-        ("tool_output", lambda: checks.check_tool_output(result, case, full)),
+        ("tool_output", lambda: checks.check_tool_output(result, path, full)),
+        ("recording", lambda: checks.check_recording(result, path, full)),
         ("continuity", lambda: checks.check_continuity(result, exchanges)),
     ):
         try:
@@ -227,10 +227,22 @@ def _run(ctx: RunContext, env: Environment, mode: str, result: PathRecord, scrip
     result.complete()
 
 
+def _row_of(ctx: RunContext, path: PathSpec) -> str:
+    """The path's row as its JSON line: carried with the path (a recording's), or the running Gym's pinned line,
+    checked once per run (acceptance/setup.py); InputDrift when its bytes are not the ones pinned."""
+    if path.row.data is not None:
+        return json.dumps(path.row.data)
+    checked = (ctx.inputs or {}).get(path.env.name)
+    if checked is None:
+        return read_pinned(path.row.file, path.row.line, path.row.sha256, path.env.name, ctx.gym_root)
+    if "drift" in checked:
+        raise InputDrift(path.env.name, path.row.file, checked["drift"]["expected"], checked["drift"]["actual"])
+    return checked["raw"]
+
+
 def _rollout_failed(
     ctx: RunContext,
-    env: Environment,
-    mode: str,
+    path: PathSpec,
     result: PathRecord,
     exc: BaseException,
     exchanges: list,
@@ -257,9 +269,9 @@ def _rollout_failed(
         return
     if refused:
         exc = RolloutDataFailure(f"the endpoint refused Gym's request ({refused[0].violation}); then: {exc}")
-    log = ctx.run.log(env.name)
+    log = ctx.run.log(path.env.name)
     if isinstance(exc, (RolloutTimeout, GymDied)) and ctx.discard is not None:
-        ctx.discard(env.name, f"{PathId.of(env.name, mode)}: {exc.category}")  # a hung or half-dead Gym serves no one
+        ctx.discard(path.env.name, f"{path.id}: {exc.category}")  # a hung or half-dead Gym serves no one
     if isinstance(exc, RolloutError):
         result.error(GYM, gymlog.with_log_cause(f"{exc.category}: {exc}"[:3000], log, log_mark))
     elif is_ray_failure(exc):

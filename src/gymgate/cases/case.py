@@ -51,7 +51,7 @@ class Case:
 
     def script(self, mode: str) -> Script:
         spec = self.modes[mode]
-        return Script(self.env.name, mode, spec.turns, self.env.judge_markers, spec.judge)
+        return Script(self.env.name, mode, spec.turns, self.env.judge_markers, (spec.judge,) if spec.judge else ())
 
 
 def load_case(env: Environment) -> Case:
@@ -87,25 +87,34 @@ def _declared(table: dict[str, Any], key: str, env: Environment, kind: type) -> 
 
 def read_row(case: Case, gym_root: Path) -> str:
     """The raw line (newline kept) from the pin's own data file; InputDrift when its bytes changed."""
-    lines = (gym_root / case.file).read_text().splitlines(keepends=True)
-    raw = lines[case.line]
+    return read_pinned(case.file, case.line, case.sha256, case.env.name, gym_root)
+
+
+def read_pinned(file: str, line: int, sha256: str, env: str, gym_root: Path) -> str:
+    """Line `line` (newline kept) of the running Gym's `file`; InputDrift when its bytes are not `sha256`'s."""
+    raw = (gym_root / file).read_text().splitlines(keepends=True)[line]
     actual = hashlib.sha256(raw.encode()).hexdigest()
-    if actual != case.sha256:
-        raise InputDrift(case.env.name, case.file, case.sha256, actual)
+    if actual != sha256:
+        raise InputDrift(env, file, sha256, actual)
     return raw
 
 
 def transform_row(case: Case, raw: str) -> dict[str, Any]:
-    """The row a consumer feeds Gym: the example row plus the case's declared transforms, nothing else. The one
-    transform is what an RL dataset carries that Gym's example files lack (an agent_ref); nothing changes what RL
-    sends of the row itself — NeMo RL forwards `responses_create_params` as the row has it, nulls included."""
-    row = json.loads(raw)
-    for name in case.transforms:
+    """The row a consumer feeds Gym: the example row plus the case's declared transforms, nothing else."""
+    return apply_transforms(json.loads(raw), case.transforms, case.env)
+
+
+def apply_transforms(row: dict[str, Any], transforms: tuple[str, ...], env: Environment) -> dict[str, Any]:
+    """The one transform is what an RL dataset carries that Gym's example files lack (an agent_ref); nothing
+    changes what RL sends of the row itself — NeMo RL forwards `responses_create_params` as the row has it, nulls
+    included."""
+    row = dict(row)
+    for name in transforms:
         if name == "add_agent_ref":
             # Gym's example files name no agent; a consumer's prepared data carries one per row.
-            row.setdefault("agent_ref", {"type": "responses_api_agents", "name": case.env.agent})
+            row.setdefault("agent_ref", {"type": "responses_api_agents", "name": env.agent})
         else:
-            raise ValueError(f"{case.env.case_file}: unknown transform {name!r}")
+            raise ValueError(f"{env.case_file}: unknown transform {name!r}")
     return row
 
 

@@ -7,7 +7,10 @@ record, a lifecycle problem, or that was interrupted is never served: a red resu
 from __future__ import annotations
 
 import hashlib
+import json
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from gymgate.errors import UsageError
 from gymgate.locations import PACKAGE_DIR, repo_root
@@ -34,9 +37,15 @@ def shared_digest(gym_digest: str, lock: Path, python: str) -> str:
     return digest.hexdigest()
 
 
-def inputs_digest(shared: str, selection: list[str], attempts: int = default("attempts")) -> str:
-    """The cache key: the shared inputs, the selected paths (in any order) and the attempts per path."""
-    return hashlib.sha256(f"{shared}\0{','.join(sorted(selection))}\0{attempts}\0".encode()).hexdigest()
+def inputs_digest(
+    shared: str, selection: list[str], attempts: int = default("attempts"), replays: Iterable[Any] = ()
+) -> str:
+    """The cache key: the shared inputs, the selected paths (in any order), the attempts per path and the
+    recordings replayed (each with its row: a path id names a recording's content, not its row's)."""
+    digest = hashlib.sha256(f"{shared}\0{','.join(sorted(selection))}\0{attempts}\0".encode())
+    for replay in sorted(json.dumps(r, sort_keys=True) for r in replays):
+        digest.update(replay.encode() + b"\0")
+    return digest.hexdigest()
 
 
 def unstable(run: RunFolder) -> bool:

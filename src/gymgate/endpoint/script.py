@@ -1,7 +1,7 @@
 """What the deterministic model says: scripted replies per case and mode, and their logprobs.
 
-A script is data (cases/<env>.toml): for each mode (accepted / rejected) the policy's turns (text,
-reasoning, tool calls) and the judge's verdict. Logprobs are a pure function of (case, mode, caller,
+A script is data: a path's policy turns (text, reasoning, tool calls) and the judge's verdicts, from a case file
+(cases/<env>.toml, per mode) or a recorded rollout (gymgate.paths.replayed). Logprobs are a pure function of (case, mode, caller,
 turn, position), so tests can recompute and assert them exactly.
 """
 
@@ -49,8 +49,14 @@ class Script:
     mode: str
     turns: tuple[Turn, ...]
     judge_markers: tuple[str, ...] = ()
-    judge_verdict: str = ""
+    judge_verdicts: tuple[str, ...] = ()  # what each judge call answers, in order (the last one answers any more)
+    # A recorded rollout's turns: the real model produced them within the request's max_tokens, so their length in
+    # gymgate's byte-level tokens does not refuse them.
+    recorded: bool = False
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def judge_verdict(self, call: int) -> str:
+        return self.judge_verdicts[min(call, len(self.judge_verdicts) - 1)] if self.judge_verdicts else ""
 
     @property
     def path_id(self) -> str:

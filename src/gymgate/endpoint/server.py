@@ -198,7 +198,7 @@ class ModelEndpoint:
 
         message: dict[str, Any] = {
             "role": "assistant",
-            "content": scripted.content if scripted else script.judge_verdict,
+            "content": scripted.content if scripted else script.judge_verdict(turn),
         }
         if scripted and scripted.reasoning:
             message["reasoning_content"] = scripted.reasoning
@@ -213,7 +213,7 @@ class ModelEndpoint:
         generation = encode(self.tokenizer, assistant_body(self.tokenizer, message)) + [self.eos_id]
         limit = body.get("max_tokens") or body.get("max_completion_tokens")
         finish = "tool_calls" if message.get("tool_calls") else "stop"
-        if limit is not None and len(generation) > int(limit):
+        if limit is not None and len(generation) > int(limit) and not script.recorded:
             raise Rejected(
                 f"gymgate endpoint: scripted reply needs {len(generation)} tokens but max_tokens is {limit}", CONTRACT
             )

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from gymgate.errors import EXIT_ERROR, UsageError
 from gymgate.harness.run import RunOptions, open_run, prepare, record_environment, run_ref, service_args
-from gymgate.pathid import PathId, both
+from gymgate.pathid import PathId
 from gymgate.refs import resolve_ref
 
 
@@ -44,6 +44,24 @@ def judged_environments(args: Namespace) -> list:
     return envs
 
 
+def planned(envs: list, sources: list, args: Namespace) -> tuple[list[str], RunOptions]:
+    """The paths a judging command runs on every one of its refs (each environment's case, and the union of the
+    recordings the refs ship: gymgate.paths.plan), narrowed by --paths (validated before anything is built), and
+    the run options that carry the recordings to every run."""
+    from dataclasses import replace
+
+    from gymgate.paths.plan import selection
+    from gymgate.paths.replayed import path_name
+
+    expected, recordings = selection(envs, [s for s in sources if s is not None])
+    if getattr(args, "paths", None):
+        wanted = read_paths(args.paths, expected)
+        expected = [p for p in expected if p in wanted]
+    kept = set(expected)
+    replays = tuple(r.to_json() for r in recordings if PathId.of(r.env, path_name(r.key)) in kept)
+    return expected, replace(RunOptions.of(args), replays=replays)
+
+
 def require_judged_attempts(args: Namespace) -> None:
     """A comparison judges nondeterminism: it needs at least two attempts of every path (one is only for a ref run
     alone, e.g. a benchmark)."""
@@ -68,14 +86,10 @@ def accept(args: Namespace) -> tuple[int, dict]:
         args.envs = shard_envs([e.name for e in envs], shard)
         print(f"shard {shard.label}: {', '.join(args.envs)} (of {len(envs)} environments)", flush=True)
         envs = [e for e in envs if e.name in args.envs]
-    expected = both([e.name for e in envs])
-    if args.paths:  # validated before anything is built
-        wanted = read_paths(args.paths, expected)
-        expected = [p for p in expected if p in wanted]
     candidate = resolve_ref(args.gym_ref, args.gym_repo)
     base_ref = None if args.no_baseline else (args.baseline or baseline_pin())
     baseline = resolve_ref(base_ref, args.gym_repo) if base_ref else None
-    opts = RunOptions.of(args)
+    expected, opts = planned(envs, [candidate, baseline], args)
     if baseline is not None:
         require_judged_attempts(args)
     if baseline is None or baseline.digest == candidate.digest:

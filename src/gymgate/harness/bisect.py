@@ -13,13 +13,14 @@ Between a good and a bad commit of one repository (first-parent history), every 
 
 from __future__ import annotations
 
+from argparse import Namespace
 from dataclasses import replace
 from pathlib import Path
 
 from gymgate.compare.runs import Comparison, compare_runs
 from gymgate.errors import UsageError
 from gymgate.harness.run import RunOptions, run_ref
-from gymgate.pathid import both, environments
+from gymgate.pathid import environments
 from gymgate.refs import git
 from gymgate.refs.resolve import resolve_ref
 from gymgate.refs.source import KIND_GIT, GymSource
@@ -219,14 +220,16 @@ def write_outcome(result: BisectResult, out: Path, acks: Path | None = None) -> 
 
 def bisect_command(args) -> int:
     """`gymgate bisect`: exit 1 when a first bad commit (or its suspects) was found, 0 when nothing regresses."""
-    from gymgate.harness.accept import judged_environments, read_paths, require_judged_attempts
+    from gymgate.harness.accept import judged_environments, planned, read_paths, require_judged_attempts
     from gymgate.harness.matrix import report_dir
     from gymgate.report.bisect import verdict_line
 
     require_judged_attempts(args)
-    everything = both([e.name for e in judged_environments(args)])
+    envs = judged_environments(args)
+    sources = [resolve_ref(args.bad, args.gym_repo), resolve_ref(args.good, args.gym_repo)]
+    everything, opts = planned(envs, sources, Namespace(**{**vars(args), "paths": None}))
     paths = sorted(read_paths(args.paths, everything)) if args.paths else None
-    result = bisect(args.good, args.bad, args.gym_repo, paths, everything, RunOptions.of(args), args.acks)
+    result = bisect(args.good, args.bad, args.gym_repo, paths, everything, opts, args.acks)
     written = write_outcome(result, args.out or report_dir(args.runs_dir, "bisect"), args.acks)
     print("\n" + verdict_line(result))
     print("written: " + ", ".join(str(p) for p in written))

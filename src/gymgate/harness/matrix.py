@@ -15,7 +15,6 @@ from gymgate.compare.runs import compare_runs
 from gymgate.errors import EXIT_OK, UsageError
 from gymgate.harness.bump import write_reports
 from gymgate.harness.run import RunOptions, run_ref
-from gymgate.pathid import both
 from gymgate.refs.source import GymSource
 from gymgate.results import Bump, Matrix, MatrixRef
 from gymgate.runfolder import RunFolder, runs_dir
@@ -73,13 +72,13 @@ def print_matrix(matrix: Matrix, written: list[Path], out=sys.stdout) -> None:
 def matrix_command(args) -> int:
     """`gymgate matrix`: resolve every ref first, run them in order, write the matrix reports; the last bump's
     verdict is the exit code."""
-    from gymgate.harness.accept import judged_environments, require_judged_attempts
+    from gymgate.harness.accept import judged_environments, planned, require_judged_attempts
     from gymgate.refs import resolve_ref
     from gymgate.refs.pins import pins_in_order
     from gymgate.report.matrix import write_matrix_reports
 
     require_judged_attempts(args)
-    expected = both([e.name for e in judged_environments(args)])
+    envs = judged_environments(args)
     asked = args.refs or pins_in_order()
     if args.only is not None:
         if args.only not in asked:
@@ -87,7 +86,8 @@ def matrix_command(args) -> int:
             return EXIT_OK
         asked = [args.only]
     refs = [(ref, resolve_ref(ref, args.gym_repo)) for ref in asked]  # every ref resolves before anything runs
+    expected, opts = planned(envs, [source for _, source in reversed(refs)], args)
     out = args.out or report_dir(args.runs_dir, "matrix")  # made when there is something to write
-    matrix = run_matrix(refs, expected, RunOptions.of(args), out, args.acks)
+    matrix = run_matrix(refs, expected, opts, out, args.acks)
     print_matrix(matrix, write_matrix_reports(matrix, out))
     return matrix.exit_code

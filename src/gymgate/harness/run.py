@@ -43,6 +43,8 @@ class RunOptions:
     attempts: int = default("attempts")  # attempts of each path in one Gym (acceptance/path.py)
     # path id -> its rollout deadline (acceptance/limits.py); not an option: a bump derives it from its baseline
     deadlines: Mapping[str, float] = field(default_factory=dict)
+    # The recordings every ref of the command replays (gymgate.paths.plan.selection, as JSON); not an option
+    replays: tuple[dict[str, Any], ...] = ()
 
     @classmethod
     def of(cls, values: Any) -> RunOptions:
@@ -128,7 +130,7 @@ def run_ref(
         print(f"gymgate: {source.name} is BROKEN: {str(exc).splitlines()[0]}", file=sys.stderr)
         return judged_result(run, 1, expected, broken=str(exc))
     shared = shared_digest(source.digest, env.project / "uv.lock", f"{env.interpreter.version} {env.interpreter.build}")
-    inputs = inputs_digest(shared, expected, opts.attempts)
+    inputs = inputs_digest(shared, expected, opts.attempts, opts.replays)
     if reuse and opts.cache and not opts.selftest:  # gymgate's own negative tests are asked for: they run
         stored = find_cached(opts.runs_dir or runs_dir(), inputs)
         if stored is not None:
@@ -136,6 +138,7 @@ def run_ref(
             return judged_result(stored, 0, expected, cached=True)
     run = open_run(source, opts, run_id, run_dir)
     record_environment(run, env)
+    run.write_replays(list(opts.replays))
     mark = RunMark(
         expected=expected,
         run_id=run_id,

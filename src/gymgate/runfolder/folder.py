@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from gymgate.atomic import write_json_atomic
+from gymgate.atomic import write_json_atomic, write_text_atomic
 from gymgate.errors import UsageError
 from gymgate.locations import repo_root
 from gymgate.options import RUNS_VAR
@@ -59,6 +59,7 @@ PYTEST_LOG = "pytest.log"
 CRASH = "crash.txt"
 RERUNS = "reruns"
 RERUNS_MANIFEST = "reruns.json"
+REPLAYS = "replays.jsonl"
 
 _opened: list[Path] = []  # run folders this process opened, newest last (where a crash's trace goes)
 
@@ -156,6 +157,20 @@ class RunFolder:
 
     def data_file(self, env: str, mode: str) -> Path:
         return self.root / "data" / env / f"{mode}.jsonl"
+
+    # -- the recordings the run replays (gymgate.recordings.read.Recording, as JSON) ----------------------------------
+    def write_replays(self, recordings: list[dict[str, Any]]) -> Path:
+        """The recorded rollouts this run replays, written by the harness before the session starts (a bump's
+        two runs get the same union)."""
+        text = "".join(json.dumps(r, sort_keys=True) + "\n" for r in recordings)
+        return write_text_atomic(self.root / REPLAYS, text)
+
+    def replays(self) -> list[dict[str, Any]] | None:
+        """The recordings the harness handed this run; None when it handed none (a session started by hand)."""
+        path = self.root / REPLAYS
+        if not path.is_file():
+            return None
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
     # -- the run mark, the ref and its environment -------------------------------------------------------------------
     def mark(self) -> RunMark | None:

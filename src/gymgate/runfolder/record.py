@@ -26,7 +26,7 @@ class Failure:
     """One way a path differs from what it must be. `kind` names the contract that broke."""
 
     kind: str  # reward | verifier | gym_failure | tokens | request_contract | continuity | routing | tool_schema |
-    # row_count | tool_output | first_turn | input_drift | metrics | metadata
+    # row_count | tool_output | first_turn | input_drift | metrics | metadata | recording
     field: str
     expected: Any
     actual: Any
@@ -60,6 +60,11 @@ class PathRecord:
     # The same path's later attempts in the same Gym (attempt 2, 3, …), each a whole record of its own (without
     # repeats): the comparison diffs them with attempt 1 to see what this Gym does not do the same way twice.
     repeats: list[dict[str, Any]] = field(default_factory=list)
+    # A replayed recording's provenance (the Gym, file, line and SHA256 it came from); {} for a hand-written path.
+    recording: dict[str, Any] = field(default_factory=dict)
+    # Whether the replay reproduced its recording: {"reproduces": true}, or false with the leaves that differ and
+    # the reviewed classification that explains them (recordings/fidelity.py); {} for a hand-written path.
+    fidelity: dict[str, Any] = field(default_factory=dict)
 
     def observe(self, requests: Iterable[tuple[str, int, Any]], result: Any) -> None:
         """Keep the path's full observation: every request the model received, as (kind, HTTP status, body), grouped

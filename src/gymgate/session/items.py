@@ -1,5 +1,6 @@
-"""The fourteen rollout paths: seven environments x accepted / rejected, each through the real Gym
-services and the RL consumer boundary, checked exactly (see gymgate.acceptance.checks)."""
+"""The rollout paths, one test item each: every selected environment's hand-written case (accepted, rejected) and
+every recorded rollout the run replays (gymgate.paths.plan), each through the real Gym services and the RL
+consumer boundary, checked exactly (gymgate.acceptance.checks)."""
 
 from __future__ import annotations
 
@@ -8,19 +9,21 @@ import os
 import pytest
 
 from gymgate.acceptance.path import run_path
-from gymgate.cases.environments import all_environments
 from gymgate.outcomes import PASS, SKIP
-from gymgate.pathid import MODES, PathId
-
-PATHS = [(env, mode) for env in all_environments() for mode in MODES]
+from gymgate.session.plugin import session_paths
 
 
-@pytest.mark.parametrize(("env", "mode"), PATHS, ids=[PathId.of(e.name, m) for e, m in PATHS])
-def test_path(run_context, env, mode, request):
+def pytest_generate_tests(metafunc):
+    if "path" in metafunc.fixturenames:
+        paths = session_paths(metafunc.config)
+        metafunc.parametrize("path", paths, ids=[p.id for p in paths])
+
+
+def test_path(run_context, path, request):
     crash = os.environ.get("GYMGATE_SELFTEST_CRASH_PATH")  # fault injection for gymgate's own runner tests
-    if crash == PathId.of(env.name, mode):
+    if crash == path.id:
         os._exit(3)
-    result = run_path(run_context, env, mode)
+    result = run_path(run_context, path)
     if result.outcome == SKIP:
         pytest.skip(result.reason)
     assert result.outcome == PASS, f"{result.outcome}: {result.reason}\n" + "\n".join(f.line() for f in result.failures)

@@ -72,6 +72,23 @@ def selected_environments(config):
     return [e for e in envs if e.name in environments(paths)] if paths else envs
 
 
+def session_paths(config) -> list:
+    """The paths this session runs (gymgate.paths.plan): the selected environments' cases and the recordings the
+    harness handed the run (replays.jsonl), or, in a session started by hand, the recordings this Gym ships;
+    narrowed by --path."""
+    from gymgate.paths.plan import plan, recordings_of
+    from gymgate.recordings.read import LocalFiles, Recording
+
+    envs = selected_environments(config)
+    handed = run_of(config).replays()
+    if handed is None:
+        recordings = recordings_of(LocalFiles(gym_compat.gym_root()), envs, gym_compat.gym_version() or "")
+    else:
+        recordings = [Recording.from_json(r) for r in handed]
+    wanted = set(config.getoption("only_paths") or [])
+    return [p for p in plan(envs, recordings) if not wanted or p.id in wanted]
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "selftest: gymgate's own negative tests on real paths")
     if _is_worker(config) or os.environ.get(RAY_ADDRESS_VAR):
@@ -123,8 +140,8 @@ def pytest_collection_modifyitems(config, items):
     keep, drop = [], []
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
-        env, mode = params.get("env"), params.get("mode")
-        wanted = env is None or (env.name in names and (not paths or PathId.of(env.name, mode) in paths))
+        path = params.get("path")
+        wanted = path is None or (path.env.name in names and (not paths or path.id in paths))
         (keep if wanted else drop).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)

@@ -8,10 +8,10 @@ from dataclasses import replace
 import pytest
 
 from gymgate.acceptance.path import run_path
-from gymgate.cases.case import load_case
 from gymgate.cases.environments import load_environments
 from gymgate.consumer.rollout import GenerationConfig
 from gymgate.outcomes import CONTRACT, FAIL, PASS
+from gymgate.paths.handwritten import case_paths
 from gymgate.runfolder import RunFolder
 
 pytestmark = pytest.mark.selftest
@@ -22,13 +22,13 @@ def mcqa(run_context):
     (env,) = [e for e in load_environments() if e.name == "mcqa"]
     if run_context.statuses.get("mcqa") is None:
         pytest.skip("mcqa not started in this session (--env)")
-    return env
+    return {p.name: p for p in case_paths(env)}
 
 
 def test_swapped_answers_fail_exactly_the_path_they_were_swapped_into(run_context, mcqa, tmp_path):
-    case = load_case(mcqa)
-    swapped = replace(case.script("accepted"), turns=case.modes["rejected"].turns)
-    result = run_path(run_context, mcqa, "accepted", script=swapped, into=RunFolder(tmp_path))
+    accepted, rejected = mcqa["accepted"], mcqa["rejected"]
+    swapped = replace(accepted.script, turns=rejected.script.turns)
+    result = run_path(run_context, accepted, script=swapped, into=RunFolder(tmp_path))
     assert result.outcome == FAIL
     kinds = {(f.kind, f.field): (f.expected, f.actual) for f in result.failures}
     assert kinds[("reward", "reward")] == (1.0, 0.0)
@@ -36,16 +36,16 @@ def test_swapped_answers_fail_exactly_the_path_they_were_swapped_into(run_contex
     assert "[reward] reward: expected 1.0, got 0.0" in result.reason
     assert not [f for f in result.failures if f.kind not in ("reward", "verifier")]  # tokens, contract still exact
 
-    reverse = replace(case.script("rejected"), turns=case.modes["accepted"].turns)
-    result = run_path(run_context, mcqa, "rejected", script=reverse, into=RunFolder(tmp_path))
+    reverse = replace(rejected.script, turns=accepted.script.turns)
+    result = run_path(run_context, rejected, script=reverse, into=RunFolder(tmp_path))
     assert result.outcome == FAIL and ("reward", "reward") in {(f.kind, f.field) for f in result.failures}
 
-    assert run_path(run_context, mcqa, "accepted", into=RunFolder(tmp_path)).outcome == PASS
+    assert run_path(run_context, accepted, into=RunFolder(tmp_path)).outcome == PASS
 
 
 def test_an_override_that_does_not_reach_the_model_is_a_contract_fail_not_a_reward(run_context, mcqa, tmp_path):
     drifted = replace(run_context, config=GenerationConfig(max_new_tokens=4096, temperature=0.5, top_p=0.95))
-    result = run_path(drifted, mcqa, "accepted", into=RunFolder(tmp_path))
+    result = run_path(drifted, mcqa["accepted"], into=RunFolder(tmp_path))
     assert (result.outcome, result.blame) == (FAIL, CONTRACT)
     assert [(f.kind, f.field) for f in result.failures] == [("request_contract", "policy request")]
     assert "sampling guard" in result.reason and "temperature=0.5" in result.reason

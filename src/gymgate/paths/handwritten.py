@@ -1,0 +1,26 @@
+"""A hand-written case (cases/<env>.toml) as its two paths: accepted and rejected."""
+
+from __future__ import annotations
+
+from gymgate.cases.case import Case, load_case
+from gymgate.cases.environments import Environment
+from gymgate.pathid import MODES, PathId
+from gymgate.paths.spec import CASE, PathSpec, RowSource
+
+
+def case_paths(env: Environment, case: Case | None = None) -> list[PathSpec]:
+    case = case or load_case(env)
+    row = RowSource(case.file, case.line, case.sha256, case.transforms)
+    return [
+        PathSpec(
+            id=PathId.of(env.name, mode),
+            env=env,
+            script=case.script(mode),
+            row=row,
+            expect=dict(case.modes[mode].expect),
+            tool_outputs=case.modes[mode].tool_outputs,
+            metadata=case.metadata,
+            origin=CASE,
+        )
+        for mode in MODES
+    ]

@@ -1,0 +1,60 @@
+"""The paths of a selection: each environment's hand-written case (accepted, rejected), then each recording of its
+server the Gyms being judged ship, replayed. A bump replays the union of both refs' recordings (by content) on
+both refs, so the harness reads them from each ref's files and hands the session the list (run folder
+`replays.jsonl`); a session started by hand reads its own Gym's."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from gymgate.cases.case import load_case
+from gymgate.cases.environments import Environment
+from gymgate.paths.handwritten import case_paths
+from gymgate.paths.replayed import replay_path
+from gymgate.paths.spec import PathSpec
+from gymgate.recordings.read import GymFiles, Recording, read_recordings
+from gymgate.refs.source import GymSource
+
+
+def recordings_of(files: GymFiles, envs: Iterable[Environment], gym: str) -> list[Recording]:
+    """Every recording the Gym ships for these environments' servers."""
+    found: list[Recording] = []
+    for env in envs:
+        found += read_recordings(files, env.name, env.config, load_case(env).file, gym)
+    return found
+
+
+def union(*sources: Iterable[Recording]) -> list[Recording]:
+    """Recordings of several Gyms, each content once (the first source's copy: the candidate's in a bump)."""
+    seen: dict[tuple[str, str], Recording] = {}
+    for source in sources:
+        for recording in source:
+            seen.setdefault((recording.env, recording.key), recording)
+    return list(seen.values())
+
+
+def plan(envs: Iterable[Environment], recordings: Iterable[Recording] = ()) -> list[PathSpec]:
+    """Every path of these environments, in order: per environment its case's paths, then its replays by key."""
+    by_env: dict[str, list[Recording]] = {}
+    for recording in recordings:
+        by_env.setdefault(recording.env, []).append(recording)
+    paths: list[PathSpec] = []
+    for env in envs:
+        paths += case_paths(env)
+        paths += [replay_path(env, r) for r in sorted(by_env.get(env.name, []), key=lambda r: r.key)]
+    return paths
+
+
+def ids(paths: Iterable[PathSpec]) -> list[str]:
+    return [p.id for p in paths]
+
+
+def selection(envs: list[Environment], sources: Iterable[GymSource]) -> tuple[list[str], list[Recording]]:
+    """The path ids of these environments judged on these refs, and the recordings they replay: the union of what
+    each ref ships (the first ref's copy of a recording both ship), read from each ref's files without installing
+    it."""
+    from gymgate.refs.distribution import Distribution
+
+    found = [recordings_of(Distribution(source), envs, source.version or source.name) for source in sources]
+    recordings = union(*found)
+    return ids(plan(envs, recordings)), recordings

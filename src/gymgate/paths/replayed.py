@@ -1,0 +1,121 @@
+"""A recorded rollout as a path: the model says, turn by turn, what the recording says it said (reasoning, text,
+function calls with their recorded arguments), a judge says what the recorded judge said, and the path must come
+to what Gym recorded: the reward, every verifier field, every tool output."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gymgate.cases.environments import Environment
+from gymgate.endpoint.script import Script, ToolCall, Turn
+from gymgate.pathid import PathId
+from gymgate.paths.spec import RECORDING, PathSpec, Recorded, RowSource
+from gymgate.recordings.read import BOOKKEEPING, Recording
+
+PREFIX = "rec."  # a replayed path's name: rec.<content key> (mcqa:rec.3f2a9c1b0d)
+TRANSFORMS = ("add_agent_ref",)  # what an RL dataset adds to a shipped row, as for a case's row
+NOT_VERIFIER = ("response", "responses_create_params", *BOOKKEEPING)  # a recording's keys that are not Gym's verdict
+RETURNED = "returned"
+
+
+def path_name(key: str) -> str:
+    return PREFIX + key
+
+
+def is_replay(path: str) -> bool:
+    return PathId(path).mode.startswith(PREFIX)
+
+
+def replay_path(env: Environment, recording: Recording) -> PathSpec:
+    recorded = recording.recorded
+    response = recorded.get("response") if isinstance(recorded.get("response"), dict) else {}
+    items = [i for i in response.get("output") or [] if isinstance(i, dict)]
+    fields = {k: v for k, v in recorded.items() if k not in NOT_VERIFIER}
+    name = path_name(recording.key)
+    script = Script(
+        env.name,
+        name,
+        model_turns(items),
+        env.judge_markers,
+        judge_verdicts=tuple(judge_texts(recorded.get("judge_evaluations"))),
+        recorded=True,
+    )
+    row = recording.row or {}
+    unreplayable = recording.unreplayable or ("" if "reward" in recorded else "it records no reward")
+    return PathSpec(
+        id=PathId.of(env.name, name),
+        env=env,
+        script=script,
+        row=RowSource(recording.row_file, recording.row_line, recording.row_sha256, TRANSFORMS, data=row),
+        expect={"reward": recorded.get("reward")},
+        tool_outputs=None,  # held to the recording's own, masked (acceptance/checks.check_recording)
+        metadata={k: _returned(k, v, recorded) for k, v in row.items() if k not in ("responses_create_params",)},
+        origin=RECORDING,
+        recorded=Recorded(
+            gym=recording.gym,
+            file=recording.file,
+            line=recording.line,
+            sha256=recording.sha256,
+            fields=fields,
+            tool_outputs=tuple(str(i.get("output")) for i in items if i.get("type") == "function_call_output"),
+        ),
+        unreplayable=unreplayable,
+    )
+
+
+def _returned(key: str, value: Any, recorded: dict[str, Any]) -> str:
+    if key in recorded and recorded[key] == value:
+        return RETURNED
+    return "not returned: the recording's result does not carry it unchanged"
+
+
+def model_turns(items: list[dict[str, Any]]) -> tuple[Turn, ...]:
+    """The model's turns in a recorded response's output: everything the model produced up to the tool outputs
+    Gym answered its calls with is one turn (one model call)."""
+    turns: list[Turn] = []
+    reasoning: list[str] = []
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+
+    def close() -> None:
+        if reasoning or texts or calls:
+            turns.append(Turn("".join(texts), "\n".join(r for r in reasoning if r), tuple(calls)))
+        reasoning.clear(), texts.clear(), calls.clear()
+
+    for item in items:
+        kind = item.get("type")
+        if kind == "function_call_output":
+            close()
+        elif kind == "reasoning":
+            reasoning.append("\n".join(_texts(item.get("summary")) or _texts(item.get("content"))))
+        elif kind == "message":
+            texts.extend(_texts(item.get("content")))
+        elif kind == "function_call":
+            calls.append(ToolCall(str(item.get("name")), str(item.get("arguments"))))
+    close()
+    return tuple(turns)
+
+
+def judge_texts(evaluations: Any) -> list[str]:
+    """What each recorded judge call answered, in order."""
+    if not isinstance(evaluations, list):
+        return []
+    texts = []
+    for evaluation in evaluations:
+        response = evaluation.get("response") if isinstance(evaluation, dict) else None
+        output = response.get("output") if isinstance(response, dict) else None
+        texts.append(
+            "".join(
+                t
+                for i in output or []
+                if isinstance(i, dict) and i.get("type") == "message"
+                for t in _texts(i.get("content"))
+            )
+        )
+    return texts
+
+
+def _texts(parts: Any) -> list[str]:
+    if isinstance(parts, str):
+        return [parts]
+    return [str(p.get("text", "")) for p in parts or [] if isinstance(p, dict) and "text" in p]

@@ -1,0 +1,148 @@
+"""Whether a replay reproduced its recording, and the reviewed reasons it may not.
+
+A replay is compared with its recording leaf by leaf (the recording's reward and verifier fields against Gym's
+result, the recorded tool outputs against the replay's), after volatile.toml's rules. A difference is a failure of
+the path (kind `recording`) unless cases/recordings/fidelity.toml classifies it: an entry names the path, the
+fields it covers, one of CLASSES, a reason (an entry without one covers nothing, like an ack) and optionally the
+Gym versions it holds on. A classified replay still runs every other check and is still compared across refs; the
+report shows it as not reproducing, with its class.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from gymgate.compare.observation import ABSENT, Rule, flatten
+from gymgate.errors import UsageError
+from gymgate.locations import repo_root
+
+VOLATILE_FILE = Path(__file__).with_name("volatile.toml")
+CLASSES = {
+    "needs-service": "the recording needs a service that cannot run here",
+    "verifier-changed": "the verifier changed since the recording was made (the entry names the Gym commit)",
+    "nondeterministic": "Gym's own nondeterminism: the same replay does not give the same result every time",
+    "cannot-replay": "gymgate cannot replay that shape yet",
+}
+TOOL_OUTPUTS = "tool_outputs"  # the divergence field of the recorded tool outputs (tool_outputs.<n>)
+
+
+def fidelity_file() -> Path:
+    return repo_root() / "cases" / "recordings" / "fidelity.toml"
+
+
+@dataclass(frozen=True)
+class Divergence:
+    field: str
+    recorded: Any
+    replayed: Any
+
+    def to_json(self) -> dict[str, Any]:
+        return {"field": self.field, "recorded": self.recorded, "replayed": self.replayed}
+
+
+@dataclass(frozen=True)
+class Entry:
+    path: str
+    kind: str  # one of CLASSES
+    fields: tuple[str, ...]
+    reason: str
+    gyms: tuple[str, ...] = ()  # the Gym versions it holds on (none: every one)
+    commit: str = ""  # verifier-changed: the Gym commit that changed it
+
+    def covers(self, path: str, gym: str, divergences: list[Divergence]) -> bool:
+        if self.path != path or not self.reason.strip() or (self.gyms and gym not in self.gyms):
+            return False
+        return all(any(_under(d.field, f) for f in self.fields) for d in divergences)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"class": self.kind, "reason": self.reason, "commit": self.commit, "fields": list(self.fields)}
+
+
+def _under(field: str, covered: str) -> bool:
+    return field == covered or field.startswith(covered + ".")
+
+
+@dataclass(frozen=True)
+class Volatile:
+    rules: tuple[Rule, ...]
+    ignored: tuple[tuple[str, str], ...]  # (glob, keep glob)
+
+    def dropped(self, leaf: str) -> bool:
+        return any(
+            fnmatch.fnmatchcase(leaf, glob) and not (keep and fnmatch.fnmatchcase(leaf, keep))
+            for glob, keep in self.ignored
+        )
+
+
+@cache
+def volatile() -> Volatile:
+    data = tomllib.loads(VOLATILE_FILE.read_text())
+    rules = tuple(Rule(r["name"], r["path"], r.get("match", ""), r["why"]) for r in data.get("rule", []))
+    return Volatile(rules, tuple((i["path"], i.get("keep", "")) for i in data.get("ignore", [])))
+
+
+def entries(path: Path | None = None) -> tuple[Entry, ...]:
+    file = path or fidelity_file()
+    if not file.is_file():
+        return ()
+    try:
+        data = tomllib.loads(file.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{file} is not valid TOML ({exc})") from None
+    found = []
+    for raw in data.get("entry", []):
+        kind = raw.get("class", "")
+        if kind not in CLASSES:
+            raise UsageError(f"{file}: {raw.get('path')}: class {kind!r} is not one of {', '.join(CLASSES)}")
+        found.append(
+            Entry(
+                raw["path"],
+                kind,
+                tuple(raw.get("fields", ())),
+                raw.get("reason", ""),
+                tuple(raw.get("gyms", ())),
+                raw.get("commit", ""),
+            )
+        )
+    return tuple(found)
+
+
+def divergences(
+    recorded: dict[str, Any], result: dict[str, Any], recorded_tools: tuple[str, ...], replayed_tools: list[Any]
+) -> list[Divergence]:
+    """Every leaf of the recording's verifier fields, and every recorded tool output, that the replay's result does
+    not reproduce (volatile leaves aside)."""
+    rules = volatile()
+    found: list[Divergence] = []
+    for key, value in recorded.items():
+        want = _leaves({key: value}, rules)
+        got = _leaves({key: result[key]} if key in result else {}, rules)
+        for leaf in sorted(set(want) | set(got)):
+            a, b = want.get(leaf, ABSENT), got.get(leaf, ABSENT)
+            if a != b or (type(a) is not type(b) and not (_number(a) and _number(b))):
+                found.append(Divergence(leaf, a, b))
+    for index in range(max(len(recorded_tools), len(replayed_tools))):
+        a = recorded_tools[index] if index < len(recorded_tools) else ABSENT
+        b = replayed_tools[index] if index < len(replayed_tools) else ABSENT
+        if a != b:
+            found.append(Divergence(f"{TOOL_OUTPUTS}.{index}", a, b))
+    return found
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _leaves(value: dict[str, Any], rules: Volatile) -> dict[str, Any]:
+    leaves, _ = flatten(value, rules.rules)
+    return {k: v for k, v in leaves.items() if not rules.dropped(k)}
+
+
+def classification(path: str, gym: str, found: list[Divergence]) -> Entry | None:
+    """The reviewed entry that explains every one of these divergences on this Gym, if any."""
+    return next((e for e in entries() if e.covers(path, gym, found)), None)
