@@ -77,6 +77,9 @@ def check_gym_failure(result: PathRecord, full: dict[str, Any]) -> None:
 def check_verifier(result: PathRecord, path: PathSpec, full: dict[str, Any]) -> None:
     result.reward = full.get("reward")
     result.result_fields = sorted(full)
+    if path.recorded is not None:
+        result.verifier = {k: full.get(k, MISSING) for k in path.recorded.fields}
+        return  # a replay's reward and verifier fields are held to its recording (check_recording)
     for key, want in path.expect.items():
         want = _expected(want)
         try:
@@ -236,7 +239,7 @@ def check_request_contract(
             if exchange.body.get(key, MISSING) != value:
                 result.fail("request_contract", f"judge request {n}: {key}", value, exchange.body.get(key, MISSING))
     expected_judges = len(script.judge_verdicts)
-    if len(judge) != expected_judges:
+    if len(judge) != expected_judges and not script.recorded:  # a replay's: held to its recording (check_recording)
         result.fail("request_contract", "judge requests", expected_judges, len(judge))
     echoed = full.get("responses_create_params") or {}
     for key, value in params.items():
@@ -394,7 +397,7 @@ def check_continuity(result: PathRecord, exchanges: list[Exchange]) -> None:
                 result.fail("continuity", f"turn {current.turn} history {key}", digest(reply[key]), digest(got))
 
 
-def check_recording(result: PathRecord, path: PathSpec, full: dict[str, Any]) -> None:
+def check_recording(result: PathRecord, path: PathSpec, full: dict[str, Any], exchanges: list[Exchange]) -> None:
     """A replay against its recording, Gym's own oracle: the reward and every verifier field the recording holds,
     leaf by leaf, and every tool output Gym returned, in order (recordings/volatile.toml's leaves aside). What does
     not reproduce fails the path (kind `recording`) unless cases/recordings/fidelity.toml classifies exactly it."""
@@ -402,7 +405,8 @@ def check_recording(result: PathRecord, path: PathSpec, full: dict[str, Any]) ->
         return
     result.recording = path.recorded.provenance()
     replayed_tools = [i.get("output") for i in _tool_outputs(full)]
-    found = fidelity.divergences(path.recorded.fields, full, path.recorded.tool_outputs, replayed_tools)
+    judged = (len(path.script.judge_verdicts), len(_ok(exchanges, JUDGE)))
+    found = fidelity.divergences(path.recorded.fields, full, path.recorded.tool_outputs, replayed_tools, judged)
     if not found:
         result.fidelity = {"reproduces": True}
         return
@@ -410,6 +414,7 @@ def check_recording(result: PathRecord, path: PathSpec, full: dict[str, Any]) ->
     result.fidelity = {"reproduces": False, "divergences": [d.to_json() for d in found[:20]], "count": len(found)}
     if entry is not None:
         result.fidelity["classified"] = entry.to_json()
+        result.fidelity["masks"] = list(entry.masks)
         return
     for divergence in found:
         result.fail("recording", divergence.field, divergence.recorded, divergence.replayed)

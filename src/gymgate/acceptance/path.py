@@ -216,7 +216,7 @@ def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | N
         ("routing", lambda: checks.check_routing(result, path, script, exchanges, processed.get("gym_agent_ref"))),
         ("tool_schema", lambda: checks.check_tool_schema(result, sent_row, exchanges, full)),
         ("tool_output", lambda: checks.check_tool_output(result, path, full)),
-        ("recording", lambda: checks.check_recording(result, path, full)),
+        ("recording", lambda: checks.check_recording(result, path, full, exchanges)),
         ("continuity", lambda: checks.check_continuity(result, exchanges)),
     ):
         try:

@@ -22,7 +22,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from gymgate.runfolder.record import REQUESTS
+from gymgate.runfolder.record import REQUESTS, RESULT
 from gymgate.text import excerpt, first_difference
 
 RULES_FILE = Path(__file__).with_name("nondeterministic.toml")
@@ -90,6 +90,17 @@ def flatten(value: Any, declared: tuple[Rule, ...] = ()) -> tuple[dict[str, Any]
 
     walk(value, "")
     return leaves, nodes
+
+
+def reviewed_rules(*fidelities: dict[str, Any]) -> tuple[Rule, ...]:
+    """The leaves of Gym's result a reviewed classification names as Gym's own nondeterminism for one replayed path
+    (its record's `fidelity.masks`, written by acceptance/checks.check_recording from cases/recordings/
+    fidelity.toml): compared neither between its attempts nor across refs."""
+    masks = sorted({m for f in fidelities for m in (f or {}).get("masks", [])})
+    why = "cases/recordings/fidelity.toml"
+    return tuple(
+        Rule("reviewed nondeterminism", f"{RESULT}.{m}{deeper}", "", why) for m in masks for deeper in ("", ".*")
+    )
 
 
 def _join(path: str, step: Any) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 from gymgate.compare import acks as ack_files
 from gymgate.compare.attempts import load_attempts
 from gymgate.compare.lockdiff import LockDiff, diff
-from gymgate.compare.observation import ABSENT, CONTRACT, Change
+from gymgate.compare.observation import ABSENT, CONTRACT, Change, reviewed_rules, rules
 from gymgate.compare.observation import diff as observation_diff
 from gymgate.compare.stability import Disagreement, disagreement
 from gymgate.errors import UsageError
@@ -174,7 +174,7 @@ def _changes(a: PathRecord, b: PathRecord) -> list[Change]:
     if not a.observed or not b.observed:
         shown = ["recorded" if r.observed else ABSENT for r in (a, b)]
         return [Change(OBSERVED, shown[0], shown[1], CONTRACT)]
-    return observation_diff(a.observed, b.observed)
+    return observation_diff(a.observed, b.observed, rules() + reviewed_rules(a.fidelity, b.fidelity))
 
 
 def compare_runs(baseline_dir: Path, candidate_dir: Path, acks_dir: Path | None = None) -> Comparison:

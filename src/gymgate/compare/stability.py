@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gymgate.compare.observation import diff, side_by_side
+from gymgate.compare.observation import diff, reviewed_rules, rules, side_by_side
 from gymgate.outcomes import FAIL, PASS
 from gymgate.runfolder import PathRecord
 from gymgate.verdict import HARNESS_ERROR, label
@@ -88,7 +88,7 @@ def _differences(a: PathRecord, b: PathRecord) -> list[tuple[str, tuple[Any, Any
     if a.outcome != b.outcome:
         found.append((OUTCOME, (a.outcome, b.outcome)))
     if a.observed and b.observed:
-        changes = diff(a.observed, b.observed)
+        changes = diff(a.observed, b.observed, rules() + reviewed_rules(a.fidelity, b.fidelity))
         rewards = [c for c in changes if c.field.endswith("reward")]
         found += [(c.field, (c.before, c.after)) for c in rewards]
         failures = sorted(f.line() for f in a.failures), sorted(f.line() for f in b.failures)

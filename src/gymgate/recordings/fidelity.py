@@ -22,13 +22,15 @@ from gymgate.errors import UsageError
 from gymgate.locations import repo_root
 
 VOLATILE_FILE = Path(__file__).with_name("volatile.toml")
+NONDETERMINISTIC = "nondeterministic"
 CLASSES = {
     "needs-service": "the recording needs a service that cannot run here",
     "verifier-changed": "the verifier changed since the recording was made (the entry names the Gym commit)",
-    "nondeterministic": "Gym's own nondeterminism: the same replay does not give the same result every time",
+    NONDETERMINISTIC: "Gym's own nondeterminism: the same replay does not give the same result every time",
     "cannot-replay": "gymgate cannot replay that shape yet",
 }
 TOOL_OUTPUTS = "tool_outputs"  # the divergence field of the recorded tool outputs (tool_outputs.<n>)
+JUDGE_CALLS = "judge_calls"  # the divergence field of how many times the judge was asked
 
 
 def fidelity_file() -> Path:
@@ -59,6 +61,15 @@ class Entry:
             return False
         return all(any(_under(d.field, f) for f in self.fields) for d in divergences)
 
+    @property
+    def masks(self) -> tuple[str, ...]:
+        """The result fields no two runs of this path are held to agree on (Gym's own nondeterminism only)."""
+        return (
+            tuple(f for f in self.fields if f not in (TOOL_OUTPUTS, JUDGE_CALLS))
+            if self.kind == NONDETERMINISTIC
+            else ()
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {"class": self.kind, "reason": self.reason, "commit": self.commit, "fields": list(self.fields)}
 
@@ -71,6 +82,7 @@ def _under(field: str, covered: str) -> bool:
 class Volatile:
     rules: tuple[Rule, ...]
     ignored: tuple[tuple[str, str], ...]  # (glob, keep glob)
+    absent_is_null: tuple[str, ...] = ()  # globs of leaves where null on one side and absent on the other agree
 
     def dropped(self, leaf: str) -> bool:
         return any(
@@ -78,12 +90,23 @@ class Volatile:
             for glob, keep in self.ignored
         )
 
+    def agree(self, leaf: str, a: Any, b: Any) -> bool:
+        if {type(a), type(b)} <= {int, float}:
+            return a == b
+        if a is None and b == ABSENT or a == ABSENT and b is None:
+            return any(fnmatch.fnmatchcase(leaf, glob) for glob in self.absent_is_null)
+        return a == b and type(a) is type(b)
+
 
 @cache
 def volatile() -> Volatile:
     data = tomllib.loads(VOLATILE_FILE.read_text())
     rules = tuple(Rule(r["name"], r["path"], r.get("match", ""), r["why"]) for r in data.get("rule", []))
-    return Volatile(rules, tuple((i["path"], i.get("keep", "")) for i in data.get("ignore", [])))
+    return Volatile(
+        rules,
+        tuple((i["path"], i.get("keep", "")) for i in data.get("ignore", [])),
+        tuple(i["path"] for i in data.get("absent_is_null", [])),
+    )
 
 
 def entries(path: Path | None = None) -> tuple[Entry, ...]:
@@ -113,18 +136,24 @@ def entries(path: Path | None = None) -> tuple[Entry, ...]:
 
 
 def divergences(
-    recorded: dict[str, Any], result: dict[str, Any], recorded_tools: tuple[str, ...], replayed_tools: list[Any]
+    recorded: dict[str, Any],
+    result: dict[str, Any],
+    recorded_tools: tuple[str, ...],
+    replayed_tools: list[Any],
+    judge_calls: tuple[int, int] = (0, 0),
 ) -> list[Divergence]:
-    """Every leaf of the recording's verifier fields, and every recorded tool output, that the replay's result does
-    not reproduce (volatile leaves aside)."""
+    """Every leaf of the recording's verifier fields, every recorded tool output and the number of judge calls
+    (recorded, replayed) that the replay does not reproduce (volatile leaves aside)."""
     rules = volatile()
     found: list[Divergence] = []
+    if judge_calls[0] != judge_calls[1]:
+        found.append(Divergence(JUDGE_CALLS, *judge_calls))
     for key, value in recorded.items():
         want = _leaves({key: value}, rules)
         got = _leaves({key: result[key]} if key in result else {}, rules)
         for leaf in sorted(set(want) | set(got)):
             a, b = want.get(leaf, ABSENT), got.get(leaf, ABSENT)
-            if a != b or (type(a) is not type(b) and not (_number(a) and _number(b))):
+            if not rules.agree(leaf, a, b):
                 found.append(Divergence(leaf, a, b))
     for index in range(max(len(recorded_tools), len(replayed_tools))):
         a = recorded_tools[index] if index < len(recorded_tools) else ABSENT
@@ -132,10 +161,6 @@ def divergences(
         if a != b:
             found.append(Divergence(f"{TOOL_OUTPUTS}.{index}", a, b))
     return found
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _leaves(value: dict[str, Any], rules: Volatile) -> dict[str, Any]:
