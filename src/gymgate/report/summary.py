@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 
 from gymgate.outcomes import BROKEN, ERROR, FAIL, PASS, SKIP
+from gymgate.report.fidelity import fidelity, fidelity_lines
 from gymgate.runfolder import PathRecord, RunFolder
 from gymgate.text import reward_text
 from gymgate.verdict import RunVerdict
@@ -30,6 +31,9 @@ def print_summary(judged: RunVerdict, run: RunFolder, out=sys.stdout) -> None:
         print(f"{'lifecycle':<56} {FAIL:<7} {'':<8} {'':>6}  did not stop within its bound: {problem}", file=out)
     for path, line in judged.disagreements.items():
         print(f"{path:<56} {'NONDET':<7} {'gym':<8} {'':>6}  {line[:200]}", file=out)
+    replayed = fidelity_lines(judged.records)
+    if replayed:
+        print("\nrecorded rollouts replayed: " + "; ".join(replayed), file=out)
     print(
         f"\n{counts[PASS]} passed, {counts[FAIL]} failed, {counts[ERROR]} errors, {counts[SKIP]} skipped"
         + (f", {counts[BROKEN]} broken" if counts[BROKEN] else "")
@@ -54,6 +58,7 @@ def run_document(judged: RunVerdict, run: RunFolder, cached: bool = False) -> di
         "outcomes": {k: sum(1 for r in records if r.outcome == k) for k in ORDER},
         "lifecycle": judged.lifecycle,
         "nondeterministic": judged.disagreements,
+        "fidelity": {env: f.to_json() for env, f in fidelity(judged.records).items()},
         "paths": [
             {"path": r.path, "outcome": r.outcome, "blame": r.blame, "reward": r.reward, "reason": r.reason}
             for r in records
