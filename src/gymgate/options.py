@@ -225,6 +225,15 @@ OPTIONS: tuple[Option, ...] = (
         extra={"action": "store_false"},
     ),
     Option(
+        "replay",
+        ("--no-replays",),
+        "judge only the hand-written cases (default: also replay every rollout the refs record for the selected "
+        "environments: data/example_rollouts.jsonl)",
+        JUDGING,
+        default=True,
+        extra={"action": "store_false"},
+    ),
+    Option(
         "selftest",
         ("--selftest",),
         "also run gymgate's own negative tests on the real paths",

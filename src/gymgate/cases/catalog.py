@@ -13,6 +13,7 @@ from pathlib import Path
 
 from gymgate.cases.environments import all_environments
 from gymgate.errors import EXIT_OK
+from gymgate.recordings.read import read_recordings
 from gymgate.refs.distribution import Distribution
 
 RULES_FILE = Path(__file__).with_name("runnable.toml")
@@ -29,6 +30,8 @@ class GymEnvironment:
     cases: list[str] = field(default_factory=list)  # gymgate's environments (cases/<name>.toml) that use it
     blockers: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    recordings: int = 0  # recorded rollouts it ships (data/example_rollouts.jsonl)
+    replayable: int = 0  # … whose row it ships too (gymgate.recordings.read)
 
     @property
     def runnable(self) -> bool:
@@ -43,6 +46,8 @@ class GymEnvironment:
             "runnable": self.runnable,
             "blockers": self.blockers,
             "notes": self.notes,
+            "recordings": self.recordings,
+            "replayable": self.replayable,
         }
 
 
@@ -91,6 +96,8 @@ def catalog(dist: Distribution) -> list[GymEnvironment]:
         for example in (f for f in files if EXAMPLE.search(f) and "rollout" not in f.rsplit("/", 1)[1]):
             text = dist.read(example) or ""
             item.examples[example] = sum(1 for line in text.splitlines() if line.strip())
+        recorded = read_recordings(dist, name, f"{SERVERS}/{name}/data")
+        item.recordings, item.replayable = len(recorded), sum(1 for r in recorded if not r.unreplayable)
         requirements = _requirements(dist.read(f"{SERVERS}/{name}/requirements.txt") or "")
         item.blockers, item.notes = judge(requirements, [dist.read(c) or "" for c in configs])
         if not item.examples:
@@ -117,10 +124,17 @@ def list_command(args) -> int:
         f"{len(covered)} with a case, {len(runnable)} more with nothing declared against running here"
     )
     width = max(len(e.name) for e in found) if found else 10
-    print(f"{'environment':<{width}}  {'rows':>4}  {'case':<24}  runs here")
+    print(f"{'environment':<{width}}  {'rows':>4}  {'recorded':>8}  {'case':<24}  runs here")
     for item in found:
         rows = sum(item.examples.values())
+        recorded = f"{item.replayable}/{item.recordings}" if item.recordings else "—"
         here = "yes: nothing declared against it" if item.runnable else "no: " + "; ".join(item.blockers)
         notes = f" ({'; '.join(item.notes)})" if item.notes and item.runnable else ""
-        print(f"{item.name:<{width}}  {rows or '—':>4}  {', '.join(item.cases) or '—':<24}  {here}{notes}")
+        print(
+            f"{item.name:<{width}}  {rows or '—':>4}  {recorded:>8}  {', '.join(item.cases) or '—':<24}  {here}{notes}"
+        )
+    print(
+        "recorded: rollouts Gym recorded against real models that gymgate can replay here (their row is shipped) / "
+        "all it ships; how many reproduce on a ref is in each run's summary and report"
+    )
     return EXIT_OK

@@ -53,7 +53,8 @@ def planned(envs: list, sources: list, args: Namespace) -> tuple[list[str], RunO
     from gymgate.paths.plan import selection
     from gymgate.paths.replayed import path_name
 
-    expected, recordings = selection(envs, [s for s in sources if s is not None])
+    replaying = [s for s in sources if s is not None] if getattr(args, "replay", True) else []
+    expected, recordings = selection(envs, replaying)
     if getattr(args, "paths", None):
         wanted = read_paths(args.paths, expected)
         expected = [p for p in expected if p in wanted]

@@ -65,7 +65,7 @@ class Progress:
         from rich.table import Table
 
         table = Table(title=self.footer(), title_justify="left", show_edge=False)
-        for column in ("environment", "gym", "worker", *MODES):
+        for column in ("environment", "gym", "worker", *MODES, "other paths"):
             table.add_column(column)
         for env, status in sorted(self.envs.items()):
             state = status.status
@@ -74,6 +74,8 @@ class Progress:
                 record = self.paths.get(PathId.of(env, mode))
                 outcome = record.outcome if record else ""
                 cells.append(f"[{OUTCOME_STYLE.get(outcome, 'white')}]{outcome}[/]")
+            others = [r.outcome for p, r in self.paths.items() if PathId(p).env == env and PathId(p).mode not in MODES]
+            cells.append(", ".join(f"{others.count(k)} {k}" for k in (PASS, FAIL, ERROR, SKIP) if others.count(k)))
             table.add_row(*cells)
         return table
 

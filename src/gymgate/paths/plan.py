@@ -12,7 +12,7 @@ from gymgate.cases.environments import Environment
 from gymgate.paths.handwritten import case_paths
 from gymgate.paths.replayed import replay_path
 from gymgate.paths.spec import PathSpec
-from gymgate.recordings.read import GymFiles, Recording, read_recordings
+from gymgate.recordings.read import GymFiles, Recording, data_dir, read_recordings
 from gymgate.refs.source import GymSource
 
 
@@ -20,16 +20,19 @@ def recordings_of(files: GymFiles, envs: Iterable[Environment], gym: str) -> lis
     """Every recording the Gym ships for these environments' servers."""
     found: list[Recording] = []
     for env in envs:
-        found += read_recordings(files, env.name, env.config, load_case(env).file, gym)
+        found += read_recordings(files, env.name, data_dir(env.config), load_case(env).file, gym)
     return found
 
 
 def union(*sources: Iterable[Recording]) -> list[Recording]:
-    """Recordings of several Gyms, each content once (the first source's copy: the candidate's in a bump)."""
+    """Recordings of several Gyms, each content once: the first source's copy (the candidate's in a bump), unless
+    only a later source ships the row it was recorded on (then that one's: a row is what makes it replayable)."""
     seen: dict[tuple[str, str], Recording] = {}
     for source in sources:
         for recording in source:
-            seen.setdefault((recording.env, recording.key), recording)
+            key = (recording.env, recording.key)
+            if key not in seen or (seen[key].unreplayable and not recording.unreplayable):
+                seen[key] = recording
     return list(seen.values())
 
 

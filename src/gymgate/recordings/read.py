@@ -93,10 +93,10 @@ def data_dir(config: str) -> str:
     return str(PurePosixPath(config).parents[1] / "data")
 
 
-def read_recordings(files: GymFiles, env: str, config: str, row_file: str = "", gym: str = "") -> list[Recording]:
-    """Every parseable recording of the environment's server, in file order (a line that is not JSON is not a
-    recording: Gym ships some). `row_file`, the file the environment's case reads, is searched first for rows."""
-    data = data_dir(config)
+def read_recordings(files: GymFiles, env: str, data: str, row_file: str = "", gym: str = "") -> list[Recording]:
+    """Every parseable recording in a server's `data` folder (data_dir), in file order (a line that is not JSON is
+    not a recording: Gym ships some). `row_file`, the file the environment's case reads, is searched first for
+    rows."""
     text = files.read(f"{data}/{RECORDINGS}")
     if text is None:
         return []

@@ -9,6 +9,7 @@ from gymgate.compare import acks as ack_files
 from gymgate.compare.observation import side_by_side, text_diff
 from gymgate.compare.runs import NONDETERMINISTIC_CAUSE, Comparison, PathComparison
 from gymgate.refs.source import nemo_gym_label
+from gymgate.report.fidelity import EnvFidelity, fidelity
 from gymgate.report.grouping import (
     ACKNOWLEDGED,
     ADDITIVE,
@@ -31,7 +32,7 @@ def ref_label(info: dict[str, Any]) -> str:
 def render_markdown(comparison: Comparison) -> str:
     """report.md: every section."""
     sections = (_header, _broken, _lifecycle, _locks, _summary, _root_causes, _categories, _contract_changes)
-    sections += (_acknowledged, _additive, _ack_notes, _unchanged)
+    sections += (_acknowledged, _additive, _ack_notes, _fidelity, _unchanged)
     return "\n".join(line for section in sections for line in section(comparison))
 
 
@@ -41,6 +42,7 @@ def render_terminal(comparison: Comparison, reports: str = "report.md, report.ht
     footer = [f"Full report: {reports} (`-v` prints it here)."]
     sections = [_header(comparison), _lifecycle(comparison), _terminal_locks(comparison), _summary(comparison)]
     sections += [_terminal_causes(comparison), _terminal_others(comparison), _terminal_changes(comparison)]
+    sections += [_terminal_fidelity(comparison)]
     budget = TERMINAL_LINES - len(footer)
     lines: list[str] = []
     for section in sections:
@@ -209,6 +211,36 @@ def _categories(comparison: Comparison) -> list[str]:
             )
         lines.append("")
     return lines
+
+
+def _sides(comparison: Comparison) -> list[tuple[str, dict[str, EnvFidelity]]]:
+    return [
+        (ref_label(comparison.baseline), fidelity(list(comparison.baseline_records.values()))),
+        (ref_label(comparison.candidate), fidelity(list(comparison.candidate_records.values()))),
+    ]
+
+
+def _fidelity(comparison: Comparison) -> list[str]:
+    """Per environment, how many recorded rollouts reproduced on each ref, and why the others did not."""
+    sides = _sides(comparison)
+    envs = sorted({env for _, found in sides for env in found})
+    if not envs:
+        return []
+    lines = ["### Recorded rollouts replayed (fidelity)", "", f"| environment | {sides[0][0]} | {sides[1][0]} |"]
+    lines.append("|---|---|---|")
+    for env in envs:
+        cells = [_cell(found[env].line().split(": ", 1)[1]) if env in found else "—" for _, found in sides]
+        lines.append(f"| {env} | {cells[0]} | {cells[1]} |")
+    return [*lines, ""]
+
+
+def _terminal_fidelity(comparison: Comparison) -> list[str]:
+    parts = []
+    for label, found in _sides(comparison):
+        if found:
+            replays = sum(f.replays for f in found.values())
+            parts.append(f"{sum(f.reproduce for f in found.values())}/{replays} reproduce on {label}")
+    return [f"recorded rollouts replayed: {'; '.join(parts)} (per environment: report.md)"] if parts else []
 
 
 def _unchanged(comparison: Comparison) -> list[str]:

@@ -1,0 +1,197 @@
+"""Recorded rollouts: read from a Gym's files, keyed by content, made into paths, compared with their replays."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from gymgate.cases.environments import load_environments
+from gymgate.compare.observation import ABSENT
+from gymgate.pathid import PathId
+from gymgate.paths.plan import ids, plan, union
+from gymgate.paths.replayed import judge_texts, model_turns, replay_path
+from gymgate.recordings import fidelity
+from gymgate.recordings.read import LocalFiles, content_key, read_recordings
+from gymgate.report.fidelity import fidelity_lines
+from gymgate.runfolder import PathRecord
+
+DATA = "resources_servers/quiz/data"
+
+
+def _row(question: str, answer: str) -> dict:
+    return {"responses_create_params": {"input": [{"role": "user", "content": question}]}, "expected_answer": answer}
+
+
+def _recording(question: str, text: str, reward: float, **extra) -> dict:
+    """What Gym writes: the request as its model dumps it (typed items, nulls), the response, the verdict."""
+    return {
+        "responses_create_params": {"input": [{"content": question, "role": "user", "type": "message"}], "top_p": None},
+        "response": {
+            "id": "resp_" + "a" * 32,
+            "output": [
+                {"type": "reasoning", "id": "rs_" + "b" * 32, "summary": [{"type": "summary_text", "text": "think"}]},
+                {"type": "message", "id": "msg_" + "c" * 32, "content": [{"type": "output_text", "text": text}]},
+            ],
+        },
+        "reward": reward,
+        **extra,
+    }
+
+
+@pytest.fixture
+def gym(tmp_path: Path) -> LocalFiles:
+    data = tmp_path / DATA
+    data.mkdir(parents=True)
+    rows = [_row("2+2?", "4"), _row("3+3?", "6")]
+    (data / "example.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    recordings = [
+        _recording("3+3?", "\\boxed{6}", 1.0, expected_answer="6", _ng_task_index=1),
+        "not json {",
+        _recording("never shipped?", "\\boxed{1}", 0.0),
+    ]
+    lines = [r if isinstance(r, str) else json.dumps(r) for r in recordings]
+    (data / "example_rollouts.jsonl").write_text("\n".join(lines) + "\n")
+    return LocalFiles(tmp_path)
+
+
+def test_recordings_are_read_with_the_row_they_were_made_on_and_keyed_by_content(gym):
+    found = read_recordings(gym, "quiz", DATA, gym="0.7.0")
+    assert [r.line for r in found] == [0, 2]  # the line that is not JSON is not a recording
+    first, unshipped = found
+    assert first.row == _row("3+3?", "6") and (first.row_file, first.row_line) == (f"{DATA}/example.jsonl", 1)
+    assert first.unreplayable == "" and "not in the data this Gym ships" in unshipped.unreplayable
+    # Gym's bookkeeping keys (0.7.0 adds them to old recordings) do not change a recording's identity.
+    bare = {k: v for k, v in first.recorded.items() if k != "_ng_task_index"}
+    assert content_key(bare) == first.key and content_key({**bare, "reward": 0.0}) != first.key
+
+
+def test_a_recording_becomes_a_path_whose_script_and_expectations_are_the_recordings(gym):
+    (env,) = [e for e in load_environments(["mcqa"])]
+    recording = read_recordings(gym, "mcqa", DATA, gym="0.7.0")[0]
+    path = replay_path(env, recording)
+    assert path.id == PathId.of("mcqa", f"rec.{recording.key}") and PathId(path.id).stem == f"mcqa-rec.{recording.key}"
+    assert [(t.reasoning, t.content) for t in path.script.turns] == [("think", "\\boxed{6}")]
+    assert path.script.recorded and path.expect == {"reward": 1.0}
+    assert path.recorded.fields == {"reward": 1.0, "expected_answer": "6"}  # bookkeeping keys are not Gym's verdict
+    assert path.metadata == {"expected_answer": "returned"}
+    assert path.row.data == recording.row and path.row.transforms == ("add_agent_ref",)
+
+
+def test_a_plan_is_each_environments_case_paths_then_its_replays_and_a_union_keeps_each_content_once(gym):
+    envs = load_environments(["mcqa"])
+    mine = read_recordings(gym, "mcqa", DATA, gym="0.7.0")
+    older = read_recordings(gym, "mcqa", DATA, gym="0.6.0")
+    both = union(mine, older)
+    assert [r.gym for r in both] == ["0.7.0", "0.7.0"]  # the first ref's copy
+    shipped = [replace(mine[1], gym="0.2.0", row={"responses_create_params": {}})]
+    assert [r.gym for r in union(mine, shipped)] == ["0.7.0", "0.2.0"]  # … unless only another ref ships its row
+    planned = ids(plan(envs, both))
+    assert planned[:2] == ["mcqa:accepted", "mcqa:rejected"]
+    assert sorted(planned[2:]) == sorted(f"mcqa:rec.{r.key}" for r in mine)
+
+
+def test_model_turns_split_where_gym_answered_the_calls_and_judge_texts_are_in_order():
+    items = [
+        {"type": "reasoning", "summary": []},
+        {"type": "message", "content": [{"type": "output_text", "text": "\n\n"}]},
+        {"type": "function_call", "name": "search", "arguments": '{"q": "x"}', "call_id": "call_1"},
+        {"type": "function_call_output", "call_id": "call_1", "output": "[1]"},
+        {"type": "function_call", "name": "open", "arguments": '{"id":1}', "call_id": "call_2"},
+        {"type": "function_call_output", "call_id": "call_2", "output": "ok"},
+        {"type": "message", "content": [{"type": "output_text", "text": "done"}]},
+    ]
+    turns = model_turns(items)
+    assert [(t.content, [(c.name, c.arguments) for c in t.tool_calls]) for t in turns] == [
+        ("\n\n", [("search", '{"q": "x"}')]),
+        ("", [("open", '{"id":1}')]),
+        ("done", []),
+    ]
+    judged = [{"response": {"output": [{"type": "message", "content": [{"text": "[[A=B]]"}]}]}}, {"response": None}]
+    assert judge_texts(judged) == ["[[A=B]]", ""] and judge_texts(None) == []
+
+
+def test_divergences_ignore_only_what_volatile_declares():
+    recorded = {
+        "reward": 1,
+        "metadata": {"execution time": 0.06, "output": "1\n"},
+        "judge_evaluations": [
+            {
+                "responses_create_params": {"input": [{"content": "grade", "role": "user"}], "model": None},
+                "response": {"id": "resp_" + "d" * 32, "model": "gpt-4o", "output": [{"content": [{"text": "A=B"}]}]},
+            }
+        ],
+    }
+    replayed = {
+        "reward": 1.0,
+        "metadata": {"execution time": 0.5, "output": "1\n"},
+        "judge_evaluations": [
+            {
+                "responses_create_params": {"input": [{"content": "grade", "role": "user", "phase": None}]},
+                "response": {"id": "resp_" + "e" * 32, "model": "policy", "output": [{"content": [{"text": "A=B"}]}]},
+            }
+        ],
+    }
+    assert fidelity.divergences(recorded, replayed, ("ok",), ["ok"], (1, 1)) == []
+    replayed["judge_evaluations"][0]["response"]["output"][0]["content"][0]["text"] = "A!=B"
+    replayed["metadata"]["output"] = "2\n"
+    found = fidelity.divergences(recorded, replayed, ("ok",), ["changed", "extra"], (1, 0))
+    assert [(d.field, d.recorded, d.replayed) for d in found] == [
+        ("judge_calls", 1, 0),
+        ("metadata.output", "1\n", "2\n"),
+        ("judge_evaluations.0.response.output.0.content.0.text", "A=B", "A!=B"),
+        ("tool_outputs.0", "ok", "changed"),
+        ("tool_outputs.1", ABSENT, "extra"),
+    ]
+
+
+def test_a_classification_covers_only_its_fields_its_gyms_and_only_with_a_reason():
+    found = [fidelity.Divergence("reward", 0.0, 1.0), fidelity.Divergence("extracted_answer", None, "C")]
+    entry = fidelity.Entry("mcqa:rec.1", "verifier-changed", ("reward", "extracted_answer"), "why", ("0.7.0",))
+    assert entry.covers("mcqa:rec.1", "0.7.0", found)
+    assert not entry.covers("mcqa:rec.1", "0.4.0", found)  # another Gym
+    assert not entry.covers("mcqa:rec.2", "0.7.0", found)  # another path
+    assert not entry.covers("mcqa:rec.1", "0.7.0", [*found, fidelity.Divergence("judge_calls", 1, 0)])
+    assert not fidelity.Entry("mcqa:rec.1", "verifier-changed", ("reward", "extracted_answer"), " ").covers(
+        "mcqa:rec.1", "0.7.0", found
+    )
+    assert entry.masks == ()  # only Gym's own nondeterminism is masked across attempts and refs
+    noisy = fidelity.Entry("m:rec.1", fidelity.NONDETERMINISTIC, ("reward", "judge_calls"), "why")
+    assert noisy.masks == ("reward",)
+
+
+def test_the_committed_classifications_parse_name_real_classes_and_give_reasons():
+    entries = fidelity.entries()
+    assert entries, "cases/recordings/fidelity.toml classifies the divergences measured on the releases"
+    for entry in entries:
+        assert PathId(entry.path).mode.startswith("rec.") and entry.reason.strip() and entry.fields
+        assert entry.kind in fidelity.CLASSES
+        assert bool(entry.commit) == (entry.kind == "verifier-changed")
+
+
+def test_an_unknown_class_is_refused(tmp_path):
+    bad = tmp_path / "fidelity.toml"
+    bad.write_text('[[entry]]\npath = "mcqa:rec.1"\nclass = "flaky"\nfields = ["reward"]\nreason = "x"\n')
+    with pytest.raises(Exception, match="not one of"):
+        fidelity.entries(bad)
+
+
+def test_fidelity_is_shown_per_environment():
+    def record(path: str, fidelity_: dict) -> PathRecord:
+        made = PathRecord.stub(path, "PASS", "")
+        made.recording, made.fidelity = ({"gym": "0.7.0"} if "unreplayable" not in fidelity_ else {}), fidelity_
+        return made
+
+    records = [
+        record("mcqa:rec.1", {"reproduces": True}),
+        record("mcqa:rec.2", {"reproduces": False, "classified": {"class": "verifier-changed"}}),
+        record("mcqa:rec.3", {"reproduces": False, "divergences": []}),
+        record("wa:rec.4", {"reproduces": False, "unreplayable": "row not shipped"}),
+        PathRecord.stub("mcqa:accepted", "PASS", ""),
+    ]
+    assert fidelity_lines(records) == [
+        "mcqa: 1/3 reproduce (1 unexplained, 1 verifier-changed)",
+        "wa: 0/1 reproduce (1 not replayable here)",
+    ]
