@@ -129,6 +129,25 @@ def test_ack_workflow(tmp_path, capsys):
     assert categories == {"mcqa:accepted": "regressed", "mcqa:rejected": "same-pass"}
 
 
+def test_a_change_acknowledged_on_some_paths_is_still_open_on_the_others(tmp_path, capsys):
+    """An acknowledgement names its paths: a path the same change reaches later (a recording replayed) is not
+    covered by it, is shown apart, and `gymgate ack` drafts it onto the entry."""
+    acks = tmp_path / "acks"
+    base, cand = _bump(tmp_path)
+    assert main(["ack", str(base), str(cand), "--acks", str(acks)]) == 0
+    (draft,) = acks.glob("*.toml")
+    text = draft.read_text().replace('reason = ""', 'reason = "Gym now sends a seed (reviewed)"')
+    draft.write_text(text.replace('"mcqa:accepted",\n    "mcqa:rejected",', '"mcqa:accepted",'))
+    comparison = compare_runs(base, cand, acks)
+    assert {p.path: p.category for p in comparison.paths} == {"mcqa:accepted": "same-pass", "mcqa:rejected": "changed"}
+    groups = comparison.change_groups()
+    assert [(g.paths, g.failing) for g in groups] == [(["mcqa:rejected"], True), (["mcqa:accepted"], False)]
+    assert main(["ack", str(base), str(cand), "--acks", str(acks)]) == 0
+    (entry,) = tomllib.loads(draft.read_text())["change"]
+    assert entry["paths"] == ["mcqa:accepted", "mcqa:rejected"] and entry["reason"] == "Gym now sends a seed (reviewed)"
+    assert main(["compare", str(base), str(cand), "--acks", str(acks)]) == 0
+
+
 def test_ack_on_a_clean_comparison_writes_nothing(tmp_path, capsys):
     base = stored_run(tmp_path, "a", "0.4.0", [record("mcqa:accepted", "PASS")])
     cand = stored_run(tmp_path, "b", "0.4.0", [record("mcqa:accepted", "PASS")])

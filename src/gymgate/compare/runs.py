@@ -113,10 +113,12 @@ class Comparison:
     def change_groups(self) -> list[ChangeGroup]:
         """Every change on paths passing on both refs, grouped across paths: unacknowledged contract changes first,
         then acknowledged ones, then additive ones; within each, the most widespread first."""
-        groups: dict[str, ChangeGroup] = {}
+        groups: dict[tuple[str, str, str], ChangeGroup] = {}
         for item in self.changed:
             for change in item.changes:
-                key = ack_files.match_key(change)
+                # An acknowledgement names its paths: the same change covered on some paths and not on others is two
+                # groups, so the uncovered ones are never shown (or drafted) as reviewed.
+                key = (ack_files.match_key(change), change.ack, change.ack_file)
                 group = groups.setdefault(key, ChangeGroup(ack_files.fold(change.field), change))
                 if item.path not in group.paths:
                     group.paths.append(item.path)
