@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 MODES = ("accepted", "rejected")  # what a hand-written case's two paths do: earn the top reward, or not
+REPLAY = "rec."  # a replayed recording's name: rec.<the recording's content key>
 _ID = re.compile(r"^[^:\s]+:[^:\s-]+$")  # any environment and name (no '-': a record's file stem splits there)
 _IN_NODE = re.compile(r"\[(?P<id>[A-Za-z0-9_.-]+:[A-Za-z0-9_.]+)\]$")
 
@@ -48,6 +49,11 @@ class PathId(str):
     @property
     def mode(self) -> str:
         return self.split(":", 1)[1]
+
+    @property
+    def replayed(self) -> bool:
+        """A recorded rollout replayed (gymgate.paths.replayed), not a hand-written case's path."""
+        return self.mode.startswith(REPLAY)
 
     @property
     def stem(self) -> str:

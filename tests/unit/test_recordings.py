@@ -16,6 +16,7 @@ from gymgate.paths.replayed import judge_texts, model_turns, replay_path
 from gymgate.recordings import fidelity
 from gymgate.recordings.read import LocalFiles, content_key, read_recordings
 from gymgate.report.fidelity import fidelity_lines
+from gymgate.report.grouping import describe_paths
 from gymgate.runfolder import PathRecord
 
 DATA = "resources_servers/quiz/data"
@@ -195,3 +196,17 @@ def test_fidelity_is_shown_per_environment():
         "mcqa: 1/3 reproduce (1 unexplained, 1 verifier-changed)",
         "wa: 0/1 reproduce (1 not replayable here)",
     ]
+
+
+def test_replayed_paths_are_named_by_shape():
+    universe = [
+        *(f"mcqa:{m}" for m in ("accepted", "rejected", "rec.a", "rec.b", "rec.c")),
+        *(f"code_gen:{m}" for m in ("accepted", "rejected", "rec.d", "rec.e")),
+    ]
+    mcqa = [p for p in universe if p.startswith("mcqa:")]
+    assert describe_paths(mcqa, universe) == "mcqa × accepted, rejected, every recording"
+    replays = [p for p in universe if PathId(p).replayed]
+    assert describe_paths(replays, universe) == "all 2 environments × every recording"
+    assert describe_paths(["mcqa:rec.a", "mcqa:rec.c", "mcqa:rejected"], universe) == "mcqa × rejected, rec.a, rec.c"
+    more = [*universe, "mcqa:rec.f"]
+    assert describe_paths(["mcqa:rec.a", "mcqa:rec.b", "mcqa:rec.c"], more) == "mcqa × 3 of 4 recordings (rec.a, rec.b, …)"

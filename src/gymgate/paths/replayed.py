@@ -8,22 +8,17 @@ from typing import Any
 
 from gymgate.cases.environments import Environment
 from gymgate.endpoint.script import Script, ToolCall, Turn
-from gymgate.pathid import PathId
+from gymgate.pathid import REPLAY, PathId
 from gymgate.paths.spec import RECORDING, PathSpec, Recorded, RowSource
 from gymgate.recordings.read import BOOKKEEPING, Recording
 
-PREFIX = "rec."  # a replayed path's name: rec.<content key> (mcqa:rec.3f2a9c1b0d)
 TRANSFORMS = ("add_agent_ref",)  # what an RL dataset adds to a shipped row, as for a case's row
 NOT_VERIFIER = ("response", "responses_create_params", *BOOKKEEPING)  # a recording's keys that are not Gym's verdict
 RETURNED = "returned"
 
 
 def path_name(key: str) -> str:
-    return PREFIX + key
-
-
-def is_replay(path: str) -> bool:
-    return PathId(path).mode.startswith(PREFIX)
+    return REPLAY + key
 
 
 def replay_path(env: Environment, recording: Recording) -> PathSpec:

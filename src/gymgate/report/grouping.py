@@ -30,13 +30,31 @@ def describe_paths(paths: Iterable[str], universe: Iterable[str]) -> str:
     modes_of: dict[str, list[str]] = {}
     for path in chosen:
         modes_of.setdefault(PathId(path).env, []).append(PathId(path).mode)
+    replays_of: dict[str, set[str]] = {}
+    for path in map(PathId, everything):
+        if path.replayed:
+            replays_of.setdefault(path.env, set()).add(path.mode)
     by_modes: dict[tuple[str, ...], list[str]] = {}
     for env, modes in modes_of.items():
-        by_modes.setdefault(tuple(sorted(modes, key=_mode_order)), []).append(env)
+        by_modes.setdefault(_modes(modes, replays_of.get(env, set())), []).append(env)
     parts = []
     for modes, envs in sorted(by_modes.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         parts.append(f"{_envs(envs, all_envs)} × {', '.join(modes)}")
     return "; ".join(parts)
+
+
+def _modes(modes: list[str], replays: set[str]) -> tuple[str, ...]:
+    """An environment's chosen paths by name: its case's modes, then its replays — `every recording` when all of
+    them, so environments that share a shape read as one."""
+    hand = sorted((m for m in modes if m not in replays), key=_mode_order)
+    chosen = sorted(m for m in modes if m in replays)
+    if not chosen:
+        return tuple(hand)
+    if set(chosen) == replays and len(chosen) > 1:
+        return (*hand, "every recording")
+    if len(chosen) <= 2:
+        return (*hand, *chosen)
+    return (*hand, f"{len(chosen)} of {len(replays)} recordings ({', '.join(chosen[:2])}, …)")
 
 
 def _mode_order(mode: str) -> tuple[int, str]:
