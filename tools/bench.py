@@ -17,6 +17,10 @@ bump:      a bump from a cold gymgate cache with the interpreters present (`--pi
            the time goes (both environments built, the baseline run, the candidate run, the comparison).
 attempts:  what the second attempt of every path (in the same Gym) costs: one pin's fourteen paths with
            --attempts 1 and 2, alternated in one bench run; the ratio of the medians.
+replays:   the default set with its recordings replayed and without (`--no-replays`), alternated: what the replays
+           cost in wall time.
+fidelity:  every pin's default set with every recording replayed (`gymgate matrix --no-cache`): per release and
+           environment, how many recordings reproduce and why the others do not.
 hang:      a Gym whose verifier never returns (structured_outputs, built from the pin's sdist) judged end to end
            against the pin with the default reruns: the per-path deadlines derived from the baseline decide it.
 
@@ -592,6 +596,91 @@ def render_attempts(pin: str, data: dict, command: str) -> str:
     return table(f"attempts:{pin}", f"The second attempt of every path, nemo-gym {pin}", data, command, rows, notes)
 
 
+def bench_replays(pin: str, repeats: int) -> dict:
+    """`accept --no-baseline -n auto` of one pin's default set with the hand-written paths alone (`--no-replays`)
+    and with every recording replayed (the default), alternated run by run; environments warm."""
+    seconds, text, code = timed(gymgate("env", "--gym-ref", pin), dict(os.environ))
+    assert code == 0, text
+    out: dict = {}
+    for _ in range(repeats):
+        for mode, extra in (("cases", ["--no-replays"]), ("replayed", [])):
+            runs = tempfile.mkdtemp(prefix="gg-bench-runs-")
+            argv = gymgate("accept", "--gym-ref", pin, "--no-baseline", "--no-cache", *extra)
+            seconds, text, code = timed(argv, dict(os.environ, GYMGATE_RUNS=runs))
+            assert code == 0, text
+            records = list(_one_run(runs).records().values())
+            row = out.setdefault(mode, {})
+            row.setdefault("wall_s", []).append(round(seconds, 3))
+            row.setdefault("paths", []).append(len(records))
+            replays = [r for r in records if r.recording]
+            row.setdefault("replay_path_s_sum", []).append(round(sum(r.timings.get("path_s", 0.0) for r in replays), 3))
+            subprocess.run(["rm", "-rf", runs], check=False)
+    return out
+
+
+def render_replays(pin: str, data: dict, command: str) -> str:
+    runs = data["replays"]
+    rows = [
+        (
+            "`gymgate accept` wall time, the default set's hand-written paths alone (`--no-replays`)",
+            runs["cases"]["wall_s"],
+            "s",
+        ),
+        ("the same with every recording replayed (the default)", runs["replayed"]["wall_s"], "s"),
+        ("paths judged, hand-written alone", runs["cases"]["paths"], ""),
+        ("paths judged with the replays", runs["replayed"]["paths"], ""),
+        (
+            "replayed paths' own time (rollout, postprocess, checks; both attempts), summed",
+            runs["replayed"]["replay_path_s_sum"],
+            "s",
+        ),
+    ]
+    extra = median(runs["replayed"]["wall_s"]) - median(runs["cases"]["wall_s"])
+    ratio = median(runs["replayed"]["wall_s"]) / max(median(runs["cases"]["wall_s"]), 1e-3)
+    notes = [f"Replays add {extra:.0f} s to the default set ({ratio:.2f}× wall time, medians, alternated runs)."]
+    return table(
+        f"replays:{pin}", f"The default set with its recordings replayed, nemo-gym {pin}", data, command, rows, notes
+    )
+
+
+def bench_fidelity() -> dict:
+    """`gymgate matrix --no-cache` over every pin (the default set, every recording replayed on every pin), then
+    each pin's replay fidelity per environment from its run's records (report/fidelity.py)."""
+    from gymgate.report.fidelity import fidelity
+
+    runs = tempfile.mkdtemp(prefix="gg-bench-runs-")
+    seconds, text, code = timed(gymgate("matrix", "--no-cache"), dict(os.environ, GYMGATE_RUNS=runs))
+    out: dict = {"wall_s": round(seconds, 3), "exit_code": code, "pins": {}}
+    for run_dir in sorted(d for d in Path(runs).iterdir() if d.is_dir() and (d / "run.json").is_file()):
+        run = RunFolder(run_dir)
+        found = fidelity(list(run.records().values()))
+        out["pins"][run.source()["name"]] = {env: f.line().split(": ", 1)[1] for env, f in found.items()}
+    subprocess.run(["rm", "-rf", runs], check=False)
+    return out
+
+
+def render_fidelity(data: dict, command: str) -> str:
+    pins = data["fidelity"]["pins"]
+    envs = sorted({env for found in pins.values() for env in found})
+    lines = [
+        "<!-- fidelity:all:begin -->",
+        "### Replay fidelity on every release (issue 28)",
+        "",
+        f"`{command}` ({data['when']}, {data['host']}): `gymgate matrix --no-cache` over every pin, the default set with",
+        f"every recording its environments ship replayed ({data['fidelity']['wall_s']:.0f} s, exit "
+        f"{data['fidelity']['exit_code']}); per release, how many recordings reproduce and why the rest do not",
+        "(classes from cases/recordings/fidelity.toml; `not replayable here`: the recording's row is not shipped;",
+        "`not judged`: the environment does not run on that release or its paths are an ERROR there).",
+        "",
+        "| environment | " + " | ".join(pins) + " |",
+        "|---|" + "---|" * len(pins),
+    ]
+    for env in envs:
+        lines.append(f"| {env} | " + " | ".join(pins[p].get(env, "—") for p in pins) + " |")
+    lines.append("<!-- fidelity:all:end -->")
+    return "\n".join(lines)
+
+
 def bench_hang(pin: str, repeats: int) -> dict:
     """A structured_outputs verifier that never returns, from the pin's sdist, judged against the pin
     (`accept --env structured_outputs_v4`, default reruns): wall time end to end, the baseline served from the
@@ -654,6 +743,8 @@ def main() -> int:
             "bump",
             "attempts",
             "hang",
+            "replays",
+            "fidelity",
         ),
     )
     parser.add_argument("--pin", default="0.4.0")
@@ -698,6 +789,13 @@ def main() -> int:
     elif args.what == "attempts":
         data["attempts"] = bench_attempts(args.pin, args.repeats)
         section = render_attempts(args.pin, data, command)
+    elif args.what == "replays":
+        data["replays"] = bench_replays(args.pin, args.repeats)
+        section = render_replays(args.pin, data, command)
+    elif args.what == "fidelity":
+        command, args.pin = "nox -s bench -- fidelity", "all"
+        data["fidelity"] = bench_fidelity()
+        section = render_fidelity(data, command)
     elif args.what == "hang":
         data["hang"] = bench_hang(args.pin, args.repeats)
         section = render_hang(args.pin, data, command)

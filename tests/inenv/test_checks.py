@@ -12,7 +12,7 @@ import pytest
 
 from gymgate.acceptance import checks
 from gymgate.acceptance.expected import UnsupportedInput, first_turn_messages
-from gymgate.cases.case import load_case
+from gymgate.paths.handwritten import case_paths
 from gymgate.cases.environments import load_environments
 from gymgate.consumer.rollout import GenerationConfig
 from gymgate.endpoint.server import JUDGE, POLICY, Exchange
@@ -41,6 +41,11 @@ SENT = [
     {"role": "user", "content": "Go on"},
 ]
 
+
+
+def _accepted(env):
+    """The environment's accepted path (gymgate.paths): the value every check reads its expectations from."""
+    return case_paths(env)[0]
 
 def _result() -> PathRecord:
     return PathRecord(path="mcqa:accepted", env="mcqa", mode="accepted", gym={})
@@ -138,8 +143,8 @@ FLAGS = {"model": "gymgate-policy", "logprobs": True, "return_tokens_as_token_id
 )
 def test_judge_requests_carry_exactly_the_judge_configurations_sampling(config, sampling, fails):
     (env,) = load_environments(["equivalence_llm_judge"])
-    case = load_case(env)
-    script = case.script("accepted")
+    case = _accepted(env)
+    script = case.script
     judge = Exchange(env=env.name, route="chat", body={"messages": [], **FLAGS, **sampling}, kind=JUDGE, turn=0)
     row = {"responses_create_params": {"max_output_tokens": 64}}
     result = _result()
@@ -163,8 +168,8 @@ def test_the_judge_configuration_is_read_from_the_environments_own_config(tmp_pa
 @pytest.mark.parametrize("key", ["model", "logprobs", "return_tokens_as_token_ids", "top_logprobs"])
 def test_every_policy_and_judge_request_carries_the_flags_rl_needs(key):
     (env,) = load_environments(["equivalence_llm_judge"])
-    case = load_case(env)
-    script = case.script("accepted")
+    case = _accepted(env)
+    script = case.script
     body = {"messages": [], "temperature": 0.7, "top_p": 0.95, "max_tokens": 64, **FLAGS}
     broken = {k: v for k, v in body.items() if k != key}
     row = {"responses_create_params": {"max_output_tokens": 64}}
@@ -195,7 +200,7 @@ def test_every_policy_and_judge_request_carries_the_flags_rl_needs(key):
 
 def test_the_rows_metadata_must_come_back_unchanged_and_every_field_be_declared():
     (env,) = load_environments(["mcqa"])
-    case = load_case(env)
+    case = _accepted(env)
     row = {
         "responses_create_params": {},
         "agent_ref": {},
@@ -214,7 +219,7 @@ def test_the_rows_metadata_must_come_back_unchanged_and_every_field_be_declared(
 
 def test_rl_side_metrics_equal_the_paths_expected_values():
     (env,) = load_environments(["mcqa"])
-    case = load_case(env)
+    case = _accepted(env)
     agent = case.env.agent
     full = {"reward": 1.0, "expected_answer": "B"}
     good = {f"{agent}/reward/{s}": 1.0 for s in ("mean", "median", "min", "max")}
@@ -252,7 +257,7 @@ def test_rl_side_metrics_equal_the_paths_expected_values():
 
 def test_tool_outputs_equal_the_golden_values_of_the_case():
     (env,) = load_environments(["workplace_assistant"])
-    case = load_case(env)
+    case = _accepted(env)
     result = PathRecord(path="workplace_assistant:accepted", env=env.name, mode="accepted", gym={})
     output = {"type": "function_call_output", "call_id": "c", "output": '{"output":"Email replied successfully."}'}
     checks.check_tool_output(result, case, {"response": {"output": [output]}})
@@ -264,8 +269,8 @@ def test_tool_outputs_equal_the_golden_values_of_the_case():
 
 def test_routing_is_checked_against_the_agent_gym_reports():
     (env,) = load_environments(["mcqa"])
-    case = load_case(env)
-    script = case.script("accepted")
+    case = _accepted(env)
+    script = case.script
     policy = [_policy([])]
     for reported, ok in (
         ({"type": "responses_api_agents", "name": env.agent}, True),
@@ -339,8 +344,8 @@ def test_a_result_with_its_failure_fields_unset_passes():
 )
 def test_passed_through_tool_parameters_must_arrive_when_they_mean_something(row_params, sent, fails):
     (env,) = load_environments(["mcqa"])
-    case = load_case(env)
-    script = case.script("accepted")
+    case = _accepted(env)
+    script = case.script
     body = {"messages": [], "temperature": 0.7, "top_p": 0.95, "max_tokens": 64, **FLAGS, **sent}
     policy = Exchange(env=env.name, route="chat", body=body, kind=POLICY, turn=0)
     row = {"responses_create_params": {"max_output_tokens": 64, **row_params}}

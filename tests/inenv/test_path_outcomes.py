@@ -14,10 +14,14 @@ from gymgate.cases.environments import load_environments
 from gymgate.consumer.errors import GymDied, RolloutDataFailure, RolloutTimeout
 from gymgate.consumer.rollout import RolloutResult, prepare_rows
 from gymgate.endpoint.server import Exchange
+from gymgate.paths.handwritten import case_paths
+from gymgate.paths.replayed import replay_path
+from gymgate.recordings.read import Recording
 from gymgate.runfolder import RunFolder
 from gymgate.services.fleet import EnvStatus
 
 (MCQA,) = load_environments(["mcqa"])
+ACCEPTED, REJECTED = case_paths(MCQA)
 
 
 def _ctx(tmp_path: Path, status: EnvStatus | None, inputs=None) -> RunContext:
@@ -34,7 +38,7 @@ def _ctx(tmp_path: Path, status: EnvStatus | None, inputs=None) -> RunContext:
 
 def test_failed_start_is_an_error_for_its_paths_with_the_cause(tmp_path):
     status = EnvStatus("mcqa", "failed", "RuntimeError: Process mcqa finished unexpectedly!")
-    result = run_path(_ctx(tmp_path, status), MCQA, "accepted")
+    result = run_path(_ctx(tmp_path, status), ACCEPTED)
     assert result.outcome == "ERROR" and result.reason == "startup: RuntimeError: Process mcqa finished unexpectedly!"
     written = RunFolder(tmp_path / "run").records()["mcqa:accepted"]
     assert written.outcome == "ERROR" and written.reward is None
@@ -42,16 +46,25 @@ def test_failed_start_is_an_error_for_its_paths_with_the_cause(tmp_path):
 
 def test_absent_environment_is_a_skip_with_its_reason(tmp_path):
     status = EnvStatus("mcqa", "skipped", "resources_servers/mcqa/configs/mcqa.yaml is not in nemo-gym 9")
-    result = run_path(_ctx(tmp_path, status), MCQA, "rejected")
+    result = run_path(_ctx(tmp_path, status), REJECTED)
     assert (result.outcome, result.reason) == ("SKIP", status.reason)
 
 
 def test_drifted_row_is_a_fail_with_both_hashes(tmp_path):
     drift = {"drift": {"expected": "a" * 64, "actual": "b" * 64}}
-    result = run_path(_ctx(tmp_path, EnvStatus("mcqa", "ready"), inputs={"mcqa": drift}), MCQA, "accepted")
+    result = run_path(_ctx(tmp_path, EnvStatus("mcqa", "ready"), inputs={"mcqa": drift}), ACCEPTED)
     assert result.outcome == "FAIL"
     assert [(f.kind, f.expected, f.actual) for f in result.failures] == [("input_drift", "a" * 64, "b" * 64)]
     assert "input drift" in result.reason and "a" * 64 in result.reason and "b" * 64 in result.reason
+
+
+def test_a_recording_whose_row_is_not_shipped_is_a_skip_that_says_so_never_a_pass(tmp_path):
+    recorded = {"responses_create_params": {"input": "Q?"}, "response": {"output": []}, "reward": 1.0}
+    recording = Recording("mcqa", "0123456789", "0.7.0", "f.jsonl", 3, "s" * 64, recorded)
+    result = run_path(_ctx(tmp_path, EnvStatus("mcqa", "ready")), replay_path(MCQA, recording))
+    assert (result.outcome, result.path) == ("SKIP", "mcqa:rec.0123456789")
+    assert "not replayable here: its row is not in the data this Gym ships" in result.reason
+    assert result.fidelity["reproduces"] is False and result.recording["line"] == 3
 
 
 # ----- fail closed: whatever goes wrong in a path, it is never a pass, and the record says who is to blame -----
@@ -100,7 +113,7 @@ def test_a_rollout_past_its_deadline_is_a_gym_error_and_its_gym_is_torn_down(tmp
     discarded = []
     _rollout_raises(monkeypatch, RolloutTimeout("no rollout result within 15 s (--path-timeout)"))
     ctx = _ready_ctx(tmp_path, discard=lambda env, why: discarded.append((env, why)))
-    result = run_path(ctx, MCQA, "accepted")
+    result = run_path(ctx, ACCEPTED)
     assert (result.outcome, result.blame) == ("ERROR", "gym")
     assert result.reason.startswith("timeout: no rollout result within 15 s")
     assert discarded == [("mcqa", "mcqa:accepted: timeout")]
@@ -124,7 +137,7 @@ def test_a_dead_gym_server_names_its_own_error_line(tmp_path, monkeypatch):
         raise GymDied("Gym server mcqa (pid 7) exited during the rollout")
 
     monkeypatch.setattr(path_module, "run_rollout_sync", dies)
-    result = run_path(_ready_ctx(tmp_path, discard=lambda env, why: None), MCQA, "accepted")
+    result = run_path(_ready_ctx(tmp_path, discard=lambda env, why: None), ACCEPTED)
     assert (result.outcome, result.blame) == ("ERROR", "gym")
     first = result.reason.splitlines()[0]
     assert first == "ModuleNotFoundError: No module named 'gone' (logs/mcqa.log)"  # the cause, without colour codes
@@ -142,7 +155,7 @@ def test_a_refused_override_is_a_contract_fail_not_an_error(tmp_path, monkeypatc
         fault="contract",
     )
     _rollout_raises(monkeypatch, RolloutDataFailure("/run answered HTTP 500"))
-    result = run_path(_ready_ctx(tmp_path, FakeEndpoint([refused])), MCQA, "accepted")
+    result = run_path(_ready_ctx(tmp_path, FakeEndpoint([refused])), ACCEPTED)
     assert (result.outcome, result.blame) == ("FAIL", "contract")
     assert [(f.kind, f.field) for f in result.failures] == [("request_contract", "policy request")]
     assert "temperature=None" in result.reason
@@ -150,7 +163,7 @@ def test_a_refused_override_is_a_contract_fail_not_an_error(tmp_path, monkeypatc
 
 def test_a_gym_error_without_a_refusal_is_a_gym_error(tmp_path, monkeypatch):
     _rollout_raises(monkeypatch, RolloutDataFailure("/run answered HTTP 422: bad row"))
-    result = run_path(_ready_ctx(tmp_path), MCQA, "accepted")
+    result = run_path(_ready_ctx(tmp_path), ACCEPTED)
     assert (result.outcome, result.blame) == ("ERROR", "gym") and "HTTP 422" in result.reason
 
 
@@ -163,7 +176,7 @@ def test_a_check_that_cannot_read_gyms_result_is_an_error_never_a_pass(tmp_path,
         return RolloutResult({}, {}, [processed], {})
 
     monkeypatch.setattr(path_module, "run_rollout_sync", fake)
-    result = run_path(_ready_ctx(tmp_path), MCQA, "accepted")
+    result = run_path(_ready_ctx(tmp_path), ACCEPTED)
     assert (result.outcome, result.blame) == ("ERROR", "gym")
     assert result.reason.startswith("check request_contract could not read Gym's result: AttributeError")
     assert "Traceback" in result.reason
@@ -182,7 +195,7 @@ def test_an_exception_anywhere_is_an_error_with_its_trace(tmp_path, where):
     else:
         ctx.inputs = {"mcqa": {"raw": "not a row"}}  # Gym's example data no longer has the row's shape
         blame = "gym"
-    result = run_path(ctx, MCQA, "accepted")
+    result = run_path(ctx, ACCEPTED)
     assert (result.outcome, result.blame) == ("ERROR", blame), result.reason
     assert "Traceback" in result.reason
     assert RunFolder(tmp_path / "run").records()["mcqa:accepted"].outcome == "ERROR"

@@ -35,7 +35,7 @@ def test_baseline_then_candidate_then_report_then_cached(tmp_path):
     out = first.stdout + first.stderr
     assert first.returncode == 0, out
     assert "== baseline 0.3.0" in out and "== candidate 0.4.0" in out
-    assert "**Verdict: no regression (2 paths pass on both, 2 changed: 2 acknowledged).**" in out
+    assert "**Verdict: no regression (7 paths pass on both, 7 changed: 7 acknowledged).**" in out
     runs = sorted(tmp_path.iterdir())
     assert len(runs) == 2
     (candidate,) = [r for r in runs if "-0.4.0-" in r.name]
@@ -44,7 +44,7 @@ def test_baseline_then_candidate_then_report_then_cached(tmp_path):
     report = (candidate / "report.md").read_text()
     assert "- **nemo-gym**: 0.3.0 → 0.4.0" in report
     # 0.4.0 sends top_logprobs: 0 (0.3.0 did not): a contract change, reviewed in the committed acks.
-    acked = "- `requests.policy.*.body.top_logprobs` new in 0.4.0: `0` — all 2 paths: **"
+    acked = "- `requests.policy.*.body.top_logprobs` new in 0.4.0: `0` — all 7 paths: **"
     assert "### Acknowledged changes" in report and acked in report, report
     assert "(acks/0.3.0-to-0.4.0.toml change " in report
     results = json.loads((candidate / "results.json").read_text())
@@ -59,4 +59,4 @@ def test_baseline_then_candidate_then_report_then_cached(tmp_path):
     # comparison is made again and says the same.
     assert out.count("cached: ") == 2 and "none of its inputs changed" in out
     assert len(list(tmp_path.iterdir())) == 2
-    assert "**Verdict: no regression (2 paths pass on both, 2 changed: 2 acknowledged).**" in out
+    assert "**Verdict: no regression (7 paths pass on both, 7 changed: 7 acknowledged).**" in out

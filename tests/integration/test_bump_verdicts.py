@@ -1,7 +1,9 @@
 """Verdicts of real bumps through `gymgate accept`: a candidate Gym checkout whose mcqa verifier was changed
 (a real regression, confirmed by reruns in fresh Gym instances), one whose verifier fails only once (newly flaky:
 a regression too), one that cannot be locked (BROKEN), and a full seven-environment bump from 0.2.1 to
-0.4.0. The baseline is the real 0.4.0 pin; its mcqa run is made once and reused by the later tests."""
+0.4.0. The baseline is the real 0.4.0 pin; its mcqa run is made once and reused by the later tests. These are the
+verdict's mechanics on the hand-written paths (`--no-replays`); test_replay_mutants.py and test_baseline_compare.py
+judge bumps with the recordings replayed."""
 
 from __future__ import annotations
 
@@ -22,14 +24,14 @@ VERDICT_LINE = "        is_correct = (pred == gold) if (pred is not None and gol
 
 
 def _accept(runs, *args, timeout=1500):
-    command = [sys.executable, "-m", "gymgate", "accept", "--runs-dir", str(runs), *args]
+    command = [sys.executable, "-m", "gymgate", "accept", "--runs-dir", str(runs), "--no-replays", *args]
     result = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     return result.returncode, result.stdout + result.stderr
 
 
 def _accept_in_actions(runs, summary, *args, timeout=1500):
     """`accept --json` as a GitHub Actions job runs it: (exit code, stdout, stderr)."""
-    command = [sys.executable, "-m", "gymgate", "accept", "--runs-dir", str(runs), "--json", *args]
+    command = [sys.executable, "-m", "gymgate", "accept", "--runs-dir", str(runs), "--json", "--no-replays", *args]
     env = dict(os.environ, GITHUB_ACTIONS="true", GITHUB_STEP_SUMMARY=str(summary))
     result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
     return result.returncode, result.stdout, result.stderr

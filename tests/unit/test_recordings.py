@@ -18,6 +18,7 @@ from gymgate.recordings.read import LocalFiles, content_key, read_recordings
 from gymgate.report.fidelity import fidelity_lines
 from gymgate.report.grouping import describe_paths
 from gymgate.runfolder import PathRecord
+from tests.helpers import write_tree
 
 DATA = "resources_servers/quiz/data"
 
@@ -210,3 +211,34 @@ def test_replayed_paths_are_named_by_shape():
     assert describe_paths(["mcqa:rec.a", "mcqa:rec.c", "mcqa:rejected"], universe) == "mcqa × rejected, rec.a, rec.c"
     more = [*universe, "mcqa:rec.f"]
     assert describe_paths(["mcqa:rec.a", "mcqa:rec.b", "mcqa:rec.c"], more) == "mcqa × 3 of 4 recordings (rec.a, rec.b, …)"
+
+
+def test_a_command_judges_the_union_of_its_refs_recordings_narrowed_as_asked(tmp_path):
+    from argparse import Namespace
+
+    from gymgate.harness.accept import planned
+    from gymgate.refs import resolve_ref
+
+    row = _row("2+2?", "4")
+    shared, newer = _recording("2+2?", "\\boxed{4}", 1.0), _recording("2+2?", "4", 0.0)
+    trees = {}
+    for version, recorded in (("0.4.0", [shared]), ("0.5.0", [shared, newer])):
+        files = {
+            "resources_servers/mcqa/data/example.jsonl": json.dumps(row) + "\n",
+            "resources_servers/mcqa/data/example_rollouts.jsonl": "".join(json.dumps(r) + "\n" for r in recorded),
+        }
+        trees[version] = resolve_ref(str(write_tree(tmp_path / version, version, extra_files=files)))
+    envs = load_environments(["mcqa"])
+    keys = sorted(f"mcqa:rec.{content_key(r)}" for r in (shared, newer))
+    args = Namespace(paths=None, replay=True)
+    expected, opts = planned(envs, [trees["0.5.0"], trees["0.4.0"]], args)
+    assert expected[:2] == ["mcqa:accepted", "mcqa:rejected"] and sorted(expected[2:]) == keys
+    assert sorted(r["key"] for r in opts.replays) == sorted(k.split(".", 1)[1] for k in keys)
+    assert {r["gym"] for r in opts.replays} == {"0.5.0"}  # the candidate's copy of what both ship
+
+    narrowed, opts = planned(envs, [trees["0.5.0"]], Namespace(paths=[keys[0]], replay=True))
+    assert narrowed == [keys[0]] and [f"mcqa:rec.{r['key']}" for r in opts.replays] == [keys[0]]
+    alone, opts = planned(envs, [trees["0.5.0"]], Namespace(paths=None, replay=False))  # --no-replays
+    assert alone == ["mcqa:accepted", "mcqa:rejected"] and opts.replays == ()
+    with pytest.raises(Exception, match="unknown path"):
+        planned(envs, [trees["0.4.0"]], Namespace(paths=[f"mcqa:rec.{content_key(newer)}"], replay=True))
