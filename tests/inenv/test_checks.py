@@ -12,11 +12,11 @@ import pytest
 
 from gymgate.acceptance import checks
 from gymgate.acceptance.expected import UnsupportedInput, first_turn_messages
-from gymgate.paths.handwritten import case_paths
 from gymgate.cases.environments import load_environments
 from gymgate.consumer.rollout import GenerationConfig
 from gymgate.endpoint.server import JUDGE, POLICY, Exchange
 from gymgate.endpoint.tokenizer import build_tokenizer, encode, render
+from gymgate.paths.handwritten import case_paths
 from gymgate.runfolder import PathRecord
 
 TOKENIZER = build_tokenizer()
@@ -42,10 +42,10 @@ SENT = [
 ]
 
 
-
 def _accepted(env):
     """The environment's accepted path (gymgate.paths): the value every check reads its expectations from."""
     return case_paths(env)[0]
+
 
 def _result() -> PathRecord:
     return PathRecord(path="mcqa:accepted", env="mcqa", mode="accepted", gym={})

@@ -210,7 +210,9 @@ def test_replayed_paths_are_named_by_shape():
     assert describe_paths(replays, universe) == "all 2 environments × every recording"
     assert describe_paths(["mcqa:rec.a", "mcqa:rec.c", "mcqa:rejected"], universe) == "mcqa × rejected, rec.a, rec.c"
     more = [*universe, "mcqa:rec.f"]
-    assert describe_paths(["mcqa:rec.a", "mcqa:rec.b", "mcqa:rec.c"], more) == "mcqa × 3 of 4 recordings (rec.a, rec.b, …)"
+    assert (
+        describe_paths(["mcqa:rec.a", "mcqa:rec.b", "mcqa:rec.c"], more) == "mcqa × 3 of 4 recordings (rec.a, rec.b, …)"
+    )
 
 
 def test_a_command_judges_the_union_of_its_refs_recordings_narrowed_as_asked(tmp_path):
