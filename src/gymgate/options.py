@@ -140,7 +140,7 @@ OPTIONS: tuple[Option, ...] = (
         "runs_dir",
         ("--runs-dir",),
         "where run folders go (default: runs/ in the checkout)",
-        ("case new", *RUNNING, "merge"),
+        ("case new", "cases list", *RUNNING, "merge"),
         type=Path,
         var="GYMGATE_RUNS",
         read_below=True,

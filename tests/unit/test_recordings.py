@@ -244,3 +244,21 @@ def test_a_command_judges_the_union_of_its_refs_recordings_narrowed_as_asked(tmp
     assert alone == ["mcqa:accepted", "mcqa:rejected"] and opts.replays == ()
     with pytest.raises(Exception, match="unknown path"):
         planned(envs, [trees["0.4.0"]], Namespace(paths=[f"mcqa:rec.{content_key(newer)}"], replay=True))
+
+
+def test_cases_list_reads_fidelity_from_the_newest_complete_run_of_the_ref(tmp_path):
+    from gymgate.report.fidelity import measured
+    from tests.helpers import record, stored_run
+
+    def replayed(reproduces: bool) -> PathRecord:
+        made = record("mcqa:rec.0123456789", "PASS")
+        made.recording, made.fidelity = {"gym": "0.4.0"}, {"reproduces": reproduces}
+        return made
+
+    stored_run(tmp_path, "old", "0.4.0", [replayed(False)], finished=1.0)
+    stored_run(tmp_path, "new", "0.4.0", [replayed(True)], finished=2.0)
+    stored_run(tmp_path, "other", "0.7.0", [replayed(False)], finished=3.0)
+    stored_run(tmp_path, "unfinished", "0.4.0", [replayed(False)], complete=False, finished=4.0)
+    run, found = measured(tmp_path, "d-0.4.0")
+    assert run.root.name == "new" and found["mcqa"].line() == "mcqa: 1/1 reproduce"
+    assert measured(tmp_path, "d-0.5.0") == (None, {})

@@ -110,6 +110,8 @@ def list_command(args) -> int:
     """`gymgate cases list`: which environments of a Gym have example data, a case, and can run here."""
     from gymgate.refs import resolve_ref
     from gymgate.refs.distribution import Distribution
+    from gymgate.report.fidelity import measured
+    from gymgate.runfolder import runs_dir
 
     source = resolve_ref(args.gym_ref, args.gym_repo)
     found = catalog(Distribution(source))
@@ -124,17 +126,23 @@ def list_command(args) -> int:
         f"{len(covered)} with a case, {len(runnable)} more with nothing declared against running here"
     )
     width = max(len(e.name) for e in found) if found else 10
-    print(f"{'environment':<{width}}  {'rows':>4}  {'recorded':>8}  {'case':<24}  runs here")
+    run, replayed = measured(args.runs_dir or runs_dir(), source.digest)
+    print(f"{'environment':<{width}}  {'rows':>4}  {'recorded':>8}  {'reproduce':>9}  {'case':<24}  runs here")
     for item in found:
         rows = sum(item.examples.values())
         recorded = f"{item.replayable}/{item.recordings}" if item.recordings else "—"
+        ran = [replayed[c] for c in item.cases if c in replayed]
+        reproduce = ", ".join(f"{f.reproduce}/{f.replays}" for f in ran) or "—"
         here = "yes: nothing declared against it" if item.runnable else "no: " + "; ".join(item.blockers)
         notes = f" ({'; '.join(item.notes)})" if item.notes and item.runnable else ""
-        print(
-            f"{item.name:<{width}}  {rows or '—':>4}  {recorded:>8}  {', '.join(item.cases) or '—':<24}  {here}{notes}"
-        )
+        cases = ", ".join(item.cases) or "—"
+        print(f"{item.name:<{width}}  {rows or '—':>4}  {recorded:>8}  {reproduce:>9}  {cases:<24}  {here}{notes}")
     print(
-        "recorded: rollouts Gym recorded against real models that gymgate can replay here (their row is shipped) / "
-        "all it ships; how many reproduce on a ref is in each run's summary and report"
+        "recorded: rollouts Gym recorded against real models that gymgate can replay here (their row is shipped) / all"
+    )
+    print(
+        f"reproduce: replays that reproduced their recording / replayed, in {run.root}"
+        if run
+        else "reproduce: no stored run of this ref yet (`gymgate accept --gym-ref REF --no-baseline` measures it)"
     )
     return EXIT_OK

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from gymgate.runfolder import PathRecord
+from gymgate.runfolder import PathRecord, RunFolder
+from gymgate.runfolder.folder import stored_runs
 
 UNREPLAYABLE, UNEXPLAINED, NOT_JUDGED = "not replayable here", "unexplained", "not judged"
 
@@ -53,3 +55,21 @@ def _why(record: PathRecord) -> str:
 
 def fidelity_lines(records: list[PathRecord]) -> list[str]:
     return [f.line() for f in fidelity(records).values()]
+
+
+def measured(base: Path, digest: str) -> tuple[RunFolder | None, dict[str, EnvFidelity]]:
+    """The newest complete stored run of the Gym with this digest under `base`, and its fidelity per environment
+    (what `gymgate cases list` shows next to what a Gym ships)."""
+    newest: tuple[float, RunFolder] | None = None
+    for run in stored_runs(base):
+        try:
+            mark = run.mark()
+        except Exception:  # noqa: BLE001 - a damaged or foreign folder is passed over
+            continue
+        if mark is None or not mark.complete or run.source().get("digest") != digest:
+            continue
+        if newest is None or (mark.finished or 0) > newest[0]:
+            newest = (mark.finished or 0, run)
+    if newest is None:
+        return None, {}
+    return newest[1], fidelity(list(newest[1].records().values()))
