@@ -73,3 +73,22 @@ def measured(base: Path, digest: str) -> tuple[RunFolder | None, dict[str, EnvFi
     if newest is None:
         return None, {}
     return newest[1], fidelity(list(newest[1].records().values()))
+
+
+def fidelity_columns(
+    sides: list[tuple[str, list[PathRecord]]],
+) -> tuple[list[str], list[tuple[str, list[str]]], list[tuple[str, int, int]]]:
+    """A comparison's fidelity, one column per ref: the refs' labels, one row per environment (its fidelity on each
+    ref, "—" where it replayed nothing), and each ref's totals (label, reproduce, replays)."""
+    found = [(label, fidelity(records)) for label, records in sides]
+    envs = sorted({env for _, per_env in found for env in per_env})
+    rows = [
+        (env, [per_env[env].line().split(": ", 1)[1] if env in per_env else "—" for _, per_env in found])
+        for env in envs
+    ]
+    totals = [
+        (label, sum(f.reproduce for f in per_env.values()), sum(f.replays for f in per_env.values()))
+        for label, per_env in found
+        if per_env
+    ]
+    return [label for label, _ in found], rows, totals

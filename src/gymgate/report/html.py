@@ -16,6 +16,7 @@ from gymgate.atomic import write_text_atomic
 from gymgate.compare.observation import side_by_side, text_diff
 from gymgate.compare.runs import Comparison, PathComparison
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
+from gymgate.report.fidelity import fidelity_columns
 from gymgate.report.grouping import ACKNOWLEDGED, bundle_changes, cause_lines, describe_paths
 from gymgate.report.grouping import FAILING as UNREVIEWED
 from gymgate.report.markdown import bundle_line, cause_groups, flaky_side_text, ref_label
@@ -157,6 +158,12 @@ def page_model(comparison: Comparison) -> dict[str, Any]:
             }
             for p in comparison.paths
         ],
+        "fidelity": fidelity_columns(
+            [
+                (ref_label(comparison.baseline), list(comparison.baseline_records.values())),
+                (ref_label(comparison.candidate), list(comparison.candidate_records.values())),
+            ]
+        ),
         "refused": [a.where for a in comparison.acks.refused],
         "stale": [a.where for a in comparison.acks.stale],
     }

@@ -9,7 +9,7 @@ from gymgate.compare import acks as ack_files
 from gymgate.compare.observation import side_by_side, text_diff
 from gymgate.compare.runs import NONDETERMINISTIC_CAUSE, Comparison, PathComparison
 from gymgate.refs.source import nemo_gym_label
-from gymgate.report.fidelity import EnvFidelity, fidelity
+from gymgate.report.fidelity import fidelity_columns
 from gymgate.report.grouping import (
     ACKNOWLEDGED,
     ADDITIVE,
@@ -213,33 +213,37 @@ def _categories(comparison: Comparison) -> list[str]:
     return lines
 
 
-def _sides(comparison: Comparison) -> list[tuple[str, dict[str, EnvFidelity]]]:
-    return [
-        (ref_label(comparison.baseline), fidelity(list(comparison.baseline_records.values()))),
-        (ref_label(comparison.candidate), fidelity(list(comparison.candidate_records.values()))),
-    ]
+def _fidelity_of(comparison: Comparison):
+    return fidelity_columns(
+        [
+            (ref_label(comparison.baseline), list(comparison.baseline_records.values())),
+            (ref_label(comparison.candidate), list(comparison.candidate_records.values())),
+        ]
+    )
 
 
 def _fidelity(comparison: Comparison) -> list[str]:
     """Per environment, how many recorded rollouts reproduced on each ref, and why the others did not."""
-    sides = _sides(comparison)
-    envs = sorted({env for _, found in sides for env in found})
-    if not envs:
+    labels, rows, _ = _fidelity_of(comparison)
+    if not rows:
         return []
-    lines = ["### Recorded rollouts replayed (fidelity)", "", f"| environment | {sides[0][0]} | {sides[1][0]} |"]
-    lines.append("|---|---|---|")
-    for env in envs:
-        cells = [_cell(found[env].line().split(": ", 1)[1]) if env in found else "—" for _, found in sides]
-        lines.append(f"| {env} | {cells[0]} | {cells[1]} |")
+    lines = [
+        "### Recorded rollouts replayed (fidelity)",
+        "",
+        f"| environment | {' | '.join(labels)} |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {env} | {' | '.join(_escaped(c) for c in cells)} |" for env, cells in rows]
     return [*lines, ""]
 
 
+def _escaped(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
 def _terminal_fidelity(comparison: Comparison) -> list[str]:
-    parts = []
-    for label, found in _sides(comparison):
-        if found:
-            replays = sum(f.replays for f in found.values())
-            parts.append(f"{sum(f.reproduce for f in found.values())}/{replays} reproduce on {label}")
+    _, _, totals = _fidelity_of(comparison)
+    parts = [f"{reproduce}/{replays} reproduce on {label}" for label, reproduce, replays in totals]
     return [f"recorded rollouts replayed: {'; '.join(parts)} (per environment: report.md)"] if parts else []
 
 
