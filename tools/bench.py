@@ -650,13 +650,20 @@ def bench_fidelity() -> dict:
 
     runs = tempfile.mkdtemp(prefix="gg-bench-runs-")
     seconds, text, code = timed(gymgate("matrix", "--no-cache"), dict(os.environ, GYMGATE_RUNS=runs))
-    out: dict = {"wall_s": round(seconds, 3), "exit_code": code, "pins": {}}
+    out: dict = {"wall_s": round(seconds, 3), "exit_code": code, "pins": {}, "verdicts": _verdict_lines(text)}
     for run_dir in sorted(d for d in Path(runs).iterdir() if d.is_dir() and (d / "run.json").is_file()):
         run = RunFolder(run_dir)
         found = fidelity(list(run.records().values()))
         out["pins"][run.source()["name"]] = {env: f.line().split(": ", 1)[1] for env, f in found.items()}
-    subprocess.run(["rm", "-rf", runs], check=False)
+    if code == 0:
+        subprocess.run(["rm", "-rf", runs], check=False)
+    else:
+        out["runs_kept"] = runs  # a matrix that did not exit 0 is kept for a look
     return out
+
+
+def _verdict_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("== ") and "→" in line]
 
 
 def render_fidelity(data: dict, command: str) -> str:

@@ -111,6 +111,13 @@ def test_model_turns_split_where_gym_answered_the_calls_and_judge_texts_are_in_o
         ("", [("open", '{"id":1}')]),
         ("done", []),
     ]
+    # A multi-turn environment answers the model with a message of its own: a turn ends there too.
+    talk = [
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "H2O"}]},
+        {"type": "message", "role": "user", "content": "How many hydrogen atoms?"},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "2"}]},
+    ]
+    assert [t.content for t in model_turns(talk)] == ["H2O", "2"]
     judged = [{"response": {"output": [{"type": "message", "content": [{"text": "[[A=B]]"}]}]}}, {"response": None}]
     assert judge_texts(judged) == ["[[A=B]]", ""] and judge_texts(None) == []
 

@@ -65,8 +65,9 @@ def _returned(key: str, value: Any, recorded: dict[str, Any]) -> str:
 
 
 def model_turns(items: list[dict[str, Any]]) -> tuple[Turn, ...]:
-    """The model's turns in a recorded response's output: everything the model produced up to the tool outputs
-    Gym answered its calls with is one turn (one model call)."""
+    """The model's turns in a recorded response's output: everything the model produced up to what Gym put in
+    between (the tool outputs it answered the calls with, or an environment's own message to the model, as a
+    multi-turn environment sends one) is one turn (one model call)."""
     turns: list[Turn] = []
     reasoning: list[str] = []
     texts: list[str] = []
@@ -79,7 +80,7 @@ def model_turns(items: list[dict[str, Any]]) -> tuple[Turn, ...]:
 
     for item in items:
         kind = item.get("type")
-        if kind == "function_call_output":
+        if kind == "function_call_output" or (kind == "message" and item.get("role", "assistant") != "assistant"):
             close()
         elif kind == "reasoning":
             reasoning.append("\n".join(_texts(item.get("summary")) or _texts(item.get("content"))))
