@@ -59,7 +59,8 @@ def test_two_shards_merged_are_the_whole_run(tmp_path):
         assert f"shard {shard}: " in done.stdout
         shards.append(_new_run(runs, before))
     assert sorted(p for s in shards for p in s.mark().expected) == sorted(whole.mark().expected)
-    assert all(len(s.mark().expected) == 2 for s in shards)  # one environment each
+    assert all(len(s.mark().expected) == 7 for s in shards)  # one environment each: two cases, five recordings
+    assert all(len(s.replays()) == 5 for s in shards)  # each shard replays its environment's recordings
 
     done = _gymgate("merge", *(str(s.root) for s in shards), "--runs-dir", str(merged_dir))
     assert done.returncode == 0, done.stdout + done.stderr
@@ -74,4 +75,4 @@ def test_two_shards_merged_are_the_whole_run(tmp_path):
     assert f"cached: {merged.root}" in done.stderr  # with --json, everything but the verdict goes to stderr
     verdict = json.loads(done.stdout)
     assert (verdict["kind"], verdict["verdict"], verdict["cached"]) == ("run", "clean", True)
-    assert verdict["run_dir"] == str(merged.root) and verdict["outcomes"]["PASS"] == 4
+    assert verdict["run_dir"] == str(merged.root) and verdict["outcomes"]["PASS"] == 14

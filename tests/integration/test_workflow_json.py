@@ -42,7 +42,9 @@ def test_the_workflows_judge_line_under_nox_writes_json_alone(tmp_path):
     text = verdict_file.read_text()
     document = json.loads(text)  # nothing but the verdict: no progress line, no nox line
     assert document["kind"] == "run" and document["exit_code"] == 0, (text[-2000:], done.stderr[-3000:])
-    assert {p["path"]: p["outcome"] for p in document["paths"]} == {"mcqa:accepted": "PASS", "mcqa:rejected": "PASS"}
+    outcomes = {p["path"]: p["outcome"] for p in document["paths"]}
+    assert len(outcomes) == 7 and set(outcomes.values()) == {"PASS"}  # mcqa's two cases and its five recordings
+    assert {"mcqa:accepted", "mcqa:rejected"} < set(outcomes)
     assert "run " in done.stderr and "nox >" in done.stderr  # the progress went to stderr, not into the file
     read = subprocess.run(["jq", "-r", ".exit_code", str(verdict_file)], capture_output=True, text=True, timeout=60)
     assert read.returncode == 0 and read.stdout.strip() == "0"
