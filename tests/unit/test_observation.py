@@ -142,7 +142,11 @@ def test_a_change_acknowledged_on_some_paths_is_still_open_on_the_others(tmp_pat
     assert {p.path: p.category for p in comparison.paths} == {"mcqa:accepted": "same-pass", "mcqa:rejected": "changed"}
     groups = comparison.change_groups()
     assert [(g.paths, g.failing) for g in groups] == [(["mcqa:rejected"], True), (["mcqa:accepted"], False)]
+    capsys.readouterr()
     assert main(["ack", str(base), str(cand), "--acks", str(acks)]) == 0
+    said = capsys.readouterr().out
+    assert "0 new change(s) to review" in said
+    assert "1 path(s) added to entries already reviewed (check the reason holds for them): mcqa:rejected" in said
     (entry,) = tomllib.loads(draft.read_text())["change"]
     assert entry["paths"] == ["mcqa:accepted", "mcqa:rejected"] and entry["reason"] == "Gym now sends a seed (reviewed)"
     assert main(["compare", str(base), str(cand), "--acks", str(acks)]) == 0

@@ -198,15 +198,16 @@ def apply_chain(steps: list[Step], changes: dict[str, list[Change]]) -> AckRepor
 
 def draft(
     directory: Path, baseline: dict[str, Any], candidate: dict[str, Any], changes: dict[str, list[Change]]
-) -> tuple[Path, int]:
+) -> tuple[Path, int, list[str]]:
     """Write (or extend) the ack file of this ref pair with every unacknowledged contract change, grouped across
-    paths; existing entries and their reasons are kept. Returns the file and how many entries were added."""
+    paths; existing entries and their reasons are kept. Returns the file, how many entries were added, and the
+    paths added to entries that already had a reason (the same change, reviewed, reaching a path it did not name)."""
     name = f"{_slug(baseline)}-to-{_slug(candidate)}.toml"
     path = directory / name
     existing: dict[str, Any] = tomllib.loads(path.read_text()) if path.is_file() else {}
     entries: list[dict[str, Any]] = list(existing.get("change", []))
     by_match = {e["match"]: e for e in entries}
-    added = 0
+    added, extended = 0, []
     for route, items in sorted(changes.items()):
         for change in items:
             if change.kind != CONTRACT or change.ack:
@@ -228,6 +229,8 @@ def draft(
                 added += 1
             if route not in entry["paths"]:
                 entry["paths"] = sorted([*entry["paths"], route])
+                if entry["reason"]:
+                    extended.append(route)
     document = {
         "baseline": {"name": str(baseline.get("name")), "digest": str(baseline.get("digest"))},
         "candidate": {"name": str(candidate.get("name")), "digest": str(candidate.get("digest"))},
@@ -236,7 +239,7 @@ def draft(
     header = HEADER.format(baseline=baseline.get("name"), candidate=candidate.get("name"))
     directory.mkdir(parents=True, exist_ok=True)
     write_text_atomic(path, header + "\n" + tomli_w.dumps(document, multiline_strings=True))
-    return path, added
+    return path, added, sorted(set(extended))
 
 
 def _slug(info: dict[str, Any]) -> str:

@@ -36,14 +36,20 @@ def ack_command(args) -> int:
         print(f"nothing to acknowledge: no unacknowledged contract change between {baseline} and {candidate}")
         if comparison.exit_code == EXIT_OK and comparison.baseline.get("digest") != comparison.candidate.get("digest"):
             # A clean step is reviewed too: its file links a chain of reviews that longer bumps compose along.
-            path, _ = acks.draft(directory, comparison.baseline, comparison.candidate, {})
+            path, _, _ = acks.draft(directory, comparison.baseline, comparison.candidate, {})
             print(f"wrote {path}: a reviewed step with nothing to acknowledge (it links chains of reviews)")
         return EXIT_OK
-    path, added = acks.draft(directory, comparison.baseline, comparison.candidate, pending)
-    print(
-        f"wrote {path}: {added} new change(s) to review ({len(open_changes)} unacknowledged in all).\n"
-        "Write a one-line reason for each, commit the file, and compare again."
-    )
+    path, added, extended = acks.draft(directory, comparison.baseline, comparison.candidate, pending)
+    print(f"wrote {path}: {added} new change(s) to review ({len(open_changes)} unacknowledged in all).")
+    if extended:
+        # The same change, with the same values, reviewed on other paths: the entry now names these too. Its reason
+        # applies only if it explains them as well: the file's diff shows which paths were added.
+        print(
+            f"{len(extended)} path(s) added to entries already reviewed (check the reason holds for them): "
+            + ", ".join(extended[:8])
+            + (", …" if len(extended) > 8 else "")
+        )
+    print("Write a one-line reason for each new change, commit the file, and compare again.")
     return EXIT_OK
 
 
