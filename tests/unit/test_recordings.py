@@ -144,6 +144,9 @@ def test_divergences_ignore_only_what_volatile_declares():
         ],
     }
     assert fidelity.divergences(recorded, replayed, ("ok",), ["ok"], (1, 1)) == []
+    kept = fidelity.comparable(replayed, recorded)  # what a record keeps: no id, no timestamp, no run time
+    assert kept["judge_evaluations.0.response.output.0.content.0.text"] == "A=B"
+    assert kept["metadata.execution time"] == "<duration>" and not any(k.endswith(".id") for k in kept)
     replayed["judge_evaluations"][0]["response"]["output"][0]["content"][0]["text"] = "A!=B"
     replayed["metadata"]["output"] = "2\n"
     found = fidelity.divergences(recorded, replayed, ("ok",), ["changed", "extra"], (1, 0))

@@ -78,7 +78,7 @@ def check_verifier(result: PathRecord, path: PathSpec, full: dict[str, Any]) -> 
     result.reward = full.get("reward")
     result.result_fields = sorted(full)
     if path.recorded is not None:
-        result.verifier = {k: full.get(k, MISSING) for k in path.recorded.fields}
+        result.verifier = fidelity.comparable(full, path.recorded.fields)
         return  # a replay's reward and verifier fields are held to its recording (check_recording)
     for key, want in path.expect.items():
         want = _expected(want)

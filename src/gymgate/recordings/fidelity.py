@@ -163,6 +163,12 @@ def divergences(
     return found
 
 
+def comparable(result: dict[str, Any], fields: Any) -> dict[str, Any]:
+    """Gym's result under the recording's field names as a replay is held to it: its leaves, volatile ones replaced
+    or dropped (what a record keeps, so two runs of one Gym keep the same)."""
+    return _leaves({k: result[k] for k in fields if k in result}, volatile())
+
+
 def _leaves(value: dict[str, Any], rules: Volatile) -> dict[str, Any]:
     leaves, _ = flatten(value, rules.rules)
     return {k: v for k, v in leaves.items() if not rules.dropped(k)}
