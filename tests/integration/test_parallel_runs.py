@@ -61,6 +61,8 @@ def test_results_do_not_depend_on_parallelism(tmp_path):
     assert len(a) == 7 * len(ENVS)  # each environment's two hand-written paths and its five recordings
     assert a == b
     for name in a:
+        if a[name]["outcome"] == "SKIP":
+            continue  # a recording whose row Gym does not ship: nothing ran, nothing was observed (on both)
         observed = [RunFolder(run).records()[name].observed for run in (serial[2], parallel[2])]
         assert observed[0]["requests"] and diff(*observed) == [], name
     owners = {status.worker for status in RunFolder(parallel[2]).service_statuses().values()}
