@@ -22,7 +22,7 @@ def test_mutant(name, runs, tmp_path):
 
 def test_two_runs_of_the_same_ref_agree_exactly(runs, tmp_path):
     """No false alarms: a fresh run of the baseline pin, compared with the stored one (the mutants' baseline, or a
-    first run made here), changes nothing. (With every recording replayed: the `unchanged-replayed` mutant.)"""
+    first run made here), changes nothing. (With every recording replayed: test_replay_mutants.py, each mutant's untouched environment.)"""
     command = [sys.executable, "-m", "gymgate", "accept", "--gym-ref", "0.4.0", "--no-baseline", "-n", "1"]
     command += SUITE["args"]  # as the mutants' runs: the hand-written paths (test_replay_mutants.py: with replays)
     for env in SUITE["envs"]:
