@@ -403,7 +403,6 @@ def check_recording(result: PathRecord, path: PathSpec, full: dict[str, Any], ex
     not reproduce fails the path (kind `recording`) unless cases/recordings/fidelity.toml classifies exactly it."""
     if path.recorded is None:
         return
-    result.recording = path.recorded.provenance()
     replayed_tools = [i.get("output") for i in _tool_outputs(full)]
     judged = (len(path.script.judge_verdicts), len(_ok(exchanges, JUDGE)))
     found = fidelity.divergences(path.recorded.fields, full, path.recorded.tool_outputs, replayed_tools, judged)

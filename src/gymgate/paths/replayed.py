@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gymgate.cases.case import RETURNED
 from gymgate.cases.environments import Environment
 from gymgate.endpoint.script import Script, ToolCall, Turn
 from gymgate.pathid import REPLAY, PathId
@@ -14,7 +15,6 @@ from gymgate.recordings.read import BOOKKEEPING, Recording
 
 TRANSFORMS = ("add_agent_ref",)  # what an RL dataset adds to a shipped row, as for a case's row
 NOT_VERIFIER = ("response", "responses_create_params", *BOOKKEEPING)  # a recording's keys that are not Gym's verdict
-RETURNED = "returned"
 
 
 def path_name(key: str) -> str:

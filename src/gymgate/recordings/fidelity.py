@@ -110,7 +110,12 @@ def volatile() -> Volatile:
 
 
 def entries(path: Path | None = None) -> tuple[Entry, ...]:
-    file = path or fidelity_file()
+    """The reviewed classifications, read once per process (every replayed path asks)."""
+    return _entries_of(path or fidelity_file())
+
+
+@cache
+def _entries_of(file: Path) -> tuple[Entry, ...]:
     if not file.is_file():
         return ()
     try:

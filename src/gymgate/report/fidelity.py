@@ -8,6 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gymgate.errors import UsageError
 from gymgate.runfolder import PathRecord, RunFolder
 from gymgate.runfolder.folder import stored_runs
 
@@ -64,7 +65,7 @@ def measured(base: Path, digest: str) -> tuple[RunFolder | None, dict[str, EnvFi
     for run in stored_runs(base):
         try:
             mark = run.mark()
-        except Exception:  # noqa: BLE001 - a damaged or foreign folder is passed over
+        except UsageError:  # a damaged or foreign folder is passed over
             continue
         if mark is None or not mark.complete or run.source().get("digest") != digest:
             continue
