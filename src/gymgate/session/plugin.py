@@ -134,20 +134,6 @@ def pytest_xdist_make_scheduler(config, log):
     return EnvScheduling(config, log)
 
 
-def pytest_collection_modifyitems(config, items):
-    names = {e.name for e in selected_environments(config)}
-    paths = set(config.getoption("only_paths") or [])
-    keep, drop = [], []
-    for item in items:
-        params = getattr(getattr(item, "callspec", None), "params", {})
-        path = params.get("path")
-        wanted = path is None or (path.env.name in names and (not paths or path.id in paths))
-        (keep if wanted else drop).append(item)
-    if drop:
-        config.hook.pytest_deselected(items=drop)
-        items[:] = keep
-
-
 @pytest.fixture(scope="session")
 def run_context(request, worker_id):
     import ray
