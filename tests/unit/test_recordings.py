@@ -118,8 +118,18 @@ def test_model_turns_split_where_gym_answered_the_calls_and_judge_texts_are_in_o
         {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "2"}]},
     ]
     assert [t.content for t in model_turns(talk)] == ["H2O", "2"]
-    judged = [{"response": {"output": [{"type": "message", "content": [{"text": "[[A=B]]"}]}]}}, {"response": None}]
-    assert judge_texts(judged) == ["[[A=B]]", ""] and judge_texts(None) == []
+    said = {"output": [{"type": "message", "content": [{"text": "[[A=B]]"}]}]}
+    judged = {
+        "judge_evaluations": [
+            {"responses_create_params": {}, "response": said},
+            {"responses_create_params": {}, "response": None},
+        ]
+    }
+    assert judge_texts(judged) == ["[[A=B]]", ""] and judge_texts({"reward": 1.0}) == []
+    # Wherever a server keeps its judge's exchanges (arena: games[*]), in order; a bare verdict text as a last resort.
+    games = {"games": [{"responses_create_params": {}, "response": said, "verdict": "A>B"}], "response": {"output": []}}
+    assert judge_texts(games) == ["[[A=B]]"]
+    assert judge_texts({"judge_output": "CORRECT", "reward": 1.0}) == ["CORRECT"]
 
 
 def test_divergences_ignore_only_what_volatile_declares():

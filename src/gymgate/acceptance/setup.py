@@ -19,6 +19,8 @@ SETUP_LOCK_TIMEOUT_S = 600.0  # the first worker builds the tokenizer and checks
 def _inputs(environments: list[Environment], gym_root: Path) -> dict[str, Any]:
     inputs: dict[str, Any] = {}
     for env in environments:
+        if not env.has_case:  # its paths are replays: each carries its own row (gymgate.paths.replayed)
+            continue
         case = load_case(env)
         if not (gym_root / case.file).is_file():
             continue  # an environment this Gym does not have: its paths are skipped

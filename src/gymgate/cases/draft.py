@@ -63,8 +63,9 @@ def _configs(dist: Distribution, server: str) -> list[str]:
     return [f for f in files if f.endswith((".yaml", ".yml")) and ("/configs/" in f or f.endswith("/config.yaml"))]
 
 
-def find_config(dist: Distribution, server: str, wanted: str | None = None) -> GymConfig:
-    """The config declaring resources server `server` (the folder name) and the agent that uses it."""
+def pairings(dist: Distribution, server: str, wanted: str | None = None) -> list[GymConfig]:
+    """Every (config, agent) pairing that declares resources server `server` (the folder name), the config named
+    after the server first (`wanted`: that config only)."""
     configs = _configs(dist, server)
     if not configs:
         raise UsageError(f"the Gym has no config for resources server {server!r} ({SERVERS}/{server}/configs/)")
@@ -72,8 +73,9 @@ def find_config(dist: Distribution, server: str, wanted: str | None = None) -> G
         if wanted not in configs:
             raise UsageError(f"{wanted} is not one of {server}'s configs: {', '.join(configs)}")
         configs = [wanted]
-    else:  # the config named after the server first
+    else:
         configs.sort(key=lambda c: (Path(c).stem not in (server, "config"), c))
+    found = []
     for path in configs:
         data = yaml.safe_load(dist.read(path) or "") or {}
         servers = {
@@ -90,8 +92,15 @@ def find_config(dist: Distribution, server: str, wanted: str | None = None) -> G
                         (d.get("jsonl_fpath") for d in spec.get("datasets") or [] if d.get("type") == "example"), None
                     )
                     judged = "judge_model_server" in (servers[server_key].get(server) or {})
-                    return GymConfig(path, server_key, key, agent_type, example, judged)
-    raise UsageError(f"no config of {server} pairs its resources server with an agent: {', '.join(configs)}")
+                    found.append(GymConfig(path, server_key, key, agent_type, example, judged))
+    if not found:
+        raise UsageError(f"no config of {server} pairs its resources server with an agent: {', '.join(configs)}")
+    return found
+
+
+def find_config(dist: Distribution, server: str, wanted: str | None = None) -> GymConfig:
+    """The config declaring resources server `server` and the agent that uses it (the first pairing)."""
+    return pairings(dist, server, wanted)[0]
 
 
 def _first(row: dict[str, Any], names: list[str]) -> tuple[str, Any] | None:

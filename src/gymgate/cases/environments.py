@@ -28,6 +28,15 @@ class Environment:
     judge_markers: tuple[str, ...] = ()
     case_file: Path | None = None
     draft: str = ""  # a case `gymgate case new` drafted, not yet reviewed by a person ([draft] table): never judged
+    # An environment without a case (cases/derived.py): the Gym config it was derived from, its example rows, and
+    # whether that config has its server judged by a model.
+    derived_from: str = ""
+    example: str = ""
+    judged: bool = False
+
+    @property
+    def has_case(self) -> bool:
+        return self.case_file is not None
 
     @property
     def all_server_dirs(self) -> tuple[str, ...]:
@@ -50,6 +59,7 @@ def _draft(case: dict) -> str:
 
 SETS_FILE = "sets.toml"
 DEFAULT_SET = "default"
+ALL_SET = "all"  # no file lists it: every case, and every runnable environment of the ref (cases/derived.py)
 
 
 def all_environments() -> list[Environment]:
@@ -93,20 +103,28 @@ def selection(envs: list[str] | None, env_set: str | None) -> list[str] | None:
     """The environments a command was asked for: --env names, plus --env-set's; None when neither was given."""
     if env_set is None:
         return envs
+    if env_set == ALL_SET:  # every reviewed case here; the harness adds the ref's other runnable environments
+        cases = [e.name for e in all_environments() if not e.draft]
+        return list(dict.fromkeys([*cases, *(envs or [])]))
     sets = environment_sets()
     if env_set not in sets:
         raise UsageError(f"unknown environment set {env_set!r}; cases/{SETS_FILE} names: {', '.join(sorted(sets))}")
     return list(dict.fromkeys([*sets[env_set], *(envs or [])]))
 
 
-def load_environments(names: list[str] | None = None) -> list[Environment]:
-    """The environments named (any case), or the default set when none are."""
+def load_environments(names: list[str] | None = None, gym=None) -> list[Environment]:
+    """The environments named (any case), or the default set when none are. A name no case has is derived from the
+    Gym's own config when `gym` (its files: recordings.read.GymFiles) is given (cases/derived.py)."""
     envs = all_environments()
     by_name = {e.name: e for e in envs}
     if names is None:
         names = environment_sets().get(DEFAULT_SET, list(by_name))
     unknown = [n for n in names if n not in by_name]
-    if unknown:
+    if unknown and gym is not None:
+        from gymgate.cases.derived import derive_named
+
+        by_name.update({e.name: e for e in derive_named(gym, unknown)})
+    elif unknown:
         raise UsageError(f"unknown environment(s) {', '.join(unknown)}; known: {', '.join(sorted(by_name))}")
     return [by_name[n] for n in names]
 

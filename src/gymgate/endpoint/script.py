@@ -53,6 +53,9 @@ class Script:
     # A recorded rollout's turns: the real model produced them within the request's max_tokens, so their length in
     # gymgate's byte-level tokens does not refuse them.
     recorded: bool = False
+    # The text the policy's conversation opens with (the row's first user message), for a judged environment with no
+    # judge_markers (cases/derived.py): a request that does not carry it is the judge's.
+    opening: str = ""
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def judge_verdict(self, call: int) -> str:

@@ -152,6 +152,10 @@ class ModelEndpoint:
                 text = content_text(message.get("content"))
                 if all(marker in text for marker in script.judge_markers):
                     return JUDGE
+        elif script.opening:
+            opening = script.opening.strip()
+            if not any(content_text(m.get("content")).strip() == opening for m in messages if m.get("role") == "user"):
+                return JUDGE
         return POLICY
 
     def prompt_ids(self, messages: list[dict], tools: list[dict] | None) -> list[int]:

@@ -21,15 +21,16 @@ def relock(source: GymSource, upgrade: bool = False) -> None:
     lock(where, interpreter_for(source), upgrade=upgrade)
 
 
-def prepare_env(source: GymSource) -> SyncedEnv:
+def prepare_env(source: GymSource, wide: bool = False) -> SyncedEnv:
+    """`wide`: the variant with every runnable server's requirements (envs/project.WIDE)."""
     interp = interpreter_for(source)
-    where = project_dir(source)
-    if not source.pinned:
-        # Unpinned refs get a project generated once per content digest and locked on the spot.
+    where = project_dir(source, wide)
+    if wide or not source.pinned:
+        # Unpinned refs (and every ref's wide variant) get a project generated once and locked on the spot.
         where.parent.mkdir(parents=True, exist_ok=True)
         with held(Path(str(where) + ".lock"), 600, f"locking the project of {source.name}"):
             if not (where / "uv.lock").is_file():
-                write_project(source)
+                write_project(source, wide)
                 lock(where, interp)
     return ensure_env(where, source, interp)
 

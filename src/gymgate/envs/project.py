@@ -12,6 +12,8 @@ import tomllib
 from pathlib import Path
 
 import tomli_w
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 
 from gymgate.cases.environments import all_environments
 from gymgate.envs.python import Interpreter
@@ -50,15 +52,22 @@ def uv_env(**extra: str) -> dict[str, str]:
 PROJECT_FORMAT = "2"  # bump when render_project changes shape, so cached projects of unpinned refs regenerate
 
 
-def project_dir(source: GymSource) -> Path:
+WIDE = "all"  # the variant carrying every runnable server's requirements (`--env-set all`)
+
+
+def project_dir(source: GymSource, wide: bool = False) -> Path:
     """A pin's committed project, or a generated one per content digest -- and per path for a local checkout or
-    wheel, which the lock names by where it lies: the same bytes elsewhere are another project."""
-    if source.pinned:
+    wheel, which the lock names by where it lies: the same bytes elsewhere are another project. The wide variant
+    (every runnable server's requirements, cases/derived.py) is generated for every ref, pins too: it is locked
+    once per ref on the machine that asks for it (exclude-newer keeps the resolution fixed) and every run keeps
+    its lock."""
+    if source.pinned and not wide:
         return envs_dir() / source.name
     where = ""
     if source.kind in (KIND_TREE, KIND_WHEEL) and source.path is not None:
         where = "-" + hashlib.sha256(str(source.path.resolve()).encode()).hexdigest()[:8]
-    return cache_dir() / "projects" / f"{source.name}{where}-p{PROJECT_FORMAT}"
+    variant = f"-{WIDE}" if wide else ""
+    return cache_dir() / "projects" / f"{source.name}{where}{variant}-p{PROJECT_FORMAT}"
 
 
 def _is_gym(requirement: str) -> bool:
@@ -66,30 +75,90 @@ def _is_gym(requirement: str) -> bool:
     return bool(match) and match.group(1).replace("_", "-").lower() == "nemo-gym"
 
 
+def server_requirements(dist: Distribution, server_dir: str) -> list[str]:
+    """What one server dir requires besides Gym (requirements.txt, pyproject.toml), as the Gym at this ref says."""
+    reqs: list[str] = []
+    text = dist.read(f"{server_dir}/requirements.txt")
+    if text is not None:
+        for line in text.splitlines():
+            line = line.split("#", 1)[0].strip()
+            if line and not line.startswith("-") and not _is_gym(line):
+                reqs.append(line)
+    pyproject = dist.read(f"{server_dir}/pyproject.toml")
+    if pyproject is not None:
+        deps = tomllib.loads(pyproject).get("project", {}).get("dependencies", [])
+        reqs.extend(d for d in deps if not _is_gym(d))
+    return reqs
+
+
 def declared_extras(dist: Distribution) -> dict[str, list[str]]:
-    """Requirements of the seven environments' server dirs, as the Gym at this ref declares them."""
-    extras: dict[str, list[str]] = {}
+    """Requirements of the cases' server dirs, as the Gym at this ref declares them."""
     dirs = sorted({d for env in all_environments() for d in env.all_server_dirs})
-    for server_dir in dirs:
-        reqs: list[str] = []
-        text = dist.read(f"{server_dir}/requirements.txt")
-        if text is not None:
-            for line in text.splitlines():
-                line = line.split("#", 1)[0].strip()
-                if line and not line.startswith("-") and not _is_gym(line):
-                    reqs.append(line)
-        pyproject = dist.read(f"{server_dir}/pyproject.toml")
-        if pyproject is not None:
-            deps = tomllib.loads(pyproject).get("project", {}).get("dependencies", [])
-            reqs.extend(d for d in deps if not _is_gym(d))
-        if reqs:
+    return {d: reqs for d in dirs if (reqs := server_requirements(dist, d))}
+
+
+def wide_extras(dist: Distribution, derived: list | None = None) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """The wide variant's requirements: the cases' own, then each runnable server's without a case that agrees
+    with what is admitted so far (alphabetically); and the servers left out, with the requirement they conflict
+    over. One environment holds every server (gym-runtime: Gym never builds a venv of its own here), so two pins of
+    one package cannot both be kept. `derived`: the runnable servers without a case, when already read."""
+    if derived is None:
+        from gymgate.cases.derived import runnable_here
+
+        derived = runnable_here(dist, set())[0]
+    extras = declared_extras(dist)
+    admitted: dict[str, list[tuple[Requirement, str]]] = {}
+    for server_dir, reqs in extras.items():
+        for req in reqs:
+            parsed = _parse(req)
+            if parsed is not None:
+                admitted.setdefault(canonicalize_name(parsed.name), []).append((parsed, server_dir))
+    excluded: dict[str, str] = {}
+    for env in derived:
+        wanted: dict[str, list[str]] = {}
+        problem = ""
+        for server_dir in env.all_server_dirs:
+            if server_dir in extras:
+                continue
+            reqs = server_requirements(dist, server_dir)
+            for req in reqs:
+                parsed = _parse(req)
+                clash = _clash(parsed, admitted) if parsed is not None else f"{req!r} is not a requirement"
+                if clash:
+                    problem = problem or clash
+            if reqs:
+                wanted[server_dir] = reqs
+        if problem:
+            excluded[env.name] = problem
+            continue
+        for server_dir, reqs in wanted.items():
             extras[server_dir] = reqs
-    return extras
+            for req in reqs:
+                parsed = _parse(req)
+                admitted.setdefault(canonicalize_name(parsed.name), []).append((parsed, server_dir))
+    return extras, excluded
 
 
-def render_project(source: GymSource, extras: dict[str, list[str]]) -> dict:
-    where = project_dir(source)
-    gymgate_path = os.path.relpath(repo_root(), where) if source.pinned else str(repo_root())
+def _parse(text: str) -> Requirement | None:
+    try:
+        return Requirement(text)
+    except InvalidRequirement:
+        return None
+
+
+def _clash(req: Requirement, admitted: dict[str, list[tuple[Requirement, str]]]) -> str:
+    """Why `req` cannot join what is admitted: a pinned version the other excludes, either way ("" when none)."""
+    for other, where in admitted.get(canonicalize_name(req.name), []):
+        for a, b in ((req, other), (other, req)):
+            pinned = [s.version for s in a.specifier if s.operator == "=="]
+            if any(not b.specifier.contains(v, prereleases=True) for v in pinned):
+                return f"needs {req} while {where} needs {other}"
+    return ""
+
+
+def render_project(source: GymSource, extras: dict[str, list[str]], where: Path | None = None) -> dict:
+    where = where or project_dir(source)
+    gymgate_path = os.path.relpath(repo_root(), where) if where.is_relative_to(envs_dir()) else str(repo_root())
     sources: dict[str, dict] = {"gymgate": {"path": gymgate_path, "editable": True}}
     if source.kind == KIND_WHEEL:
         sources["nemo-gym"] = {"path": str(source.path)}
@@ -120,10 +189,14 @@ def render_project(source: GymSource, extras: dict[str, list[str]]) -> dict:
     }
 
 
-def write_project(source: GymSource) -> Path:
-    where = project_dir(source)
+def write_project(source: GymSource, wide: bool = False) -> Path:
+    where = project_dir(source, wide)
     where.mkdir(parents=True, exist_ok=True)
-    data = render_project(source, declared_extras(Distribution(source)))
+    dist = Distribution(source)
+    extras, excluded = wide_extras(dist) if wide else (declared_extras(dist), {})
+    data = render_project(source, extras, where)
+    if excluded:
+        data["tool"]["gymgate"]["left-out"] = excluded
     if not data["tool"]["uv"]["exclude-newer"]:
         del data["tool"]["uv"]["exclude-newer"]
     header = f"# Generated by `nox -s lock` for {source.describe()}. Do not edit by hand.\n"

@@ -20,7 +20,7 @@ from gymgate.envs import neighbour
 from gymgate.envs.project import check_artifact, uv_env
 from gymgate.envs.python import Interpreter
 from gymgate.errors import BuildError, StaleLockError
-from gymgate.locations import cache_dir, repo_root
+from gymgate.locations import cache_dir, envs_dir, repo_root
 from gymgate.locks import held
 from gymgate.refs.source import GymSource
 
@@ -74,7 +74,7 @@ def check_lock(project: Path, source: GymSource, interp: Interpreter) -> None:
     every run, also when the environment is reused, so a stale lock never hides behind a cached env (~70 ms)."""
     result = _uv(["uv", "lock", "--check", "--project", str(project), "--python", str(interp.path)], CHECK_TIMEOUT_S)
     if result.returncode != 0:
-        fix = f"nox -s lock -- {source.name}" if source.pinned else "delete it and run again"
+        fix = f"nox -s lock -- {source.name}" if project.is_relative_to(envs_dir()) else "delete it and run again"
         raise StaleLockError(
             f"{project / 'uv.lock'} is stale for its pyproject.toml; fix with `{fix}`.\n{result.stderr.strip()[-1500:]}"
         )
@@ -171,7 +171,7 @@ def _sync(project: Path, path: Path, interp: Interpreter, source: GymSource, com
     shutil.rmtree(path, ignore_errors=True)
     err = result.stderr.strip()
     if "needs to be updated" in err or "--locked" in err:
-        fix = f"nox -s lock -- {source.name}" if source.pinned else "delete it and run again"
+        fix = f"nox -s lock -- {source.name}" if project.is_relative_to(envs_dir()) else "delete it and run again"
         raise StaleLockError(f"{project / 'uv.lock'} is stale for its pyproject.toml; fix with `{fix}`.\n{err[-1500:]}")
     raise BuildError(f"uv sync failed for {project}:\n{err[-2500:]}")
 

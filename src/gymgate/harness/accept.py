@@ -35,15 +35,6 @@ def read_paths(values: list[str], known: list[str]) -> set[str]:
     return wanted
 
 
-def judged_environments(args: Namespace) -> list:
-    """The environments a judging command was asked for; a drafted (unreviewed) case refuses the run."""
-    from gymgate.cases.environments import load_environments, refuse_drafts
-
-    envs = load_environments(args.envs)
-    refuse_drafts(envs)  # before anything is built
-    return envs
-
-
 def planned(envs: list, sources: list, args: Namespace) -> tuple[list[str], RunOptions]:
     """The paths a judging command runs on every one of its refs (each environment's case, and the union of the
     recordings the refs ship: gymgate.paths.plan), narrowed by --paths (validated before anything is built), and
@@ -60,7 +51,8 @@ def planned(envs: list, sources: list, args: Namespace) -> tuple[list[str], RunO
         expected = [p for p in expected if p in wanted]
     kept = set(expected)
     replays = tuple(r.to_json() for r in recordings if PathId.of(r.env, path_name(r.key)) in kept)
-    return expected, replace(RunOptions.of(args), replays=replays)
+    wide = any(not e.has_case for e in envs)  # their servers' requirements: the ref's wide environment
+    return expected, replace(RunOptions.of(args), replays=replays, wide=wide)
 
 
 def require_judged_attempts(args: Namespace) -> None:
@@ -74,12 +66,17 @@ def accept(args: Namespace) -> tuple[int, dict]:
     """The exit code and the verdict document (what --json prints)."""
     from gymgate.ci.github import publish, run_annotations
     from gymgate.harness.bump import judge_bump
+    from gymgate.harness.environments import judged_environments, with_derived
     from gymgate.refs.pins import baseline_pin
     from gymgate.report.outputs import not_compared, read_summary
     from gymgate.report.summary import run_document, run_markdown
     from gymgate.runfolder import RunFolder
 
     envs = judged_environments(args)
+    candidate = resolve_ref(args.gym_ref, args.gym_repo)
+    base_ref = None if args.no_baseline else (args.baseline or baseline_pin())
+    baseline = resolve_ref(base_ref, args.gym_repo) if base_ref else None
+    envs = with_derived(args, envs, [candidate, baseline])
     if args.shard:
         from gymgate.shards.plan import Shard, shard_envs
 
@@ -87,9 +84,6 @@ def accept(args: Namespace) -> tuple[int, dict]:
         args.envs = shard_envs([e.name for e in envs], shard)
         print(f"shard {shard.label}: {', '.join(args.envs)} (of {len(envs)} environments)", flush=True)
         envs = [e for e in envs if e.name in args.envs]
-    candidate = resolve_ref(args.gym_ref, args.gym_repo)
-    base_ref = None if args.no_baseline else (args.baseline or baseline_pin())
-    baseline = resolve_ref(base_ref, args.gym_repo) if base_ref else None
     expected, opts = planned(envs, [candidate, baseline], args)
     if baseline is not None:
         require_judged_attempts(args)
@@ -116,13 +110,14 @@ def accept(args: Namespace) -> tuple[int, dict]:
 
 def up(args: Namespace) -> int:
     """Start every chosen environment's Gym services from the ref's environment, check them, stop them."""
-    from gymgate.cases.environments import load_environments
     from gymgate.envs.child import run_in_env
+    from gymgate.harness.environments import judged_environments, with_derived
     from gymgate.runfolder import new_run_id
 
-    load_environments(args.envs)  # unknown names are a usage error before anything is built
+    envs = judged_environments(args)  # unknown names are a usage error before anything is built
     source = resolve_ref(args.gym_ref, args.gym_repo)
-    env = prepare(source)
+    envs = with_derived(args, envs, [source])
+    env = prepare(source, any(not e.has_case for e in envs))
     opts, run_id = RunOptions.of(args), new_run_id()
     run = open_run(source, opts, run_id)
     record_environment(run, env)

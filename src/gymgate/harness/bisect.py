@@ -220,13 +220,15 @@ def write_outcome(result: BisectResult, out: Path, acks: Path | None = None) -> 
 
 def bisect_command(args) -> int:
     """`gymgate bisect`: exit 1 when a first bad commit (or its suspects) was found, 0 when nothing regresses."""
-    from gymgate.harness.accept import judged_environments, planned, read_paths, require_judged_attempts
+    from gymgate.harness.accept import planned, read_paths, require_judged_attempts
+    from gymgate.harness.environments import judged_environments, with_derived
     from gymgate.harness.matrix import report_dir
     from gymgate.report.bisect import verdict_line
 
     require_judged_attempts(args)
     envs = judged_environments(args)
     sources = [resolve_ref(args.bad, args.gym_repo), resolve_ref(args.good, args.gym_repo)]
+    envs = with_derived(args, envs, sources)
     everything, opts = planned(envs, sources, Namespace(**{**vars(args), "paths": None}))
     paths = sorted(read_paths(args.paths, everything)) if args.paths else None
     result = bisect(args.good, args.bad, args.gym_repo, paths, everything, opts, args.acks)

@@ -72,7 +72,8 @@ def print_matrix(matrix: Matrix, written: list[Path], out=sys.stdout) -> None:
 def matrix_command(args) -> int:
     """`gymgate matrix`: resolve every ref first, run them in order, write the matrix reports; the last bump's
     verdict is the exit code."""
-    from gymgate.harness.accept import judged_environments, planned, require_judged_attempts
+    from gymgate.harness.accept import planned, require_judged_attempts
+    from gymgate.harness.environments import judged_environments, with_derived
     from gymgate.refs import resolve_ref
     from gymgate.refs.pins import pins_in_order
     from gymgate.report.matrix import write_matrix_reports
@@ -86,6 +87,7 @@ def matrix_command(args) -> int:
             return EXIT_OK
         asked = [args.only]
     refs = [(ref, resolve_ref(ref, args.gym_repo)) for ref in asked]  # every ref resolves before anything runs
+    envs = with_derived(args, envs, [source for _, source in reversed(refs)])
     expected, opts = planned(envs, [source for _, source in reversed(refs)], args)
     out = args.out or report_dir(args.runs_dir, "matrix")  # made when there is something to write
     matrix = run_matrix(refs, expected, opts, out, args.acks)

@@ -45,6 +45,9 @@ class RunOptions:
     deadlines: Mapping[str, float] = field(default_factory=dict)
     # The recordings every ref of the command replays (gymgate.paths.plan.selection, as JSON); not an option
     replays: tuple[dict[str, Any], ...] = ()
+    # Some environment has no case (cases/derived.py): the ref's wide environment carries its requirements; not an
+    # option: --env-set all implies it
+    wide: bool = False
 
     @classmethod
     def of(cls, values: Any) -> RunOptions:
@@ -60,13 +63,14 @@ def judged_result(run: RunFolder, pytest_code: int, expected: list[str], **kwarg
     return RunResult(run.root, judged.code, judged=judged, **kwargs)
 
 
-def prepare(source: GymSource):
-    """The ref's environment, announced the way every command announces it."""
+def prepare(source: GymSource, wide: bool = False):
+    """The ref's environment (`wide`: with every runnable server's requirements), announced the way every command
+    announces it."""
     from gymgate.envs.prepare import prepare_env
 
     print(f"gym ref {source.name!r}: {source.describe()}" + ("" if source.pinned else "  [unpinned]"), flush=True)
-    with group(f"environment: {source.name}"):
-        env = prepare_env(source)
+    with group(f"environment: {source.name}" + (" (every runnable server)" if wide else "")):
+        env = prepare_env(source, wide)
     verb = "built" if env.built else "reused"
     if env.built_from:
         verb = f"built from {env.built_from} (installed {', '.join(env.installed) or 'nothing'})"
@@ -123,7 +127,7 @@ def run_ref(
 
     run_id = new_run_id()
     try:
-        env = prepare(source)
+        env = prepare(source, opts.wide)
     except BuildError as exc:
         run = open_run(source, opts, run_id, run_dir)
         write_broken_run(run, source, expected, f"build: {exc}")

@@ -9,6 +9,9 @@ from gymgate.paths.spec import CASE, PathSpec, RowSource
 
 
 def case_paths(env: Environment, case: Case | None = None) -> list[PathSpec]:
+    """No paths for an environment without a case (cases/derived.py): it runs its recordings only."""
+    if case is None and not env.has_case:
+        return []
     case = case or load_case(env)
     row = RowSource(case.file, case.line, case.sha256, case.transforms)
     return [

@@ -20,7 +20,8 @@ def recordings_of(files: GymFiles, envs: Iterable[Environment], gym: str) -> lis
     """Every recording the Gym ships for these environments' servers."""
     found: list[Recording] = []
     for env in envs:
-        found += read_recordings(files, env.name, data_dir(env.config), load_case(env).file, gym)
+        rows = load_case(env).file if env.has_case else env.example
+        found += read_recordings(files, env.name, data_dir(env.config), rows, gym)
     return found
 
 

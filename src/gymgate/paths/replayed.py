@@ -32,8 +32,9 @@ def replay_path(env: Environment, recording: Recording) -> PathSpec:
         name,
         model_turns(items),
         env.judge_markers,
-        judge_verdicts=tuple(judge_texts(recorded.get("judge_evaluations"))),
+        judge_verdicts=tuple(judge_texts(recorded)),
         recorded=True,
+        opening=first_user_text(recording.row) if env.judged and not env.judge_markers else "",
     )
     row = recording.row or {}
     unreplayable = recording.unreplayable or ("" if "reward" in recorded else "it records no reward")
@@ -92,13 +93,35 @@ def model_turns(items: list[dict[str, Any]]) -> tuple[Turn, ...]:
     return tuple(turns)
 
 
-def judge_texts(evaluations: Any) -> list[str]:
-    """What each recorded judge call answered, in order."""
-    if not isinstance(evaluations, list):
-        return []
+def judge_exchanges(recorded: dict[str, Any]) -> list[dict[str, Any]]:
+    """The judge exchanges a recording's verifier fields hold, in order: each a request (`responses_create_params`)
+    with the judge's `response` (equivalence_llm_judge's `judge_evaluations[*]`, arena's `games[*]`,
+    aegis_v4_safety's `judge_evaluation`, …)."""
+    found: list[dict[str, Any]] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            if "responses_create_params" in value and "response" in value:
+                found.append(value)
+                return
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    for key, value in recorded.items():
+        if key not in NOT_VERIFIER:
+            walk(value)
+    return found
+
+
+def judge_texts(recorded: dict[str, Any]) -> list[str]:
+    """What each recorded judge call answered, in order (where a recording keeps only the judge's text, as
+    simpleqa's `judge_output`, that text)."""
     texts = []
-    for evaluation in evaluations:
-        response = evaluation.get("response") if isinstance(evaluation, dict) else None
+    for exchange in judge_exchanges(recorded):
+        response = exchange["response"]
         output = response.get("output") if isinstance(response, dict) else None
         texts.append(
             "".join(
@@ -108,7 +131,21 @@ def judge_texts(evaluations: Any) -> list[str]:
                 for t in _texts(i.get("content"))
             )
         )
+    if not texts and isinstance(recorded.get("judge_output"), str):
+        texts.append(recorded["judge_output"])
     return texts
+
+
+def first_user_text(row: dict[str, Any] | None) -> str:
+    """The text of a row's first user message: what every policy request of its rollout carries."""
+    params = (row or {}).get("responses_create_params") or {}
+    items = params.get("input")
+    if isinstance(items, str):
+        return items
+    for item in items or []:
+        if isinstance(item, dict) and item.get("role") == "user":
+            return "".join(_texts(item.get("content")))
+    return ""
 
 
 def _texts(parts: Any) -> list[str]:

@@ -67,7 +67,10 @@ def run_of(config) -> RunFolder:
 
 def selected_environments(config):
     """--env, narrowed by --path: a Gym is started only if one of its paths will run."""
-    envs = load_environments(config.getoption("envs"))
+    from gymgate.recordings.read import LocalFiles
+
+    # A name no case has is derived from this Gym's own config (--env-set all; cases/derived.py).
+    envs = load_environments(config.getoption("envs"), gym=LocalFiles(gym_compat.gym_root()))
     paths = config.getoption("only_paths")
     return [e for e in envs if e.name in environments(paths)] if paths else envs
 

@@ -59,7 +59,10 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _raise_interrupt)
     honour_sigint()
     run_id = os.environ.get(RUN_MARKER) or "adhoc"
-    environments = load_environments(args.envs)
+    from gymgate.recordings.read import LocalFiles
+    from gymgate.services import gym_compat
+
+    environments = load_environments(args.envs, gym=LocalFiles(gym_compat.gym_root()))
     args.run_dir.mkdir(parents=True, exist_ok=True)
     run = RunFolder(args.run_dir)
     record: dict = {"run_id": run_id, "started": time.time(), "complete": False, "environments": {}}

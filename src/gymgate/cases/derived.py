@@ -1,0 +1,100 @@
+"""Environments gymgate has no case for, derived from the configuration the Gym itself declares — found the way
+`gymgate case new` finds it (cases/draft.pairings), preferring the agent the server's recordings name. Such an
+environment runs its recorded rollouts only (gymgate.paths.replayed): every expected value comes from Gym's own
+recordings, so there is no drafted case to review. `--env-set all` selects every runnable server of the ref that
+no case covers (cases/catalog.py says which can run here, and why the others cannot)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from gymgate.cases.catalog import SERVERS, catalog
+from gymgate.cases.draft import GymConfig, pairings
+from gymgate.cases.environments import Environment
+from gymgate.errors import UsageError
+from gymgate.recordings.read import RECORDINGS, GymFiles
+
+AGENTS = "responses_api_agents"
+
+
+@dataclass(frozen=True)
+class NotRunnable:
+    name: str
+    why: str
+
+
+def recorded_agents(files: GymFiles, server: str) -> list[str]:
+    """The agent instances the server's recordings name (`agent_ref.name`), most used first."""
+    counts: dict[str, int] = {}
+    for line in (files.read(f"{SERVERS}/{server}/data/{RECORDINGS}") or "").splitlines():
+        try:
+            ref = json.loads(line).get("agent_ref")
+        except (json.JSONDecodeError, AttributeError):
+            continue
+        if isinstance(ref, dict) and isinstance(ref.get("name"), str):
+            counts[ref["name"]] = counts.get(ref["name"], 0) + 1
+    return sorted(counts, key=lambda name: -counts[name])
+
+
+def chosen_config(files: GymFiles, server: str) -> GymConfig:
+    """The pairing the recordings were made with, where they name their agent; else the first declared."""
+    found = pairings(files, server)  # type: ignore[arg-type]
+    for agent in recorded_agents(files, server):
+        for pairing in found:
+            if pairing.agent_key == agent:
+                return pairing
+    return found[0]
+
+
+def derive(files: GymFiles, server: str) -> Environment:
+    """The environment of resources server `server` as the Gym declares it. UsageError when no config pairs it
+    with an agent."""
+    config = chosen_config(files, server)
+    example = config.example or f"{SERVERS}/{server}/data/example.jsonl"
+    return Environment(
+        name=server,
+        config=config.path,
+        resources_server=config.server_key,
+        agent=config.agent_key,
+        server_dirs=(f"{SERVERS}/{server}", f"{AGENTS}/{config.agent_type}"),
+        derived_from=config.path,
+        example=example,
+        judged=config.judge,
+    )
+
+
+def absent(server: str) -> Environment:
+    """An environment the Gym being run does not declare (a bump selected it from the other ref): its config is
+    not there, so the fleet skips its paths the way it skips a case's (services/fleet.py)."""
+    config = f"{SERVERS}/{server}/configs/{server}.yaml"
+    return Environment(server, config, server, "", (f"{SERVERS}/{server}",), derived_from=config)
+
+
+def derive_named(files: GymFiles, names: list[str]) -> list[Environment]:
+    """Derived environments by name, as a run's session re-derives what the harness selected: one this Gym does not
+    declare is `absent`."""
+    envs = []
+    for name in names:
+        try:
+            envs.append(derive(files, name))
+        except UsageError:
+            envs.append(absent(name))
+    return envs
+
+
+def runnable_here(files: GymFiles, covered: set[str]) -> tuple[list[Environment], list[NotRunnable]]:
+    """Every resources server no case covers: derived when it can run here, else why not (the catalog's rules, or
+    no config that pairs it with an agent)."""
+    derived, others = [], []
+    for item in catalog(files):  # type: ignore[arg-type]
+        if item.cases or item.name in covered:
+            continue
+        if not item.runnable:
+            others.append(NotRunnable(item.name, "; ".join(item.blockers)))
+            continue
+        try:
+            derived.append(derive(files, item.name))
+        except UsageError as exc:
+            others.append(NotRunnable(item.name, str(exc)))
+    return derived, others
