@@ -35,7 +35,7 @@ def test_bad_rerun_counts_are_usage_errors(capsys, value):
 def test_unknown_environment_name_exits_2_before_building(capsys, cache):
     assert main(["up", "--gym-ref", "0.4.0", "--env", "chess"]) == 2
     err = capsys.readouterr().err
-    assert "unknown environment(s) chess" in err and "mcqa" in err
+    assert "unknown environment 'chess'" in err and "mcqa" in err and "no ref declares it" in err
     assert not (cache / "envs").exists()
 
 
