@@ -61,9 +61,16 @@ def _requirements(text: str) -> list[str]:
     return [line for line in lines if line and not line.startswith("-")]
 
 
-def judge(requirements: list[str], config_texts: list[str]) -> tuple[list[str], list[str]]:
-    """(blockers, notes) from what an environment declares."""
+def judge(
+    requirements: list[str], config_texts: list[str], sources: dict[str, str] | None = None
+) -> tuple[list[str], list[str]]:
+    """(blockers, notes) from what an environment declares (and, in `sources`, what its own code imports)."""
     blockers, notes = [], []
+    for rule in _rules().get("import", []):
+        pattern = re.compile(rule["pattern"], re.M)
+        found = next(((name, m) for name, text in (sources or {}).items() if (m := pattern.search(text))), None)
+        if found:
+            blockers.append(rule["blocker"].format(match=f"{found[1].group(0).strip()} in {found[0]}"))
     for rule in _rules().get("requirement", []):
         for requirement in requirements:
             found = re.search(rule["pattern"], requirement)
@@ -99,7 +106,12 @@ def catalog(dist: Distribution) -> list[GymEnvironment]:
         recorded = read_recordings(dist, name, f"{SERVERS}/{name}/data")
         item.recordings, item.replayable = len(recorded), sum(1 for r in recorded if not r.unreplayable)
         requirements = _requirements(dist.read(f"{SERVERS}/{name}/requirements.txt") or "")
-        item.blockers, item.notes = judge(requirements, [dist.read(c) or "" for c in configs])
+        code = {
+            f: dist.read(f) or ""
+            for f in dist.files(f"{SERVERS}/{name}")
+            if f.endswith(".py") and "/tests/" not in f and not f.rsplit("/", 1)[1].startswith("test_")
+        }
+        item.blockers, item.notes = judge(requirements, [dist.read(c) or "" for c in configs], code)
         if not item.examples:
             item.blockers.insert(0, "no example data")
         found.append(item)

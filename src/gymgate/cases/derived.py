@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+import yaml
+
 from gymgate.cases.catalog import SERVERS, catalog
 from gymgate.cases.draft import GymConfig, pairings
-from gymgate.cases.environments import Environment
+from gymgate.cases.environments import MODEL_SERVER_NAME, Environment
 from gymgate.errors import UsageError
 from gymgate.recordings.read import RECORDINGS, GymFiles
 
@@ -47,6 +49,22 @@ def chosen_config(files: GymFiles, server: str) -> GymConfig:
     return found[0]
 
 
+def model_routes(files: GymFiles, config: GymConfig, server: str) -> dict[str, str]:
+    """Overrides pointing each model server the resources server calls (a judge, a reward model) at
+    `policy_model`: gymgate's endpoint plays every model, as in a case; the config's own names (e.g. genrm_model)
+    are defined by configs a run does not load."""
+    data = yaml.safe_load(files.read(config.path) or "") or {}
+    spec = ((data.get(config.server_key) or {}).get("resources_servers") or {}).get(server) or {}
+    prefix = f"{config.server_key}.resources_servers.{server}"
+    return {
+        f"{prefix}.{key}.name": MODEL_SERVER_NAME
+        for key, value in spec.items()
+        if isinstance(value, dict)
+        and value.get("type") == "responses_api_models"
+        and value.get("name") != MODEL_SERVER_NAME
+    }
+
+
 def derive(files: GymFiles, server: str) -> Environment:
     """The environment of resources server `server` as the Gym declares it. UsageError when no config pairs it
     with an agent."""
@@ -58,6 +76,7 @@ def derive(files: GymFiles, server: str) -> Environment:
         resources_server=config.server_key,
         agent=config.agent_key,
         server_dirs=(f"{SERVERS}/{server}", f"{AGENTS}/{config.agent_type}"),
+        overrides=dict(model_routes(files, config, server)),
         derived_from=config.path,
         example=example,
         judged=config.judge,
@@ -92,6 +111,9 @@ def runnable_here(files: GymFiles, covered: set[str]) -> tuple[list[Environment]
             continue
         if not item.runnable:
             others.append(NotRunnable(item.name, "; ".join(item.blockers)))
+            continue
+        if not item.recordings:
+            others.append(NotRunnable(item.name, "no case, and it ships no recorded rollout to judge it by"))
             continue
         try:
             derived.append(derive(files, item.name))

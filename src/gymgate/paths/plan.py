@@ -20,8 +20,10 @@ def recordings_of(files: GymFiles, envs: Iterable[Environment], gym: str) -> lis
     """Every recording the Gym ships for these environments' servers."""
     found: list[Recording] = []
     for env in envs:
-        rows = load_case(env).file if env.has_case else env.example
-        found += read_recordings(files, env.name, data_dir(env.config), rows, gym)
+        if env.has_case:
+            found += read_recordings(files, env.name, data_dir(env.config), load_case(env).file, gym)
+        else:  # recordings stay in the server's data/ when its config and rows moved to environments/ (0.7.0)
+            found += read_recordings(files, env.name, f"{env.server_dirs[0]}/data", env.example, gym)
     return found
 
 

@@ -156,13 +156,14 @@ def _text(content: Any) -> str:
 
 
 class _RowIndex:
-    """The server's data rows by what they ask, read lazily file by file (the case's file, example.jsonl, then
-    the rest of data/ but other recordings)."""
+    """The server's data rows by what they ask, read lazily file by file (the case's file — wherever it lies —,
+    example.jsonl, then the rest of data/ but other recordings)."""
 
     def __init__(self, files: GymFiles, data: str, first: str):
         names = [n for n in files.files(data) if n.endswith(".jsonl") and "rollouts" not in PurePosixPath(n).name]
         preferred = [first, f"{data}/example.jsonl"]
-        self._pending = [n for n in preferred if n in names] + [n for n in names if n not in preferred]
+        outside = [first] if first and first not in names and files.read(first) is not None else []
+        self._pending = outside + [n for n in preferred if n in names] + [n for n in names if n not in preferred]
         self._files = files
         self._rows: dict[tuple[Any, ...], list[tuple[dict[str, Any], str, int, str]]] = {}
 
