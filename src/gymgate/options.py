@@ -27,6 +27,7 @@ MAX_WORKERS = 64
 MAX_SECONDS = 86400.0
 MAX_RERUNS = 10
 MAX_ATTEMPTS = 10
+MAX_LIVE_ENVS = 64
 
 
 def workers(value: str) -> str:
@@ -55,6 +56,12 @@ def attempts(value: str) -> int:
     if value.isdigit() and 1 <= int(value) <= MAX_ATTEMPTS:
         return int(value)
     raise argparse.ArgumentTypeError(f"expected a number of attempts (1-{MAX_ATTEMPTS}), got {value!r}")
+
+
+def live_envs(value: str) -> int:
+    if value.isdigit() and 1 <= int(value) <= MAX_LIVE_ENVS:
+        return int(value)
+    raise argparse.ArgumentTypeError(f"expected a number of environments (1-{MAX_LIVE_ENVS}), got {value!r}")
 
 
 def env_names(raw: str) -> list[str]:
@@ -215,6 +222,18 @@ OPTIONS: tuple[Option, ...] = (
         default="auto",
         type=workers,
         var="GYMGATE_WORKERS",
+    ),
+    Option(
+        "max_envs",
+        ("--max-envs",),
+        "at most N environments' Gyms up at once (shared between the workers); the others start in waves, each as "
+        "an earlier one's paths are done (default: {default}: each Gym holds ~1 GiB, docs/benchmarks.md)",
+        JUDGING,
+        default=8,
+        type=live_envs,
+        var="GYMGATE_MAX_ENVS",
+        session="--max-envs",
+        extra={"metavar": "N"},
     ),
     Option(
         "cache",

@@ -44,3 +44,4 @@ class EnvState(StrEnum):
     READY = "ready"
     SKIPPED = "skipped"  # the environment is not in that Gym
     FAILED = "failed"
+    DONE = "done"  # its paths ran on this worker and its Gym was stopped to make room for the next wave

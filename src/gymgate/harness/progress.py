@@ -17,13 +17,28 @@ from gymgate.pathid import MODES, PathId
 from gymgate.runfolder import EnvStatus, PathRecord, RunFolder
 
 OUTCOME_STYLE = {PASS: "green", FAIL: "red", ERROR: "red", SKIP: "yellow"}
-ENV_STYLE = {EnvState.STARTING: "cyan", EnvState.READY: "green", EnvState.FAILED: "red", EnvState.SKIPPED: "yellow"}
+ENV_STYLE = {
+    EnvState.STARTING: "cyan",
+    EnvState.READY: "green",
+    EnvState.FAILED: "red",
+    EnvState.SKIPPED: "yellow",
+    EnvState.DONE: "dim",
+}
 
 
 class Progress:
-    def __init__(self, run: RunFolder, total_paths: int, stream=None, tty: bool | None = None, interval: float = 0.5):
+    def __init__(
+        self,
+        run: RunFolder,
+        total_paths: int,
+        stream=None,
+        tty: bool | None = None,
+        interval: float = 0.5,
+        total_envs: int = 0,
+    ):
         self.run = run
         self.total = total_paths
+        self.total_envs = total_envs
         self.stream = stream or sys.stdout
         self.tty = self.stream.isatty() if tty is None else tty
         self.interval = interval
@@ -42,7 +57,8 @@ class Progress:
                 self.envs[env] = status
                 extra = f" ({status.worker})" if status.worker else ""
                 took = f" {status.seconds:.1f}s" if status.status != EnvState.STARTING else ""
-                lines.append(f"{status.status:<8} {env}{extra}{took}")
+                wave = f" wave {status.wave}" if status.wave else ""
+                lines.append(f"{status.status:<8} {env}{extra}{wave}{took}")
         for name, record in self.run.written_records().items():
             if name not in self.paths:
                 self.paths[name] = record
@@ -58,18 +74,30 @@ class Progress:
         c = self.counts()
         return (
             f"paths {len(self.paths)}/{self.total}: {c[PASS]} passed, {c[FAIL]} failed, {c[ERROR]} errors, "
-            f"{c[SKIP]} skipped — {time.monotonic() - self.began:.0f}s"
+            f"{c[SKIP]} skipped{self.environments()} — {time.monotonic() - self.began:.0f}s"
+        )
+
+    def environments(self) -> str:
+        """`; environments D/N done, U up, S starting, wave W` once the run starts Gyms in waves ("" before)."""
+        waves = [s.wave for s in self.envs.values() if s.wave]
+        if not waves or max(waves) < 2:
+            return ""
+        states = [s.status for s in self.envs.values()]
+        done = sum(1 for s in states if s in (EnvState.DONE, EnvState.FAILED, EnvState.SKIPPED))
+        return (
+            f"; environments {done}/{self.total_envs or len(states)} done, {states.count(EnvState.READY)} up, "
+            f"{states.count(EnvState.STARTING)} starting, wave {max(waves)}"
         )
 
     def _table(self):
         from rich.table import Table
 
         table = Table(title=self.footer(), title_justify="left", show_edge=False)
-        for column in ("environment", "gym", "worker", *MODES, "other paths"):
+        for column in ("environment", "gym", "wave", "worker", *MODES, "other paths"):
             table.add_column(column)
         for env, status in sorted(self.envs.items()):
             state = status.status
-            cells = [env, f"[{ENV_STYLE[state]}]{state}[/]", status.worker or ""]
+            cells = [env, f"[{ENV_STYLE[state]}]{state}[/]", str(status.wave or ""), status.worker or ""]
             for mode in MODES:
                 record = self.paths.get(PathId.of(env, mode))
                 outcome = record.outcome if record else ""

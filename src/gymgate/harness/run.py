@@ -20,6 +20,7 @@ from gymgate.errors import BuildError
 from gymgate.locations import PACKAGE_DIR, repo_root
 from gymgate.options import SESSION, UP, child_argv, default
 from gymgate.outcomes import BROKEN
+from gymgate.pathid import PathId
 from gymgate.refs.source import GymSource
 from gymgate.report.summary import print_summary
 from gymgate.results import RunResult
@@ -35,6 +36,7 @@ class RunOptions:
     runs_dir: Path | None = None
     spinup_timeout: float = default("spinup_timeout")
     workers: str = default("workers")
+    max_envs: int = default("max_envs")  # Gyms up at once (session/controller.py: waves)
     selftest: bool = default("selftest")
     path_timeout: float = default("path_timeout")
     stop_timeout: float = default("stop_timeout")
@@ -179,7 +181,8 @@ def run_session(env, run: RunFolder, mark: RunMark, args: list[str], opts: RunOp
     run.write_mark(mark)  # an interrupted run stays marked incomplete
     deadline = run_deadline(opts, len(mark.expected))
     try:
-        with Progress(run, total_paths=len(mark.expected)):
+        envs = len({PathId(p).env for p in mark.expected})
+        with Progress(run, total_paths=len(mark.expected), total_envs=envs):
             child_exit = run_in_env(env, args, mark.run_id, cwd=repo_root(), log=run.pytest_log, timeout_s=deadline)
     except KeyboardInterrupt as exc:
         mark.finished = time.time()

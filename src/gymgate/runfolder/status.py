@@ -39,8 +39,9 @@ class EnvStatus:
     blame: str = ""  # for a failed start: gym, or harness (gymgate.outcomes.Blame)
     worker: str | None = None
     at: float | None = None  # time.time() of the write
+    wave: int | None = None  # which of its worker's waves started it (session.controller: --max-envs)
 
-    OPTIONAL: ClassVar[tuple[str, ...]] = ("worker", "at")  # left out of the JSON while None
+    OPTIONAL: ClassVar[tuple[str, ...]] = ("worker", "at", "wave")  # left out of the JSON while None
 
     def __post_init__(self) -> None:
         self.status = EnvState(self.status)

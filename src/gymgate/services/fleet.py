@@ -234,6 +234,17 @@ class Fleet:
 
     def discard(self, env_name: str, why: str, timeout_s: float = lifecycle.SHUTDOWN_TIMEOUT_S) -> None:
         """Tear this environment's Gym down now (it hung or a server died); a later launch starts a fresh one."""
+        self._take_down(env_name, timeout_s)
+        self.statuses[env_name] = EnvStatus(env_name, FAILED, f"torn down: {why}", blame=GYM)
+
+    def retire(self, env_name: str, timeout_s: float = lifecycle.SHUTDOWN_TIMEOUT_S) -> None:
+        """Stop this environment's Gym because its paths are done (a wave makes room for the next). A later path
+        of it would start a fresh one."""
+        self._take_down(env_name, timeout_s)
+
+    def _take_down(self, env_name: str, timeout_s: float) -> None:
+        """Tear the Gym down within its bound (what does not stop is kept for the lifecycle check), then free its
+        port band; the environment is marked for a fresh start should a path of it come again."""
         import ray
 
         with self._lock:
@@ -246,7 +257,6 @@ class Fleet:
                 self.stop_errors.setdefault(env_name, []).extend(map(strip_ansi, errors))
         if lease is not None:
             lease.release()
-        self.statuses[env_name] = EnvStatus(env_name, FAILED, f"torn down: {why}", blame=GYM)
 
     def stop(self, timeout_s: float = lifecycle.SHUTDOWN_TIMEOUT_S) -> dict[str, list[str]]:
         """Tear every actor down in parallel, then wait for start threads still running (their actors are gone,

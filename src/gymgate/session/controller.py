@@ -13,6 +13,7 @@ from typing import Any
 
 from gymgate.cases.environments import Environment
 from gymgate.consumer.postprocess import ActorSide
+from gymgate.outcomes import EnvState
 from gymgate.runfolder import EnvStatus, RunFolder, WorkerRecord
 from gymgate.services.fleet import INTERRUPT_SHUTDOWN_TIMEOUT_S, SPINUP_TIMEOUT_S, Fleet
 from gymgate.services.lifecycle import SHUTDOWN_TIMEOUT_S
@@ -42,8 +43,12 @@ class WorkerSession:
         stop_timeout_s: float = SHUTDOWN_TIMEOUT_S,
         on_status=None,
         began: float | None = None,
+        max_live: int = 0,
     ):
         self.run, self.worker, self.gcs = run, worker, gcs
+        self.max_live = max_live  # Gyms of this worker up at once (0: no bound); the rest wait in `backlog`
+        self.backlog: list[str] = []
+        self.wave_of: dict[str, int] = {}  # environment -> the wave that started it
         self.stop_timeout_s = stop_timeout_s
         self._on_status = on_status
         consumer = ActorSide(tokenizer) if tokenizer is not None else None  # `up` starts Gyms without a consumer
@@ -53,28 +58,51 @@ class WorkerSession:
         self._began = time.monotonic() if began is None else began  # when this worker began (ready_seconds)
 
     def _status(self, status: EnvStatus) -> None:
-        self.run.write_service_status(dataclasses.replace(status, worker=self.worker, at=time.time()))
+        wave = self.wave_of.get(status.env)
+        self.run.write_service_status(dataclasses.replace(status, worker=self.worker, at=time.time(), wave=wave))
         if self._on_status is not None:
             self._on_status(status)
 
     def launch(self, names: list[str], **record: Any) -> None:
-        """Every named Gym starts now, all at once, without waiting. `record`: more fields of the worker record
-        (WorkerRecord), e.g. namespace."""
+        """The named Gyms start now, all at once without waiting — or, with a bound, the first `max_live` of them:
+        the others wait and start one by one as an earlier one is `done_with` (waves of `max_live`, in this order).
+        `record`: more fields of the worker record (WorkerRecord), e.g. namespace."""
         self.record = dataclasses.replace(
             self.record, **record, planned=names, launched_after_s=round(time.monotonic() - self._began, 3)
         )
-        self.starting.update(self.fleet.launch(self.gcs, on_status=self._status, names=names))
+        bound = self.max_live or len(names) or 1
+        self.wave_of.update({name: index // bound + 1 for index, name in enumerate(names)})
+        self.backlog = list(names[bound:])
+        self._start(names[:bound])
         self.write_record()
+
+    def _start(self, names: list[str]) -> None:
+        self.starting.update(self.fleet.launch(self.gcs, on_status=self._status, names=names))
 
     def ensure(self, env_name: str) -> None:
         """Wait until this environment's Gym is ready, failed or skipped; one this worker was not planned for (its
-        owner crashed) is started here, once; so is one torn down by an earlier path."""
+        owner crashed), or not started yet (waiting for its wave), is started here, once; so is one torn down by an
+        earlier path."""
         if env_name in self.fleet.discarded:  # torn down after a hang or a dead server: start a fresh one
             self.fleet.discarded.discard(env_name)
             self.starting.pop(env_name, None)
+        if env_name in self.backlog:
+            self.backlog.remove(env_name)
         if env_name not in self.starting:
-            self.starting.update(self.fleet.launch(self.gcs, on_status=self._status, names=[env_name]))
+            self._start([env_name])
         self.starting[env_name].result()
+
+    def done_with(self, env_name: str) -> None:
+        """This worker has run every path of the environment: under a bound, stop its Gym and start the next
+        waiting one (the pipeline keeps `max_live` Gyms up or starting)."""
+        if not self.max_live or env_name not in self.starting:
+            return
+        status = self.fleet.statuses.get(env_name)
+        self.fleet.retire(env_name, self.stop_timeout_s)
+        if status is not None and status.status == EnvState.READY:
+            self._status(dataclasses.replace(status, status=EnvState.DONE))
+        if self.backlog:
+            self._start([self.backlog.pop(0)])
 
     def wait_all(self) -> dict[str, EnvStatus]:
         """Wait for every launched Gym; on Ctrl-C or SIGTERM mid-start, kill what exists at once (so the start

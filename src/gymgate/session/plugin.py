@@ -45,6 +45,7 @@ RAY_ADDRESS_VAR = "GYMGATE_RUN_RAY_ADDRESS"
 RUN_DIR_VAR = "GYMGATE_RUN_DIR"
 ITEMS = "items.py"  # the module whose items are the rollout paths (one per path id)
 _controller = ExitStack()
+_live: list[WorkerSession] = []  # this process's worker session while its fixture is up (waves: done_with)
 
 
 def pytest_addoption(parser):
@@ -131,6 +132,18 @@ def pytest_runtest_logreport(report):
     run.write_record(PathRecord.stub(path_id, ERROR, f"infrastructure{stage}: {cause}", blame=HARNESS))
 
 
+def pytest_runtest_teardown(item, nextitem):
+    """Worker side: the last path of an environment on this worker (the scheduler hands an environment's paths
+    over as one unit) lets the worker stop its Gym and start the next wave's."""
+    if not _live or nextitem is None:
+        return  # the session's end stops every Gym
+    from gymgate.session.schedule import env_of
+
+    env = env_of(item.nodeid)
+    if env != env_of(nextitem.nodeid):
+        _live[-1].done_with(env)
+
+
 def pytest_xdist_make_scheduler(config, log):
     from gymgate.session.schedule import EnvScheduling
 
@@ -167,7 +180,9 @@ def run_context(request, worker_id):
             spinup_timeout_s=config.getoption("spinup_timeout"),
             stop_timeout_s=config.getoption("stop_timeout"),
             began=began,
+            max_live=-(-config.getoption("max_envs") // workers),  # the run's bound, shared between its workers
         )
+        _live.append(session)
         try:
             # Every planned Gym starts now, all at once; a path waits only for its own environment, so the first
             # environment ready is being rolled out while the others still start.
@@ -194,5 +209,6 @@ def run_context(request, worker_id):
             )
             session.record.endpoint_requests = len(endpoint.exchanges)
             # What did not stop within its bounds was killed; the harness fails the run's lifecycle check on it.
+            _live.remove(session)
             session.stop()
             ray.shutdown()

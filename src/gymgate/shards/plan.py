@@ -73,7 +73,7 @@ def measured_costs(runs: list[RunFolder]) -> dict[str, float]:
     for run in runs:
         spent: dict[str, float] = {}
         for env, status in run.service_statuses().items():
-            if status.status == EnvState.READY:
+            if status.status in (EnvState.READY, EnvState.DONE):
                 spent[env] = spent.get(env, 0.0) + float(status.seconds)
         for record in run.written_records().values():
             seconds = (record.timings or {}).get("path_s")
