@@ -229,7 +229,7 @@ OPTIONS: tuple[Option, ...] = (
         "at most N environments' Gyms up at once (shared between the workers); the others start in waves, each as "
         "an earlier one's paths are done (default: {default}: each Gym holds ~1 GiB, docs/benchmarks.md)",
         JUDGING,
-        default=8,
+        default=10,
         type=live_envs,
         var="GYMGATE_MAX_ENVS",
         session="--max-envs",

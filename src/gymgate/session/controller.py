@@ -93,16 +93,16 @@ class WorkerSession:
         self.starting[env_name].result()
 
     def done_with(self, env_name: str) -> None:
-        """This worker has run every path of the environment: under a bound, stop its Gym and start the next
-        waiting one (the pipeline keeps `max_live` Gyms up or starting)."""
-        if not self.max_live or env_name not in self.starting:
+        """This worker has run every path of the environment: when another waits for its wave, start that one and
+        stop this one's Gym (the pipeline keeps `max_live` Gyms up or starting; with nothing waiting, a finished
+        Gym is left for the session's end, which stops them all in parallel)."""
+        if not self.backlog or env_name not in self.starting:
             return
+        self._start([self.backlog.pop(0)])  # starts in the background while this one stops
         status = self.fleet.statuses.get(env_name)
         self.fleet.retire(env_name, self.stop_timeout_s)
         if status is not None and status.status == EnvState.READY:
             self._status(dataclasses.replace(status, status=EnvState.DONE))
-        if self.backlog:
-            self._start([self.backlog.pop(0)])
 
     def wait_all(self) -> dict[str, EnvStatus]:
         """Wait for every launched Gym; on Ctrl-C or SIGTERM mid-start, kill what exists at once (so the start
