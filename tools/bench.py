@@ -662,6 +662,71 @@ def bench_fidelity() -> dict:
     return out
 
 
+def bench_all(pin: str, baseline: str | None) -> dict:
+    """`accept --env-set all --no-cache` of one ref alone (`--no-baseline`), then, given a baseline, the bump from
+    it: wall time, the summed RSS peak of every process the run started (sampled twice a second), the paths'
+    outcomes and each environment's replay fidelity. Runs that did not exit 0 are kept for a look."""
+    from gymgate.report.fidelity import fidelity
+
+    out: dict = {}
+    for label, extra in (("one ref", ["--no-baseline"]), ("bump", ["--baseline", baseline or ""])):
+        if label == "bump" and not baseline:
+            continue
+        runs = tempfile.mkdtemp(prefix="gg-bench-runs-")
+        done, peak = threading.Event(), [0]
+        sampler = threading.Thread(target=_sample_peak, args=(runs, done, peak), daemon=True)
+        sampler.start()
+        cmd = gymgate("accept", "--gym-ref", pin, "--env-set", "all", "--no-cache", *extra)
+        seconds, text, code = timed(cmd, dict(os.environ, GYMGATE_RUNS=runs))
+        done.set()
+        sampler.join()
+        row: dict = {"wall_s": round(seconds, 1), "exit_code": code, "peak_rss_gib": round(peak[0] / 2**30, 2)}
+        row["announced"] = [ln for ln in text.splitlines() if "environments without a case" in ln]
+        row["verdicts"] = [ln for ln in text.splitlines() if ln.startswith(("== ", "verdict", "exit"))][-5:]
+        for run_dir in sorted(d for d in Path(runs).iterdir() if d.is_dir() and (d / "run.json").is_file()):
+            records = list(RunFolder(run_dir).records().values())
+            outcomes: dict[str, int] = {}
+            for record in records:
+                outcomes[record.outcome] = outcomes.get(record.outcome, 0) + 1
+            found = fidelity(records)
+            row.setdefault("runs", {})[run_dir.name] = {
+                "paths": len(records),
+                "outcomes": outcomes,
+                "environments": len({r.env for r in records}),
+                "reproduce": sum(f.reproduce for f in found.values()),
+                "replays": sum(f.replays for f in found.values()),
+            }
+        if code == 0:
+            subprocess.run(["rm", "-rf", runs], check=False)
+        else:
+            row["runs_kept"] = runs
+        out[label] = row
+    return out
+
+
+def render_all(pin: str, baseline: str | None, data: dict, command: str) -> str:
+    lines = [
+        f"<!-- all:{pin}:begin -->",
+        f"### Every runnable environment, nemo-gym {pin} (`--env-set all`, issue 28)",
+        "",
+        f"`{command}` ({data['when']}, {data['host']}); the summed RSS of every process a run started, sampled",
+        "twice a second (shared pages counted once per process: an upper bound).",
+        "",
+        "| run | wall | peak RSS | exit | paths (outcomes) | replays reproduced |",
+        "|---|---|---|---|---|---|",
+    ]
+    for label, row in data["all"].items():
+        for name, run in row.get("runs", {}).items():
+            outcomes = ", ".join(f"{n} {k}" for k, n in sorted(run["outcomes"].items()))
+            lines.append(
+                f"| {label}: {name} | {row['wall_s']:.0f} s | {row['peak_rss_gib']} GiB | {row['exit_code']} | "
+                f"{run['paths']} in {run['environments']} environments ({outcomes}) | "
+                f"{run['reproduce']}/{run['replays']} |"
+            )
+    lines.append(f"<!-- all:{pin}:end -->")
+    return "\n".join(lines)
+
+
 def _verdict_lines(text: str) -> list[str]:
     return [line for line in text.splitlines() if line.startswith("== ") and "→" in line]
 
@@ -752,12 +817,13 @@ def main() -> int:
             "hang",
             "replays",
             "fidelity",
+            "all",
         ),
     )
     parser.add_argument("--pin", default="0.4.0")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--workers", default="1,auto", help="paths: comma-separated -n settings to compare")
-    parser.add_argument("--baseline", default="0.4.0", help="compare: the baseline ref")
+    parser.add_argument("--baseline", default="0.4.0", help="compare: the baseline ref (all: none unless given)")
     args = parser.parse_args()
     data = {
         "pin": args.pin,
@@ -803,6 +869,11 @@ def main() -> int:
         command, args.pin = "nox -s bench -- fidelity", "all"
         data["fidelity"] = bench_fidelity()
         section = render_fidelity(data, command)
+    elif args.what == "all":
+        baseline = args.baseline if "--baseline" in sys.argv else None
+        command = f"nox -s bench -- all --pin {args.pin}" + (f" --baseline {baseline}" if baseline else "")
+        data["all"] = bench_all(args.pin, baseline)
+        section = render_all(args.pin, baseline, data, command)
     elif args.what == "hang":
         data["hang"] = bench_hang(args.pin, args.repeats)
         section = render_hang(args.pin, data, command)

@@ -11,6 +11,7 @@ report shows it as not reproducing, with its class.
 from __future__ import annotations
 
 import fnmatch
+import json
 import tomllib
 from dataclasses import dataclass
 from functools import cache
@@ -83,6 +84,7 @@ class Volatile:
     rules: tuple[Rule, ...]
     ignored: tuple[tuple[str, str], ...]  # (glob, keep glob)
     absent_is_null: tuple[str, ...] = ()  # globs of leaves where null on one side and absent on the other agree
+    tools_as_json: bool = False  # tool outputs that are both JSON agree when their values do ([tool_outputs])
 
     def dropped(self, leaf: str) -> bool:
         return any(
@@ -106,6 +108,7 @@ def volatile() -> Volatile:
         rules,
         tuple((i["path"], i.get("keep", "")) for i in data.get("ignore", [])),
         tuple(i["path"] for i in data.get("absent_is_null", [])),
+        data.get("tool_outputs", {}).get("compare", "") == "json",
     )
 
 
@@ -163,9 +166,16 @@ def divergences(
     for index in range(max(len(recorded_tools), len(replayed_tools))):
         a = recorded_tools[index] if index < len(recorded_tools) else ABSENT
         b = replayed_tools[index] if index < len(replayed_tools) else ABSENT
-        if a != b:
+        if a != b and not (rules.tools_as_json and _same_json(a, b)):
             found.append(Divergence(f"{TOOL_OUTPUTS}.{index}", a, b))
     return found
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    try:
+        return json.loads(a) == json.loads(b)
+    except (TypeError, ValueError):
+        return False
 
 
 def comparable(result: dict[str, Any], fields: Any) -> dict[str, Any]:
