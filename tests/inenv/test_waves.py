@@ -1,0 +1,55 @@
+"""Waves: a worker keeps at most --max-envs (its share) Gyms up or starting, and starts the next as an earlier
+environment's paths are done (session/controller.WorkerSession), with a fleet that starts nothing."""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+
+from gymgate.outcomes import EnvState
+from gymgate.runfolder import EnvStatus, RunFolder
+from gymgate.session.controller import WorkerSession
+
+
+class FakeFleet:
+    """What WorkerSession asks of a Fleet, without Gyms: starts are immediate and ready."""
+
+    def __init__(self):
+        self.started: list[str] = []
+        self.retired: list[str] = []
+        self.statuses: dict[str, EnvStatus] = {}
+        self.discarded: set[str] = set()
+
+    def launch(self, gcs, on_status=None, names=None):
+        futures = {}
+        for name in names:
+            self.started.append(name)
+            self.statuses[name] = EnvStatus(name, EnvState.READY, seconds=1.0)
+            on_status(self.statuses[name])
+            futures[name] = Future()
+            futures[name].set_result(None)
+        return futures
+
+    def retire(self, name, timeout_s):
+        self.retired.append(name)
+
+
+def test_gyms_start_in_waves_as_earlier_environments_finish(tmp_path):
+    run = RunFolder(tmp_path)
+    session = WorkerSession(run, "gw0", "127.0.0.1:1", [], "http://127.0.0.1:1/v1", max_live=2)
+    session.fleet = fleet = FakeFleet()
+    session.launch(["a", "b", "c", "d", "e"])
+    assert fleet.started == ["a", "b"] and session.backlog == ["c", "d", "e"]
+    session.done_with("a")  # the next starts, the finished one stops
+    assert fleet.started == ["a", "b", "c"] and fleet.retired == ["a"]
+    statuses = run.service_statuses()
+    assert statuses["a"].status == EnvState.DONE and statuses["a"].wave == 1 and statuses["c"].wave == 2
+    session.ensure("e")  # asked for before its wave: started at once, no longer waiting
+    assert fleet.started[-1] == "e" and session.backlog == ["d"]
+    session.done_with("b"), session.done_with("c")
+    assert fleet.started == ["a", "b", "c", "e", "d"] and session.backlog == []
+    session.done_with("d")  # nothing waits: its Gym is left for the session's end
+    assert fleet.retired == ["a", "b"]  # c finished when nothing waited any more
+    unbounded = WorkerSession(run, "gw1", "127.0.0.1:1", [], "http://127.0.0.1:1/v1")
+    unbounded.fleet = FakeFleet()
+    unbounded.launch(["a", "b", "c"])
+    assert unbounded.fleet.started == ["a", "b", "c"] and unbounded.backlog == []

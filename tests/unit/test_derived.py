@@ -1,0 +1,95 @@
+"""Environments without a case, derived from a Gym's own configs (cases/derived.py), the wide environment's
+requirements (envs/project.wide_extras), and a judge told apart by the row's opening."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from gymgate.cases.derived import derive, derive_named, runnable_here
+from gymgate.endpoint.script import Script
+from gymgate.endpoint.server import JUDGE, POLICY, ModelEndpoint
+from gymgate.envs.project import wide_extras
+from gymgate.paths.plan import plan, recordings_of
+from gymgate.recordings.read import LocalFiles
+
+
+def _server(root: Path, name: str, *, judged: bool = False, reqs: str = "", agents=("a_agent",), recorded="") -> None:
+    """A resources server as Gym lays one out: its config (one agent per name in `agents`), rows, recordings."""
+    base = root / "resources_servers" / name
+    (base / "configs").mkdir(parents=True)
+    server: dict = {"entrypoint": "app.py"}
+    if judged:
+        server["judge_model_server"] = {"type": "responses_api_models", "name": "genrm_model"}
+    config: dict = {f"{name}_server": {"resources_servers": {name: server}}}
+    for agent in agents:
+        config[agent] = {
+            "responses_api_agents": {
+                "simple_agent": {
+                    "resources_server": {"type": "resources_servers", "name": f"{name}_server"},
+                    "datasets": [{"type": "example", "jsonl_fpath": f"resources_servers/{name}/data/example.jsonl"}],
+                }
+            }
+        }
+    (base / "configs" / f"{name}.yaml").write_text(yaml.safe_dump(config))
+    (base / "requirements.txt").write_text(reqs)
+    (base / "data").mkdir()
+    row = {"responses_create_params": {"input": [{"role": "user", "content": f"{name}?"}]}, "expected": "x"}
+    (base / "data" / "example.jsonl").write_text(json.dumps(row) + "\n")
+    if recorded:
+        rollout = {
+            "responses_create_params": {"input": [{"role": "user", "content": f"{name}?", "type": "message"}]},
+            "response": {"output": [{"type": "message", "content": [{"type": "output_text", "text": "x"}]}]},
+            "reward": 1.0,
+            "agent_ref": {"type": "responses_api_agents", "name": recorded},
+        }
+        (base / "data" / "example_rollouts.jsonl").write_text(json.dumps(rollout) + "\n")
+
+
+def test_an_environment_is_derived_as_its_recordings_ran_it(tmp_path):
+    _server(tmp_path, "quiz", judged=True, agents=("first_agent", "recorded_agent"), recorded="recorded_agent")
+    env = derive(LocalFiles(tmp_path), "quiz")
+    assert env.agent == "recorded_agent" and not env.has_case and env.judged  # the agent the recordings name
+    assert env.config == env.derived_from == "resources_servers/quiz/configs/quiz.yaml"
+    assert env.server_dirs == ("resources_servers/quiz", "responses_api_agents/simple_agent")
+    # The judge the config names is not defined by what a run loads: gymgate's endpoint plays it.
+    assert env.overrides == {"quiz_server.resources_servers.quiz.judge_model_server.name": "policy_model"}
+    # Its paths are its recordings, replayed; a judge call is what does not open with the row's question.
+    (path,) = plan([env], recordings_of(LocalFiles(tmp_path), [env], "9.9"))
+    assert path.id.startswith("quiz:rec.") and path.script.opening == "quiz?" and not path.unreplayable
+
+
+def test_what_cannot_be_derived_or_judged_says_why(tmp_path):
+    _server(tmp_path, "quiz", recorded="a_agent")
+    _server(tmp_path, "silent")  # no recording: nothing to judge it by
+    _server(tmp_path, "gpu", reqs="torch==2.0\n", recorded="a_agent")
+    derived, others = runnable_here(LocalFiles(tmp_path), set())
+    assert [e.name for e in derived] == ["quiz"]
+    why = {o.name: o.why for o in others}
+    assert "no recorded rollout" in why["silent"] and "GPU" in why["gpu"]
+    # A bump's other ref may not declare it: absent here, so the fleet skips it like a case's missing environment.
+    (gone,) = derive_named(LocalFiles(tmp_path), ["vanished"])
+    assert gone.name == "vanished" and not (tmp_path / gone.config).exists()
+
+
+def test_the_wide_environment_leaves_out_a_server_whose_pins_conflict(tmp_path):
+    _server(tmp_path, "one", reqs="pillow==12.3.0\nnumpy\n", recorded="a_agent")
+    _server(tmp_path, "two", reqs="Pillow==12.2.0\n", recorded="a_agent")
+    _server(tmp_path, "three", reqs="pillow>=12\n", recorded="a_agent")
+    files = LocalFiles(tmp_path)
+    extras, left_out = wide_extras(files, [derive(files, n) for n in ("one", "three", "two")])
+    assert extras["resources_servers/one"] == ["pillow==12.3.0", "numpy"]
+    assert extras["resources_servers/three"] == ["pillow>=12"]
+    assert "resources_servers/two" not in extras
+    assert left_out == {"two": "needs Pillow==12.2.0 while resources_servers/one needs pillow==12.3.0"}
+
+
+def test_a_request_without_the_rows_opening_is_the_judges():
+    script = Script("quiz", "rec.x", (), opening="What is 2+2?")
+    policy = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "What is 2+2?"}]
+    judge = [{"role": "user", "content": "Question: What is 2+2?\nAnswer: 4\nIs the answer right?"}]
+    assert ModelEndpoint.classify(None, script, policy) == POLICY
+    assert ModelEndpoint.classify(None, script, judge) == JUDGE
+    assert ModelEndpoint.classify(None, Script("quiz", "rec.x", ()), judge) == POLICY  # no opening: markers decide
