@@ -90,6 +90,16 @@ def accept(session: nox.Session) -> None:
     _gymgate(session, "accept", *session.posargs)
 
 
+@nox.session(name="accept-all", default=False)
+def accept_all(session: nox.Session) -> None:
+    """Every environment of a Gym ref that runs here, in waves: nox -s accept-all -- --gym-ref 0.7.0 --no-baseline
+
+    Each environment's case, or the config Gym declares for it, and every recorded rollout it ships; the
+    environments that cannot run here are listed with why."""
+    _harness(session)
+    _gymgate(session, "accept", "--env-set", "all", *session.posargs)
+
+
 def _pins() -> list[str]:
     """The committed pins, oldest first (pins/*.toml; the version order gymgate uses too)."""
 
