@@ -167,6 +167,14 @@ def test_divergences_ignore_only_what_volatile_declares():
         ("tool_outputs.0", "ok", "changed"),
         ("tool_outputs.1", ABSENT, "extra"),
     ]
+    # A field the verifier no longer returns is one divergence, named by its field; JSON tool outputs agree by value.
+    del replayed["metadata"]
+    found = fidelity.divergences(recorded, replayed, ('{"a": 1}',), ['{"a":1}'], (1, 1))
+    assert [(d.field, d.recorded, d.replayed) for d in found] == [
+        ("metadata.execution time", "<duration>", ABSENT),
+        ("metadata.output", "1\n", ABSENT),
+        ("judge_evaluations.0.response.output.0.content.0.text", "A=B", "A!=B"),
+    ]
 
 
 def test_a_classification_covers_only_its_fields_its_gyms_and_only_with_a_reason():

@@ -115,6 +115,15 @@ def runnable_here(files: GymFiles, covered: set[str]) -> tuple[list[Environment]
         if not item.recordings:
             others.append(NotRunnable(item.name, "no case, and it ships no recorded rollout to judge it by"))
             continue
+        if not item.replayable:
+            others.append(
+                NotRunnable(
+                    item.name,
+                    f"no case, and none of its {item.recordings} recorded rollouts can be replayed: the rows they "
+                    "were recorded on are not shipped",
+                )
+            )
+            continue
         try:
             derived.append(derive(files, item.name))
         except UsageError as exc:

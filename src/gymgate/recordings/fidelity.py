@@ -158,7 +158,7 @@ def divergences(
         found.append(Divergence(JUDGE_CALLS, *judge_calls))
     for key, value in recorded.items():
         want = _leaves({key: value}, rules)
-        got = _leaves({key: result[key]} if key in result else {}, rules)
+        got = _leaves({key: result[key]}, rules) if key in result else {}  # absent: no leaf at all
         for leaf in sorted(set(want) | set(got)):
             a, b = want.get(leaf, ABSENT), got.get(leaf, ABSENT)
             if not rules.agree(leaf, a, b):
