@@ -663,15 +663,13 @@ def bench_fidelity() -> dict:
 
 
 def bench_all(pin: str, baseline: str | None) -> dict:
-    """`accept --env-set all --no-cache` of one ref alone (`--no-baseline`), then, given a baseline, the bump from
-    it: wall time, the summed RSS peak of every process the run started (sampled twice a second), the paths'
+    """`accept --env-set all --no-cache` of one ref alone (`--no-baseline`), or, given a baseline, the bump from it:
+    wall time, the summed RSS peak of every process the run started (sampled twice a second), the paths'
     outcomes and each environment's replay fidelity. Runs that did not exit 0 are kept for a look."""
     from gymgate.report.fidelity import fidelity
 
     out: dict = {}
-    for label, extra in (("one ref", ["--no-baseline"]), ("bump", ["--baseline", baseline or ""])):
-        if label == "bump" and not baseline:
-            continue
+    for label, extra in [("bump", ["--baseline", baseline])] if baseline else [("one ref", ["--no-baseline"])]:
         runs = tempfile.mkdtemp(prefix="gg-bench-runs-")
         done, peak = threading.Event(), [0]
         sampler = threading.Thread(target=_sample_peak, args=(runs, done, peak), daemon=True)
@@ -705,9 +703,11 @@ def bench_all(pin: str, baseline: str | None) -> dict:
 
 
 def render_all(pin: str, baseline: str | None, data: dict, command: str) -> str:
+    tag = f"all:{baseline}-to-{pin}" if baseline else f"all:{pin}"
+    what = f"the bump {baseline} → {pin}" if baseline else f"nemo-gym {pin} alone"
     lines = [
-        f"<!-- all:{pin}:begin -->",
-        f"### Every runnable environment, nemo-gym {pin} (`--env-set all`, issue 28)",
+        f"<!-- {tag}:begin -->",
+        f"### Every runnable environment, {what} (`--env-set all`, issue 28)",
         "",
         f"`{command}` ({data['when']}, {data['host']}); the summed RSS of every process a run started, sampled",
         "twice a second (shared pages counted once per process: an upper bound).",
@@ -723,7 +723,8 @@ def render_all(pin: str, baseline: str | None, data: dict, command: str) -> str:
                 f"{run['paths']} in {run['environments']} environments ({outcomes}) | "
                 f"{run['reproduce']}/{run['replays']} |"
             )
-    lines.append(f"<!-- all:{pin}:end -->")
+    lines += [f"- {line}" for row in data["all"].values() for line in row.get("verdicts", [])]
+    lines.append(f"<!-- {tag}:end -->")
     return "\n".join(lines)
 
 
@@ -874,6 +875,7 @@ def main() -> int:
         command = f"nox -s bench -- all --pin {args.pin}" + (f" --baseline {baseline}" if baseline else "")
         data["all"] = bench_all(args.pin, baseline)
         section = render_all(args.pin, baseline, data, command)
+        args.pin = f"{baseline}-to-{args.pin}" if baseline else args.pin  # the section's tag and json name
     elif args.what == "hang":
         data["hang"] = bench_hang(args.pin, args.repeats)
         section = render_hang(args.pin, data, command)

@@ -4,6 +4,7 @@ in runnable.toml. What `gymgate cases list --gym-ref REF` shows."""
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
 import tomllib
@@ -32,6 +33,7 @@ class GymEnvironment:
     notes: list[str] = field(default_factory=list)
     recordings: int = 0  # recorded rollouts it ships (data/example_rollouts.jsonl)
     replayable: int = 0  # … whose row it ships too (gymgate.recordings.read)
+    usable: list[str] = field(default_factory=list)  # the configs nothing declared keeps from starting here
 
     @property
     def runnable(self) -> bool:
@@ -61,27 +63,51 @@ def _requirements(text: str) -> list[str]:
     return [line for line in lines if line and not line.startswith("-")]
 
 
-def judge(
-    requirements: list[str], config_texts: list[str], sources: dict[str, str] | None = None
-) -> tuple[list[str], list[str]]:
-    """(blockers, notes) from what an environment declares (and, in `sources`, what its own code imports)."""
-    blockers, notes = [], []
-    for rule in _rules().get("import", []):
+def judge(requirements: list[str], sources: dict[str, str] | None = None) -> list[str]:
+    """What keeps a server from running whichever config starts it: its requirements, and (`sources`) what its own
+    code does."""
+    blockers = []
+    for rule in _rules().get("code", []):
         pattern = re.compile(rule["pattern"], re.M)
-        found = next(((name, m) for name, text in (sources or {}).items() if (m := pattern.search(text))), None)
-        if found:
-            blockers.append(rule["blocker"].format(match=f"{found[1].group(0).strip()} in {found[0]}"))
+        for name, text in (sources or {}).items():
+            if "files" in rule and not fnmatch.fnmatch(name.rsplit("/", 1)[-1], rule["files"]):
+                continue
+            found = pattern.search(text)
+            if found:
+                blockers.append(rule["blocker"].format(match=f"{found.group(0).strip()} in {name}"))
+                break
     for rule in _rules().get("requirement", []):
         for requirement in requirements:
             found = re.search(rule["pattern"], requirement)
             if found:
                 blockers.append(rule["blocker"].format(match=requirement))
                 break
+    return blockers
+
+
+def judge_config(text: str) -> tuple[list[str], list[str]]:
+    """(blockers, notes) of one config: what it declares (a model service of its own, a GPU model server) and the
+    settings it interpolates that nothing defines."""
+    blockers, notes = [], []
     for rule in _rules().get("config_key", []):
-        key = re.compile(rf"^\s*{re.escape(rule['key'])}\s*:", re.M)
-        if any(key.search(text) for text in config_texts):
+        if re.search(rf"^\s*{re.escape(rule['key'])}\s*:", text, re.M):
             (blockers if "blocker" in rule else notes).append(rule.get("blocker") or rule["note"])
+    unset = _unset_interpolations(text)
+    if unset:
+        blockers.append(_rules()["interpolation"]["blocker"].format(match=", ".join(f"${{{n}}}" for n in unset)))
     return blockers, notes
+
+
+INTERPOLATION = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def _unset_interpolations(text: str) -> list[str]:
+    """Names a config interpolates (`${name}`) that it does not define as a top-level key and a run does not
+    supply."""
+    text = re.sub(r"(^|\s)#.*$", "", text, flags=re.M)  # a commented-out block asks for nothing
+    defined = set(_rules().get("interpolation", {}).get("supplied", []))
+    defined.update(re.findall(r"^([A-Za-z_][A-Za-z0-9_]*)\s*:", text, re.M))
+    return sorted(set(INTERPOLATION.findall(text)) - defined)
 
 
 def catalog(dist: Distribution) -> list[GymEnvironment]:
@@ -111,7 +137,12 @@ def catalog(dist: Distribution) -> list[GymEnvironment]:
             for f in dist.files(f"{SERVERS}/{name}")
             if f.endswith(".py") and "/tests/" not in f and not f.rsplit("/", 1)[1].startswith("test_")
         }
-        item.blockers, item.notes = judge(requirements, [dist.read(c) or "" for c in configs], code)
+        item.blockers = judge(requirements, code)
+        judged = {c: judge_config(dist.read(c) or "") for c in configs}
+        item.usable = [c for c in configs if not judged[c][0]]
+        if configs and not item.usable:  # no config starts it here: say why the first one cannot
+            item.blockers += judged[configs[0]][0]
+        item.notes = list(dict.fromkeys(n for c in item.usable for n in judged[c][1]))
         if not item.examples:
             item.blockers.insert(0, "no example data")
         found.append(item)

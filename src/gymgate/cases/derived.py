@@ -39,9 +39,14 @@ def recorded_agents(files: GymFiles, server: str) -> list[str]:
     return sorted(counts, key=lambda name: -counts[name])
 
 
-def chosen_config(files: GymFiles, server: str) -> GymConfig:
-    """The pairing the recordings were made with, where they name their agent; else the first declared."""
+def chosen_config(files: GymFiles, server: str, usable: list[str] | None = None) -> GymConfig:
+    """The pairing the recordings were made with, where they name their agent; else the first declared. `usable`:
+    only these configs (the catalog's: what nothing declared keeps from starting here)."""
     found = pairings(files, server)  # type: ignore[arg-type]
+    if usable is not None:
+        found = [p for p in found if p.path in usable]
+        if not found:
+            raise UsageError(f"none of {server}'s configs that can start here pairs it with an agent")
     for agent in recorded_agents(files, server):
         for pairing in found:
             if pairing.agent_key == agent:
@@ -65,10 +70,10 @@ def model_routes(files: GymFiles, config: GymConfig, server: str) -> dict[str, s
     }
 
 
-def derive(files: GymFiles, server: str) -> Environment:
-    """The environment of resources server `server` as the Gym declares it. UsageError when no config pairs it
-    with an agent."""
-    config = chosen_config(files, server)
+def derive(files: GymFiles, server: str, usable: list[str] | None = None) -> Environment:
+    """The environment of resources server `server` as the Gym declares it (`usable`: from these configs only).
+    UsageError when no config pairs it with an agent."""
+    config = chosen_config(files, server, usable)
     example = config.example or f"{SERVERS}/{server}/data/example.jsonl"
     return Environment(
         name=server,
@@ -125,7 +130,7 @@ def runnable_here(files: GymFiles, covered: set[str]) -> tuple[list[Environment]
             )
             continue
         try:
-            derived.append(derive(files, item.name))
+            derived.append(derive(files, item.name, item.usable))
         except UsageError as exc:
             others.append(NotRunnable(item.name, str(exc)))
     return derived, others

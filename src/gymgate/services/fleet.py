@@ -57,7 +57,10 @@ def link_venvs(
     The workers of a run share the folder and link at the same moment: an existing link to the same env is fine."""
     for env in environments:
         declared = gym_compat.config_server_dirs(env.config, MODEL_CONFIG, root=gym_root) if gym_root else []
-        for server_dir in dict.fromkeys([*env.all_server_dirs, *declared]):
+        # Gym looks for a server's venv under the last two parts of its dir (`<type>/<impl>`): for an impl nested one
+        # folder deeper (responses_api_agents/conversational_tool_use/simulation) that is not the dir itself.
+        dirs = [*env.all_server_dirs, *declared]
+        for server_dir in dict.fromkeys([*dirs, *("/".join(Path(d).parts[-2:]) for d in dirs)]):
             link = venvs_dir / server_dir / ".venv"
             link.parent.mkdir(parents=True, exist_ok=True)
             try:
