@@ -16,7 +16,9 @@ from gymgate.paths.plan import plan, recordings_of
 from gymgate.recordings.read import LocalFiles
 
 
-def _server(root: Path, name: str, *, judged: bool = False, reqs: str = "", agents=("a_agent",), recorded="") -> None:
+def _server(
+    root: Path, name: str, *, judged: bool = False, reqs: str = "", agents=("a_agent",), recorded="", asked=""
+) -> None:
     """A resources server as Gym lays one out: its config (one agent per name in `agents`), rows, recordings."""
     base = root / "resources_servers" / name
     (base / "configs").mkdir(parents=True)
@@ -40,7 +42,7 @@ def _server(root: Path, name: str, *, judged: bool = False, reqs: str = "", agen
     (base / "data" / "example.jsonl").write_text(json.dumps(row) + "\n")
     if recorded:
         rollout = {
-            "responses_create_params": {"input": [{"role": "user", "content": f"{name}?", "type": "message"}]},
+            "responses_create_params": {"input": [{"role": "user", "content": asked or f"{name}?", "type": "message"}]},
             "response": {"output": [{"type": "message", "content": [{"type": "output_text", "text": "x"}]}]},
             "reward": 1.0,
             "agent_ref": {"type": "responses_api_agents", "name": recorded},
@@ -65,10 +67,12 @@ def test_what_cannot_be_derived_or_judged_says_why(tmp_path):
     _server(tmp_path, "quiz", recorded="a_agent")
     _server(tmp_path, "silent")  # no recording: nothing to judge it by
     _server(tmp_path, "gpu", reqs="torch==2.0\n", recorded="a_agent")
+    _server(tmp_path, "unshipped", recorded="a_agent", asked="a row Gym does not ship")
     derived, others = runnable_here(LocalFiles(tmp_path), set())
     assert [e.name for e in derived] == ["quiz"]
     why = {o.name: o.why for o in others}
     assert "no recorded rollout" in why["silent"] and "GPU" in why["gpu"]
+    assert "none of its 1 recorded rollouts can be replayed" in why["unshipped"]
     # A bump's other ref may not declare it: absent here, so the fleet skips it like a case's missing environment.
     (gone,) = derive_named(LocalFiles(tmp_path), ["vanished"])
     assert gone.name == "vanished" and not (tmp_path / gone.config).exists()
@@ -93,3 +97,27 @@ def test_a_request_without_the_rows_opening_is_the_judges():
     assert ModelEndpoint.classify(None, script, policy) == POLICY
     assert ModelEndpoint.classify(None, script, judge) == JUDGE
     assert ModelEndpoint.classify(None, Script("quiz", "rec.x", ()), judge) == POLICY  # no opening: markers decide
+
+
+def test_what_a_servers_code_and_configs_declare_keeps_it_from_running(tmp_path):
+    _server(tmp_path, "fetcher", recorded="a_agent")
+    (tmp_path / "resources_servers/fetcher/setup_fetcher.py").write_text("urllib.request.urlopen(URL)\n")
+    _server(tmp_path, "builder", recorded="a_agent")
+    (tmp_path / "resources_servers/builder/app.py").write_text('subprocess.run(["uv", "venv", path])\n')
+    _server(tmp_path, "keyed", recorded="a_agent")
+    keyed = tmp_path / "resources_servers/keyed/configs/keyed.yaml"
+    keyed.write_text(keyed.read_text() + "# api_key: ${judge_api_key}\n")  # commented out: asks for nothing
+    _server(tmp_path, "secret", recorded="a_agent")
+    config = tmp_path / "resources_servers/secret/configs/secret.yaml"
+    needs_key = config.read_text().replace("entrypoint: app.py", "entrypoint: app.py\n      key: ${vendor_api_key}")
+    config.write_text(needs_key)
+    derived, others = runnable_here(LocalFiles(tmp_path), set())
+    why = {o.name: o.why for o in others}
+    assert "downloads its data when it starts" in why["fetcher"] and "setup_fetcher.py" in why["fetcher"]
+    assert "virtualenv of its own" in why["builder"]
+    assert "${vendor_api_key}" in why["secret"]
+    assert [e.name for e in derived] == ["keyed"]
+    # A second config that needs nothing is the one the environment runs from.
+    (tmp_path / "resources_servers/secret/configs/plain.yaml").write_text(needs_key.replace(" ${vendor_api_key}", " x"))
+    derived, _ = runnable_here(LocalFiles(tmp_path), set())
+    assert {e.name: e.config for e in derived}["secret"] == "resources_servers/secret/configs/plain.yaml"
