@@ -92,6 +92,10 @@ def judge_config(text: str) -> tuple[list[str], list[str]]:
     for rule in _rules().get("config_key", []):
         if re.search(rf"^\s*{re.escape(rule['key'])}\s*:", text, re.M):
             (blockers if "blocker" in rule else notes).append(rule.get("blocker") or rule["note"])
+    for rule in _rules().get("config_pattern", []):
+        found = re.search(rule["pattern"], text)
+        if found:
+            blockers.append(rule["blocker"].format(match=found.group(0)))
     unset = _unset_interpolations(text)
     if unset:
         blockers.append(_rules()["interpolation"]["blocker"].format(match=", ".join(f"${{{n}}}" for n in unset)))
