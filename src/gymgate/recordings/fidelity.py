@@ -26,7 +26,7 @@ VOLATILE_FILE = Path(__file__).with_name("volatile.toml")
 NONDETERMINISTIC = "nondeterministic"
 CLASSES = {
     "needs-service": "the recording needs a service that cannot run here",
-    "verifier-changed": "the verifier changed since the recording was made (the entry names the Gym commit)",
+    "verifier-changed": "the verifier changed since the recording was made (the entry names the Gym commit, or the release that first ships it)",
     NONDETERMINISTIC: "Gym's own nondeterminism: the same replay does not give the same result every time",
     "cannot-replay": "gymgate cannot replay that shape yet",
 }
@@ -56,6 +56,8 @@ class Entry:
     reason: str
     gyms: tuple[str, ...] = ()  # the Gym versions it holds on (none: every one)
     commit: str = ""  # verifier-changed: the Gym commit that changed it
+    # verifier-changed, when the Gym history at hand does not reach the commit: the release that first ships the change
+    since: str = ""
 
     def covers(self, path: str, gym: str, divergences: list[Divergence]) -> bool:
         if self.path != path or not self.reason.strip() or (self.gyms and gym not in self.gyms):
@@ -72,7 +74,8 @@ class Entry:
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {"class": self.kind, "reason": self.reason, "commit": self.commit, "fields": list(self.fields)}
+        found = {"class": self.kind, "reason": self.reason, "commit": self.commit, "fields": list(self.fields)}
+        return {**found, "since": self.since} if self.since else found
 
 
 def _under(field: str, covered: str) -> bool:
@@ -138,6 +141,7 @@ def _entries_of(file: Path) -> tuple[Entry, ...]:
                 raw.get("reason", ""),
                 tuple(raw.get("gyms", ())),
                 raw.get("commit", ""),
+                raw.get("since", ""),
             )
         )
     return tuple(found)
