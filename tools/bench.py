@@ -680,7 +680,7 @@ def bench_all(pin: str, baseline: str | None) -> dict:
         sampler.join()
         row: dict = {"wall_s": round(seconds, 1), "exit_code": code, "peak_rss_gib": round(peak[0] / 2**30, 2)}
         row["announced"] = [ln for ln in text.splitlines() if "environments without a case" in ln]
-        row["verdicts"] = [ln for ln in text.splitlines() if ln.startswith(("== ", "verdict", "exit"))][-5:]
+        row["verdicts"] = [ln for ln in text.splitlines() if ln.startswith("verdict")][-3:]
         for run_dir in sorted(d for d in Path(runs).iterdir() if d.is_dir() and (d / "run.json").is_file()):
             records = list(RunFolder(run_dir).records().values())
             outcomes: dict[str, int] = {}
