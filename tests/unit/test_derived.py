@@ -121,3 +121,20 @@ def test_what_a_servers_code_and_configs_declare_keeps_it_from_running(tmp_path)
     (tmp_path / "resources_servers/secret/configs/plain.yaml").write_text(needs_key.replace(" ${vendor_api_key}", " x"))
     derived, _ = runnable_here(LocalFiles(tmp_path), set())
     assert {e.name: e.config for e in derived}["secret"] == "resources_servers/secret/configs/plain.yaml"
+
+
+def test_the_report_says_which_configuration_an_environment_without_a_case_ran_from(tmp_path):
+    from gymgate.report.fidelity import fidelity_columns
+    from gymgate.runfolder import PathRecord
+
+    _server(tmp_path, "quiz", judged=True, recorded="a_agent")
+    env = derive(LocalFiles(tmp_path), "quiz")
+    assert env.ran_from == (
+        "Gym's resources_servers/quiz/configs/quiz.yaml, agent a_agent; judge and model servers routed to gymgate's "
+        "endpoint"
+    )
+    record = PathRecord(path="quiz:rec.1", env="quiz", mode="rec.1", gym={})
+    record.recording = {"file": "f", "ran_from": env.ran_from}
+    record.fidelity = {"reproduces": True}
+    _, rows, _ = fidelity_columns([("0.7.0", [record])])
+    assert rows == [(f"quiz (ran from {env.ran_from})", ["1/1 reproduce"])]

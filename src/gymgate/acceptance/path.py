@@ -95,6 +95,8 @@ def _new_record(ctx: RunContext, path: PathSpec) -> PathRecord:
     record = PathRecord(path=path.id, env=path.env.name, mode=path.name, gym=ctx.gym)
     if path.recorded is not None:
         record.recording = path.recorded.provenance()
+        if path.env.ran_from:  # no case: the report says which of Gym's configurations ran
+            record.recording["ran_from"] = path.env.ran_from
     return record
 
 

@@ -39,6 +39,14 @@ class Environment:
         return self.case_file is not None
 
     @property
+    def ran_from(self) -> str:
+        """For an environment without a case, the configuration it runs from (what a report says ran)."""
+        if not self.derived_from:
+            return ""
+        routed = "; judge and model servers routed to gymgate's endpoint" if self.overrides else ""
+        return f"Gym's {self.derived_from}, agent {self.agent}{routed}"
+
+    @property
     def all_server_dirs(self) -> tuple[str, ...]:
         return (*self.server_dirs, MODEL_SERVER_DIR)
 

@@ -18,6 +18,7 @@ UNREPLAYABLE, UNEXPLAINED, NOT_JUDGED = "not replayable here", "unexplained", "n
 @dataclass
 class EnvFidelity:
     env: str
+    ran_from: str = ""  # an environment without a case: the Gym configuration it ran from
     replays: int = 0
     reproduce: int = 0
     others: Counter = field(default_factory=Counter)  # why the rest did not: a class, or one of the three above
@@ -27,7 +28,8 @@ class EnvFidelity:
         return f"{self.env}: {self.reproduce}/{self.replays} reproduce" + (f" ({why})" if why else "")
 
     def to_json(self) -> dict:
-        return {"replays": self.replays, "reproduce": self.reproduce, "others": dict(self.others)}
+        found = {"replays": self.replays, "reproduce": self.reproduce, "others": dict(self.others)}
+        return {**found, "ran_from": self.ran_from} if self.ran_from else found
 
 
 def fidelity(records: list[PathRecord]) -> dict[str, EnvFidelity]:
@@ -37,6 +39,7 @@ def fidelity(records: list[PathRecord]) -> dict[str, EnvFidelity]:
         if not record.recording and "unreplayable" not in record.fidelity:
             continue
         env = found.setdefault(record.env, EnvFidelity(record.env))
+        env.ran_from = env.ran_from or str(record.recording.get("ran_from", ""))
         env.replays += 1
         if record.fidelity.get("reproduces"):
             env.reproduce += 1
@@ -83,8 +86,12 @@ def fidelity_columns(
     ref, "—" where it replayed nothing), and each ref's totals (label, reproduce, replays)."""
     found = [(label, fidelity(records)) for label, records in sides]
     envs = sorted({env for _, per_env in found for env in per_env})
+    ran_from = {env: f.ran_from for _, per_env in found for env, f in per_env.items() if f.ran_from}
     rows = [
-        (env, [per_env[env].line().split(": ", 1)[1] if env in per_env else "—" for _, per_env in found])
+        (
+            f"{env} (ran from {ran_from[env]})" if env in ran_from else env,
+            [per_env[env].line().split(": ", 1)[1] if env in per_env else "—" for _, per_env in found],
+        )
         for env in envs
     ]
     totals = [
