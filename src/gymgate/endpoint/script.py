@@ -54,7 +54,8 @@ class Script:
     # gymgate's byte-level tokens does not refuse them.
     recorded: bool = False
     # The text the policy's conversation opens with (the row's first user message), for a judged environment with no
-    # judge_markers (cases/derived.py): a request that does not carry it is the judge's.
+    # declared judge_markers (cases/derived.py): a request that does not carry it is the judge's, as is one that
+    # carries the markers derived from the recorded judge requests (paths/replayed.judge_marker).
     opening: str = ""
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 

@@ -152,7 +152,7 @@ class ModelEndpoint:
                 text = content_text(message.get("content"))
                 if all(marker in text for marker in script.judge_markers):
                     return JUDGE
-        elif script.opening:
+        if script.opening:  # a judge whose template changed since its recording no longer carries the marker
             opening = script.opening.strip()
             if not any(content_text(m.get("content")).strip() == opening for m in messages if m.get("role") == "user"):
                 return JUDGE

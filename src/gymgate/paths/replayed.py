@@ -27,11 +27,12 @@ def replay_path(env: Environment, recording: Recording) -> PathSpec:
     items = [i for i in response.get("output") or [] if isinstance(i, dict)]
     fields = {k: v for k, v in recorded.items() if k not in NOT_VERIFIER}
     name = path_name(recording.key)
+    marker = "" if env.judge_markers else judge_marker(recorded, recording.row)
     script = Script(
         env.name,
         name,
         model_turns(items),
-        env.judge_markers,
+        env.judge_markers or ((marker,) if marker else ()),
         judge_verdicts=tuple(judge_texts(recorded)),
         recorded=True,
         opening=first_user_text(recording.row) if env.judged and not env.judge_markers else "",
@@ -134,6 +135,31 @@ def judge_texts(recorded: dict[str, Any]) -> list[str]:
     if not texts and isinstance(recorded.get("judge_output"), str):
         texts.append(recorded["judge_output"])
     return texts
+
+
+def judge_marker(recorded: dict[str, Any], row: dict[str, Any] | None) -> str:
+    """For an environment without declared judge_markers: the longest line (20 characters or more) every judge
+    request the recording keeps carries and the row's own prompt does not — how the endpoint tells the judge's calls
+    from the policy's (a judge that quotes the conversation carries the row's opening too). "" when the recording
+    keeps no judge request."""
+    common: set[str] | None = None
+    for exchange in judge_exchanges(recorded):
+        lines = {line.strip() for text in _asked(exchange["responses_create_params"]) for line in text.splitlines()}
+        common = lines if common is None else common & lines
+    asked = "\n".join(_asked((row or {}).get("responses_create_params")))
+    found = sorted(line for line in common or () if len(line) >= 20 and line not in asked)
+    return max(found, key=len) if found else ""
+
+
+def _asked(params: Any) -> list[str]:
+    """The texts of a request's instructions and input messages."""
+    if not isinstance(params, dict):
+        return []
+    items = params.get("input")
+    texts = [str(params.get("instructions") or "")]
+    if isinstance(items, str):
+        return [*texts, items]
+    return [*texts, *("".join(_texts(i.get("content"))) for i in items or [] if isinstance(i, dict))]
 
 
 def first_user_text(row: dict[str, Any] | None) -> str:
