@@ -121,6 +121,9 @@ def test_what_a_servers_code_and_configs_declare_keeps_it_from_running(tmp_path)
     (tmp_path / "resources_servers/secret/configs/plain.yaml").write_text(needs_key.replace(" ${vendor_api_key}", " x"))
     derived, _ = runnable_here(LocalFiles(tmp_path), set())
     assert {e.name: e.config for e in derived}["secret"] == "resources_servers/secret/configs/plain.yaml"
+    # The session re-derives what the harness selected by name, from the same configs.
+    (again,) = derive_named(LocalFiles(tmp_path), ["secret"])
+    assert again.config == "resources_servers/secret/configs/plain.yaml"
 
 
 def test_the_report_says_which_configuration_an_environment_without_a_case_ran_from(tmp_path):

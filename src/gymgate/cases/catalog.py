@@ -114,6 +114,21 @@ def _unset_interpolations(text: str) -> list[str]:
     return sorted(set(INTERPOLATION.findall(text)) - defined)
 
 
+def server_files(dist: Distribution, name: str) -> list[str]:
+    """A server's files: its resources_servers/ folder and (Gym >= 0.4.0) its environments/ folder."""
+    return [f for folder in (f"{SERVERS}/{name}", f"{ENVIRONMENTS}/{name}") for f in dist.files(folder)]
+
+
+def server_configs(files: list[str]) -> list[str]:
+    return [f for f in files if f.endswith((".yaml", ".yml")) and ("/configs/" in f or f.endswith("/config.yaml"))]
+
+
+def usable_configs(dist: Distribution, configs: list[str]) -> tuple[list[str], dict[str, tuple[list[str], list[str]]]]:
+    """The configs nothing declared keeps from starting here, and every config's (blockers, notes)."""
+    judged = {c: judge_config(dist.read(c) or "") for c in configs}
+    return [c for c in configs if not judged[c][0]], judged
+
+
 def catalog(dist: Distribution) -> list[GymEnvironment]:
     """Every resources server of the Gym, alphabetically."""
     names = sorted({f.split("/")[1] for f in dist.files(SERVERS) if f.count("/") >= 2})
@@ -124,11 +139,8 @@ def catalog(dist: Distribution) -> list[GymEnvironment]:
                 ours.setdefault(server_dir.split("/")[1], []).append(env.name + (" (draft)" if env.draft else ""))
     found = []
     for name in names:
-        folders = [f"{SERVERS}/{name}", f"{ENVIRONMENTS}/{name}"]
-        files = [f for folder in folders for f in dist.files(folder)]
-        configs = [
-            f for f in files if f.endswith((".yaml", ".yml")) and ("/configs/" in f or f.endswith("/config.yaml"))
-        ]
+        files = server_files(dist, name)
+        configs = server_configs(files)
         item = GymEnvironment(name, configs=configs, cases=sorted(ours.get(name, [])))
         for example in (f for f in files if EXAMPLE.search(f) and "rollout" not in f.rsplit("/", 1)[1]):
             text = dist.read(example) or ""
@@ -142,8 +154,7 @@ def catalog(dist: Distribution) -> list[GymEnvironment]:
             if f.endswith(".py") and "/tests/" not in f and not f.rsplit("/", 1)[1].startswith("test_")
         }
         item.blockers = judge(requirements, code)
-        judged = {c: judge_config(dist.read(c) or "") for c in configs}
-        item.usable = [c for c in configs if not judged[c][0]]
+        item.usable, judged = usable_configs(dist, configs)
         if configs and not item.usable:  # no config starts it here: say why the first one cannot
             item.blockers += judged[configs[0]][0]
         item.notes = list(dict.fromkeys(n for c in item.usable for n in judged[c][1]))

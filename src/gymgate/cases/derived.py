@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import yaml
 
-from gymgate.cases.catalog import SERVERS, catalog
+from gymgate.cases.catalog import SERVERS, catalog, server_configs, server_files, usable_configs
 from gymgate.cases.draft import GymConfig, pairings
 from gymgate.cases.environments import MODEL_SERVER_NAME, Environment
 from gymgate.errors import UsageError
@@ -101,10 +101,16 @@ def derive_named(files: GymFiles, names: list[str]) -> list[Environment]:
     envs = []
     for name in names:
         try:
-            envs.append(derive(files, name))
+            envs.append(derive_usable(files, name))
         except UsageError:
             envs.append(absent(name))
     return envs
+
+
+def derive_usable(files: GymFiles, name: str) -> Environment:
+    """`derive` from the configs nothing declared keeps from starting here: the same choice wherever it is made
+    (the harness selecting, the session re-deriving)."""
+    return derive(files, name, usable_configs(files, server_configs(server_files(files, name)))[0])
 
 
 def runnable_here(files: GymFiles, covered: set[str]) -> tuple[list[Environment], list[NotRunnable]]:

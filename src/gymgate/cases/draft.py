@@ -17,7 +17,7 @@ import tomli_w
 import yaml
 
 from gymgate.cases.case import RETURNED
-from gymgate.cases.catalog import ENVIRONMENTS, SERVERS
+from gymgate.cases.catalog import SERVERS, server_configs, server_files
 from gymgate.compare.observation import rules
 from gymgate.endpoint.script import UNSCRIPTED
 from gymgate.errors import UsageError
@@ -58,15 +58,10 @@ class Draft:
     problems: list[str] = field(default_factory=list)  # what a person must finish
 
 
-def _configs(dist: Distribution, server: str) -> list[str]:
-    files = dist.files(f"{SERVERS}/{server}/configs") + dist.files(f"{ENVIRONMENTS}/{server}")
-    return [f for f in files if f.endswith((".yaml", ".yml")) and ("/configs/" in f or f.endswith("/config.yaml"))]
-
-
 def pairings(dist: Distribution, server: str, wanted: str | None = None) -> list[GymConfig]:
     """Every (config, agent) pairing that declares resources server `server` (the folder name), the config named
     after the server first (`wanted`: that config only)."""
-    configs = _configs(dist, server)
+    configs = server_configs(server_files(dist, server))
     if not configs:
         raise UsageError(f"the Gym has no config for resources server {server!r} ({SERVERS}/{server}/configs/)")
     if wanted is not None:

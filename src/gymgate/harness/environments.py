@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from argparse import Namespace
 
-from gymgate.cases.derived import NotRunnable, derive, runnable_here
+from gymgate.cases.derived import NotRunnable, derive_usable, runnable_here
 from gymgate.cases.environments import ALL_SET, Environment, all_environments, load_environments, refuse_drafts
 from gymgate.errors import UsageError
 
@@ -42,7 +42,7 @@ def _one(name: str, sources: list) -> Environment:
     problems = []
     for source in sources:
         try:
-            return derive(Distribution(source), name)
+            return derive_usable(Distribution(source), name)
         except UsageError as exc:
             problems.append(f"{source.name}: {exc}")
     known = ", ".join(sorted(e.name for e in all_environments()))
