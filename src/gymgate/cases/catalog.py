@@ -189,7 +189,7 @@ def list_command(args) -> int:
     for item in found:
         rows = sum(item.examples.values())
         recorded = f"{item.replayable}/{item.recordings}" if item.recordings else "—"
-        ran = [replayed[c] for c in item.cases if c in replayed]
+        ran = [replayed[c] for c in item.cases or [item.name] if c in replayed]  # no case: run as derived
         reproduce = ", ".join(f"{f.reproduce}/{f.replays}" for f in ran) or "—"
         here = "yes: nothing declared against it" if item.runnable else "no: " + "; ".join(item.blockers)
         notes = f" ({'; '.join(item.notes)})" if item.notes and item.runnable else ""
