@@ -353,3 +353,27 @@ def test_passed_through_tool_parameters_must_arrive_when_they_mean_something(row
     checks.check_request_contract(result, case, script, [policy], row, copy.deepcopy(row), CONFIG)
     tool_failures = [f.field for f in result.failures if "tool_choice" in f.field or "parallel" in f.field]
     assert bool(tool_failures) is fails, result.failures
+
+
+EXTRA = {"metadata": {"extra_body": '{"stop": ["</tool_call>"], "include_stop_str_in_output": true}'}}
+
+
+@pytest.mark.parametrize(
+    ("row_params", "sent", "fails"),
+    [
+        (EXTRA, {"stop": ["</tool_call>"], "include_stop_str_in_output": True}, False),
+        (EXTRA, {"include_stop_str_in_output": True}, True),  # the row's stop string never reached the model
+        (EXTRA, {}, True),
+        ({"metadata": {"extra_body": "not json"}}, {}, False),  # nothing Gym could merge either
+        ({"metadata": None}, {}, False),
+    ],
+)
+def test_what_a_row_adds_to_every_model_request_must_reach_the_model(row_params, sent, fails):
+    (env,) = load_environments(["mcqa"])
+    case = _accepted(env)
+    body = {"messages": [], "temperature": 0.7, "top_p": 0.95, "max_tokens": 64, **FLAGS, **sent}
+    policy = Exchange(env=env.name, route="chat", body=body, kind=POLICY, turn=0)
+    row = {"responses_create_params": {"max_output_tokens": 64, **row_params}}
+    result = _result()
+    checks.check_request_contract(result, case, case.script, [policy], row, copy.deepcopy(row), CONFIG)
+    assert bool([f for f in result.failures if "extra_body" in f.field]) is fails, result.failures

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from gymgate.cli import main
-from gymgate.compare.runs import compare_runs
+from gymgate.compare.runs import NEW_CAUSE, compare_runs
 from gymgate.errors import UsageError
 from gymgate.report.markdown import render_markdown
 from tests.helpers import observation, record, stored_run
@@ -63,6 +63,27 @@ def test_categories_changes_locks_and_verdict(tmp_path):
     assert "| `requests.policy.*.body.seed` | all of them | `<absent>` | `0` |" in report
     assert '- `result.usage` new in 0.4.0: `{"tokens": 3}` — mcqa × rejected' in report
     assert '  - `result.usage` = `{"tokens": 3}`' in report
+
+
+def test_a_path_new_in_the_candidate_that_fails_is_regressed_and_says_it_is_new(tmp_path):
+    base = stored_run(tmp_path, "a", "0.6.0", [record("mcqa:accepted", "PASS"), record("arena:rec.1", "SKIP")])
+    failing = "[recording] reward: expected 1.0, got 0.0"
+    cand = stored_run(
+        tmp_path,
+        "b",
+        "0.7.0",
+        [
+            record("mcqa:accepted", "FAIL", reason=failing),
+            record("arena:rec.1", "FAIL", reason=failing),
+            record("widesearch:rec.2", "ERROR", reason="Gym did not start"),
+        ],
+    )
+    comparison = compare_runs(base, cand)
+    paths = {p.path: p for p in comparison.paths}
+    assert {k: p.category for k, p in paths.items()} == dict.fromkeys(paths, "regressed")  # red, fail closed
+    assert paths["arena:rec.1"].causes[0] == paths["widesearch:rec.2"].causes[0] == NEW_CAUSE
+    assert NEW_CAUSE not in paths["mcqa:accepted"].causes  # a working path the bump broke is not new
+    assert comparison.exit_code == 1
 
 
 def test_clean_bump_exits_0_and_cli_writes_the_report(tmp_path, capsys):

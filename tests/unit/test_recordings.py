@@ -192,6 +192,14 @@ def test_a_classification_covers_only_its_fields_its_gyms_and_only_with_a_reason
     assert noisy.masks == ("reward",)
 
 
+def test_one_classification_can_name_every_recording_of_an_environment_by_a_glob():
+    found = [fidelity.Divergence("reward", 0.0, 1.0)]
+    entry = fidelity.Entry("scicode:rec.*", "cannot-replay", ("reward",), "why")
+    assert entry.covers("scicode:rec.0a1b2c3d4e", "0.7.0", found)
+    assert not entry.covers("scicode:accepted", "0.7.0", found)  # a hand-written path is never a recording's
+    assert not entry.covers("scicodepile:rec.0a1b2c3d4e", "0.7.0", found)
+
+
 def test_the_committed_classifications_parse_name_real_classes_and_give_reasons():
     entries = fidelity.entries()
     assert entries, "cases/recordings/fidelity.toml classifies the divergences measured on the releases"

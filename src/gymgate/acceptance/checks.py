@@ -31,6 +31,18 @@ PASSED_THROUGH = ("tool_choice", "parallel_tool_calls")
 NEUTRAL_WITHOUT_TOOLS = {"tool_choice": ("auto", "none"), "parallel_tool_calls": (True, False)}
 
 
+def row_extra_body(params: dict[str, Any]) -> dict[str, Any]:
+    """What a row asks Gym's model server to add to each of its model requests: `metadata.extra_body`, a JSON
+    object in a string (per-sample stop strings, for one: image_tools' rows stop at `</tool_call>`), which Gym's
+    vLLM model server merges into the chat request under the request's own keys. Unreadable: nothing to hold."""
+    raw = (params.get("metadata") or {}).get("extra_body") if isinstance(params.get("metadata"), dict) else None
+    try:
+        parsed = json.loads(raw) if isinstance(raw, str) else {}
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
 def digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
@@ -228,6 +240,14 @@ def check_request_contract(
                     "request_contract",
                     f"policy turn {exchange.turn}: {key}",
                     params[key],
+                    exchange.body.get(key, MISSING),
+                )
+        for key, value in row_extra_body(params).items():  # the request's own keys win the merge: not held here
+            if key not in want and key != "messages" and exchange.body.get(key, MISSING) != value:
+                result.fail(
+                    "request_contract",
+                    f"policy turn {exchange.turn}: {key} (the row's metadata.extra_body)",
+                    value,
                     exchange.body.get(key, MISSING),
                 )
     if judge and judge_config is None:

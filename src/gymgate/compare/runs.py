@@ -34,6 +34,9 @@ from gymgate.verdict import (
 OBSERVED = "observed"  # the record field holding a path's full observation (PathRecord.observe)
 NONDETERMINISTIC_CAUSE = "[nondeterministic]"  # the root-cause tag of a candidate that disagrees with itself
 CHANGED_CAUSE = "[changed]"  # the root-cause tag of an unacknowledged contract change
+# The root cause a regressed path without a baseline leads with: its environment or recording is new in the candidate
+# and does not pass there (red, as the table says, but not something the bump broke in a working path).
+NEW_CAUSE = "[new] not on the baseline, does not pass on the candidate"
 
 
 @dataclass
@@ -217,6 +220,8 @@ def compare_runs(baseline_dir: Path, candidate_dir: Path, acks_dir: Path | None 
             item.flaky_on = flaky_side(*unstable)
         if b is not None and b.outcome != PASS and (b.outcome != SKIP or category == REGRESSED):
             item.causes = root_causes(b)
+            if category == REGRESSED and label(a) in (SKIP, None) and not unstable[1]:
+                item.causes = [NEW_CAUSE, *item.causes]
         if disagreements:  # the first reason line says it, the candidate's first
             lines = [disagreements[role].line(role) for role in ("candidate", "baseline") if role in disagreements]
             item.reason = "\n".join([*lines, *([item.reason] if item.reason else [])])

@@ -2,8 +2,8 @@
 
 A replay is compared with its recording leaf by leaf (the recording's reward and verifier fields against Gym's
 result, the recorded tool outputs against the replay's), after volatile.toml's rules. A difference is a failure of
-the path (kind `recording`) unless cases/recordings/fidelity.toml classifies it: an entry names the path, the
-fields it covers, one of CLASSES, a reason (an entry without one covers nothing, like an ack) and optionally the
+the path (kind `recording`) unless cases/recordings/fidelity.toml classifies it: an entry names the path (or a
+glob of paths, `scicode:rec.*`, when one reason holds for every recording of an environment), the fields it covers, one of CLASSES, a reason (an entry without one covers nothing, like an ack) and optionally the
 Gym versions it holds on. A classified replay still runs every other check and is still compared across refs; the
 report shows it as not reproducing, with its class.
 """
@@ -60,7 +60,7 @@ class Entry:
     since: str = ""
 
     def covers(self, path: str, gym: str, divergences: list[Divergence]) -> bool:
-        if self.path != path or not self.reason.strip() or (self.gyms and gym not in self.gyms):
+        if not fnmatch.fnmatchcase(path, self.path) or not self.reason.strip() or (self.gyms and gym not in self.gyms):
             return False
         return all(any(_under(d.field, f) for f in self.fields) for d in divergences)
 
