@@ -319,6 +319,28 @@ def test_mask_sample_is_judged_where_rl_reads_it_and_a_moved_one_is_named(result
     assert all(says in str(f.actual) for f in record.failures[-1:])
 
 
+@pytest.mark.parametrize(
+    ("recorded", "fails"),
+    [
+        ({"failure_reason": "argument_below_threshold", "reward": 0.0}, []),  # the verdict Gym recorded, as recorded
+        ({"failure_reason": "none", "reward": 0.0}, ["failure_reason"]),  # another reason than the recorded one
+        ({"reward": 0.0}, ["failure_reason"]),  # the recording never said so
+        (None, ["failure_reason"]),  # a hand-written path: any reason fails
+    ],
+)
+def test_a_replay_may_carry_the_diagnostic_its_recording_carries_and_no_other(recorded, fails):
+    record = PathRecord.stub("image_tools:rec.1", "ERROR", "")
+    checks.check_gym_failure(record, {"reward": 0.0, "failure_reason": "argument_below_threshold"}, recorded)
+    assert [f.field for f in record.failures] == fails
+
+
+def test_a_replay_never_passes_with_what_marks_an_infrastructure_failure_even_if_recorded():
+    record = PathRecord.stub("m:rec.1", "ERROR", "")
+    marked = {"_ng_failure_class": "judge_failed", "mask_sample": True}
+    checks.check_gym_failure(record, {"reward": 0.0, **marked}, {"reward": 0.0, **marked})
+    assert [f.field for f in record.failures] == ["_ng_failure_class", "mask_sample (top level)"]
+
+
 def test_a_result_with_its_failure_fields_unset_passes():
     record = PathRecord.stub("mcqa:rejected", "ERROR", "")
     checks.check_gym_failure(

@@ -204,7 +204,7 @@ def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | N
     # Each check is named for the failure kind it reports (runfolder/record.py Failure.kind).
     for name, check in (
         ("verifier", lambda: checks.check_verifier(result, path, full)),
-        ("gym_failure", lambda: checks.check_gym_failure(result, full)),
+        ("gym_failure", lambda: checks.check_gym_failure(result, full, path.recorded and path.recorded.fields)),
         ("tokens", lambda: checks.check_tokens(result, script, exchanges, processed)),
         (
             "request_contract",
