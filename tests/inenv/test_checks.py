@@ -5,6 +5,7 @@ another agent fails them; the faithful version passes."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 
 import numpy as np
@@ -12,11 +13,13 @@ import pytest
 
 from gymgate.acceptance import checks
 from gymgate.acceptance.expected import UnsupportedInput, first_turn_messages
+from gymgate.cases.case import RETURNED
 from gymgate.cases.environments import load_environments
 from gymgate.consumer.rollout import GenerationConfig
 from gymgate.endpoint.server import JUDGE, POLICY, Exchange
 from gymgate.endpoint.tokenizer import build_tokenizer, encode, render
 from gymgate.paths.handwritten import case_paths
+from gymgate.paths.spec import Recorded
 from gymgate.runfolder import PathRecord
 
 TOKENIZER = build_tokenizer()
@@ -215,6 +218,17 @@ def test_the_rows_metadata_must_come_back_unchanged_and_every_field_be_declared(
     checks.check_metadata(result, case, row, {"expected_answer": "b"})
     checks.check_metadata(result, case, {**row, "difficulty": 3}, {"expected_answer": "B"})
     assert _failed(result) == [("metadata", "expected_answer"), ("metadata", "difficulty")]
+
+
+def test_a_replays_row_field_that_does_not_come_back_is_reported_once_by_the_recording_check():
+    (env,) = load_environments(["mcqa"])
+    recorded = Recorded("0.7.0", "f", 0, "s", {"reward": 1.0, "problem_id": "p1"}, ())
+    replay = dataclasses.replace(_accepted(env), recorded=recorded, metadata={"problem_id": RETURNED})
+    result = _result()
+    checks.check_metadata(result, replay, {"responses_create_params": {}, "problem_id": "p1"}, {"reward": 1.0})
+    assert result.failures == []  # the recording holds it: a divergence there, classifiable
+    checks.check_recording(result, replay, {"reward": 1.0}, [])
+    assert _failed(result) == [("recording", "problem_id")]
 
 
 def test_rl_side_metrics_equal_the_paths_expected_values():
