@@ -29,6 +29,10 @@ FILES = {
     "resources_servers/git_dep/requirements.txt": "thing @ git+https://example.invalid/thing.git\n",
     "resources_servers/sandboxed/configs/s.yaml": "s:\n  resources_servers:\n    sandboxed:\n      sandbox_host: 127.0.0.1\n",
     "resources_servers/sandboxed/data/example.jsonl": ROW,
+    "resources_servers/git_source/data/example.jsonl": ROW,
+    "resources_servers/git_source/pyproject.toml": '[tool.uv.sources]\nlib = { git = "https://example.invalid/lib.git" }\n',
+    "resources_servers/keyed/configs/k.yaml": "k:\n  resources_servers:\n    keyed:\n      api_key: ${oc.select:my_key,null}\n",
+    "resources_servers/keyed/data/example.jsonl": ROW,
     "resources_servers/no_data/app.py": "",
     "environments/calendar/config.yaml": "calendar:\n  resources_servers:\n    calendar:\n      entrypoint: app.py\n",
     "environments/calendar/data/example.jsonl": ROW * 2,
@@ -39,7 +43,9 @@ FILES = {
 def test_each_environment_with_its_data_case_and_declared_blockers(tmp_path):
     tree = write_tree(tmp_path / "gym", "0.4.0", extra_files=FILES)
     found = {e.name: e for e in catalog(Distribution(resolve_ref(str(tree))))}
-    assert sorted(found) == ["calendar", "git_dep", "gpu", "judge_it", "mcqa", "no_data", "sandboxed"]
+    assert sorted(found) == [
+        *("calendar", "git_dep", "git_source", "gpu", "judge_it", "keyed", "mcqa", "no_data", "sandboxed")
+    ]
     assert found["mcqa"].examples == {"resources_servers/mcqa/data/example.jsonl": 3}
     assert found["mcqa"].cases == ["mcqa"] and found["mcqa"].runnable
     assert found["calendar"].examples == {"environments/calendar/data/example.jsonl": 2}  # Gym 0.4's own folders
@@ -49,6 +55,8 @@ def test_each_environment_with_its_data_case_and_declared_blockers(tmp_path):
     assert found["git_dep"].blockers[0].startswith("installs from outside the package index")
     assert found["sandboxed"].blockers == ["needs a code execution sandbox (configs set sandbox_host)"]
     assert found["no_data"].blockers == ["no example data"] and not found["no_data"].runnable
+    assert found["git_source"].blockers[0].startswith("installs a dependency from a git repository")  # pyproject
+    assert found["keyed"].blockers[0].startswith("needs an API key a run must supply")
 
 
 def test_the_command_lists_a_pin_from_its_wheel():

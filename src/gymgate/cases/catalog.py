@@ -151,7 +151,9 @@ def catalog(dist: Distribution) -> list[GymEnvironment]:
         code = {
             f: dist.read(f) or ""
             for f in dist.files(f"{SERVERS}/{name}")
-            if f.endswith(".py") and "/tests/" not in f and not f.rsplit("/", 1)[1].startswith("test_")
+            if (f.endswith(".py") or f.endswith("/pyproject.toml"))  # its code, and where it says it comes from
+            and "/tests/" not in f
+            and not f.rsplit("/", 1)[1].startswith("test_")
         }
         item.blockers = judge(requirements, code)
         item.usable, judged = usable_configs(dist, configs)
