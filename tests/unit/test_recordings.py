@@ -14,7 +14,7 @@ from gymgate.pathid import PathId
 from gymgate.paths.plan import ids, plan, union
 from gymgate.paths.replayed import judge_texts, model_turns, replay_path
 from gymgate.recordings import fidelity
-from gymgate.recordings.read import LocalFiles, content_key, read_recordings
+from gymgate.recordings.read import LocalFiles, Recording, content_key, read_recordings
 from gymgate.report.fidelity import fidelity_lines
 from gymgate.report.grouping import describe_paths
 from gymgate.runfolder import PathRecord
@@ -192,6 +192,21 @@ def test_a_classification_covers_only_its_fields_its_gyms_and_only_with_a_reason
     assert noisy.masks == ("reward",)
 
 
+def test_a_reviewed_shape_without_fields_makes_a_recording_unreplayable_with_its_reason(tmp_path, monkeypatch):
+    file = tmp_path / "fidelity.toml"
+    file.write_text(
+        '[[entry]]\npath = "scicode:rec.*"\nclass = "cannot-replay"\ngyms = ["0.7.0"]\n'
+        'reason = "The recordings hold one model call. More after."\n'
+        '[[entry]]\npath = "mcqa:rec.*"\nclass = "verifier-changed"\nreason = "fields missing: not a shape"\n'
+    )
+    monkeypatch.setattr(fidelity, "fidelity_file", lambda: file)
+    assert fidelity.unreplayable_shape("scicode:rec.0a1b2c3d4e", "0.7.0").reason.startswith("The recordings")
+    assert fidelity.unreplayable_shape("scicode:rec.0a1b2c3d4e", "0.6.0") is None  # not reviewed on that Gym
+    assert fidelity.unreplayable_shape("mcqa:rec.0a1b2c3d4e", "0.7.0") is None  # only the two classes say so
+    recording = Recording("scicode", "0a1b2c3d4e", "0.7.0", "f", 0, "s", {"response": {}}, row={"x": 1})
+    assert recording.unreplayable == "The recordings hold one model call (cases/recordings/fidelity.toml)"
+
+
 def test_one_classification_can_name_every_recording_of_an_environment_by_a_glob():
     found = [fidelity.Divergence("reward", 0.0, 1.0)]
     entry = fidelity.Entry("scicode:rec.*", "cannot-replay", ("reward",), "why")
@@ -204,7 +219,8 @@ def test_the_committed_classifications_parse_name_real_classes_and_give_reasons(
     entries = fidelity.entries()
     assert entries, "cases/recordings/fidelity.toml classifies the divergences measured on the releases"
     for entry in entries:
-        assert PathId(entry.path).mode.startswith("rec.") and entry.reason.strip() and entry.fields
+        assert PathId(entry.path).mode.startswith("rec.") and entry.reason.strip()
+        assert entry.fields or entry.kind in ("cannot-replay", "needs-service")  # without fields: not replayed at all
         assert entry.kind in fidelity.CLASSES
         # verifier-changed names the Gym commit, or (history at hand short of it) the release that first ships it
         assert bool(entry.commit or entry.since) == (entry.kind == "verifier-changed")

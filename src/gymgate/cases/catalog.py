@@ -33,11 +33,24 @@ class GymEnvironment:
     notes: list[str] = field(default_factory=list)
     recordings: int = 0  # recorded rollouts it ships (data/example_rollouts.jsonl)
     replayable: int = 0  # … whose row it ships too (gymgate.recordings.read)
+    unreplayable: list[str] = field(default_factory=list)  # why the others cannot be replayed, each reason once
     usable: list[str] = field(default_factory=list)  # the configs nothing declared keeps from starting here
 
     @property
     def runnable(self) -> bool:
         return bool(self.examples) and not self.blockers
+
+    @property
+    def unjudgeable(self) -> str:
+        """Why an environment without a case has nothing to be judged by here ("" when it has)."""
+        if self.cases:
+            return ""
+        if not self.recordings:
+            return "no case, and it ships no recorded rollout to judge it by"
+        if not self.replayable:
+            why = "; ".join(self.unreplayable)
+            return f"no case, and none of its {self.recordings} recorded rollouts can be replayed: {why}"
+        return ""
 
     def to_json(self) -> dict:
         return {
@@ -50,6 +63,7 @@ class GymEnvironment:
             "notes": self.notes,
             "recordings": self.recordings,
             "replayable": self.replayable,
+            "unreplayable": self.unreplayable,
         }
 
 
@@ -147,6 +161,7 @@ def catalog(dist: Distribution) -> list[GymEnvironment]:
             item.examples[example] = sum(1 for line in text.splitlines() if line.strip())
         recorded = read_recordings(dist, name, f"{SERVERS}/{name}/data")
         item.recordings, item.replayable = len(recorded), sum(1 for r in recorded if not r.unreplayable)
+        item.unreplayable = list(dict.fromkeys(r.unreplayable for r in recorded if r.unreplayable))
         requirements = _requirements(dist.read(f"{SERVERS}/{name}/requirements.txt") or "")
         code = {
             f: dist.read(f) or ""
@@ -193,7 +208,8 @@ def list_command(args) -> int:
         recorded = f"{item.replayable}/{item.recordings}" if item.recordings else "—"
         ran = [replayed[c] for c in item.cases or [item.name] if c in replayed]  # no case: run as derived
         reproduce = ", ".join(f"{f.reproduce}/{f.replays}" for f in ran) or "—"
-        here = "yes: nothing declared against it" if item.runnable else "no: " + "; ".join(item.blockers)
+        here = "no: " + "; ".join(item.blockers) if not item.runnable else ""
+        here = here or (f"no: {item.unjudgeable}" if item.unjudgeable else "yes: nothing declared against it")
         notes = f" ({'; '.join(item.notes)})" if item.notes and item.runnable else ""
         cases = ", ".join(item.cases) or "—"
         print(f"{item.name:<{width}}  {rows or '—':>4}  {recorded:>8}  {reproduce:>9}  {cases:<24}  {here}{notes}")

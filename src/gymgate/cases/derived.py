@@ -123,17 +123,8 @@ def runnable_here(files: GymFiles, covered: set[str]) -> tuple[list[Environment]
         if not item.runnable:
             others.append(NotRunnable(item.name, "; ".join(item.blockers)))
             continue
-        if not item.recordings:
-            others.append(NotRunnable(item.name, "no case, and it ships no recorded rollout to judge it by"))
-            continue
-        if not item.replayable:
-            others.append(
-                NotRunnable(
-                    item.name,
-                    f"no case, and none of its {item.recordings} recorded rollouts can be replayed: the rows they "
-                    "were recorded on are not shipped",
-                )
-            )
+        if item.unjudgeable:
+            others.append(NotRunnable(item.name, item.unjudgeable))
             continue
         try:
             derived.append(derive(files, item.name, item.usable))

@@ -3,8 +3,10 @@
 A replay is compared with its recording leaf by leaf (the recording's reward and verifier fields against Gym's
 result, the recorded tool outputs against the replay's), after volatile.toml's rules. A difference is a failure of
 the path (kind `recording`) unless cases/recordings/fidelity.toml classifies it: an entry names the path (or a
-glob of paths, `scicode:rec.*`, when one reason holds for every recording of an environment), the fields it covers, one of CLASSES, a reason (an entry without one covers nothing, like an ack) and optionally the
-Gym versions it holds on. A classified replay still runs every other check and is still compared across refs; the
+glob of paths, `scicode:rec.*`, when one reason holds for every recording of an environment), the fields it covers,
+one of CLASSES, a reason (an entry without one covers nothing, like an ack) and optionally the Gym versions it holds
+on. A cannot-replay or needs-service entry without fields says the recording cannot be replayed at all
+(unreplayable_shape). A classified replay still runs every other check and is still compared across refs; the
 report shows it as not reproducing, with its class.
 """
 
@@ -23,12 +25,12 @@ from gymgate.errors import UsageError
 from gymgate.locations import repo_root
 
 VOLATILE_FILE = Path(__file__).with_name("volatile.toml")
-NONDETERMINISTIC = "nondeterministic"
+NONDETERMINISTIC, CANNOT_REPLAY, NEEDS_SERVICE = "nondeterministic", "cannot-replay", "needs-service"
 CLASSES = {
-    "needs-service": "the recording needs a service that cannot run here",
+    NEEDS_SERVICE: "the recording needs a service that cannot run here",
     "verifier-changed": "the verifier changed since the recording was made (the entry names the Gym commit, or the release that first ships it)",
     NONDETERMINISTIC: "Gym's own nondeterminism: the same replay does not give the same result every time",
-    "cannot-replay": "gymgate cannot replay that shape yet",
+    CANNOT_REPLAY: "gymgate cannot replay that shape yet",
 }
 TOOL_OUTPUTS = "tool_outputs"  # the divergence field of the recorded tool outputs (tool_outputs.<n>)
 JUDGE_CALLS = "judge_calls"  # the divergence field of how many times the judge was asked
@@ -191,6 +193,24 @@ def comparable(result: dict[str, Any], fields: Any) -> dict[str, Any]:
 def _leaves(value: dict[str, Any], rules: Volatile) -> dict[str, Any]:
     leaves, _ = flatten(value, rules.rules)
     return {k: v for k, v in leaves.items() if not rules.dropped(k)}
+
+
+def unreplayable_shape(path: str, gym: str) -> Entry | None:
+    """The reviewed entry that says a recording cannot be replayed at all (class cannot-replay or needs-service, no
+    fields: e.g. it keeps only the first of the model calls its agent makes), if any. Its path runs as a SKIP that says why: never a
+    pass, and an environment left with no replayable recording is listed as not runnable here."""
+    return next(
+        (
+            e
+            for e in entries()
+            if not e.fields
+            and e.kind in (CANNOT_REPLAY, NEEDS_SERVICE)
+            and e.reason.strip()
+            and fnmatch.fnmatchcase(path, e.path)
+            and (not e.gyms or gym in e.gyms)
+        ),
+        None,
+    )
 
 
 def classification(path: str, gym: str, found: list[Divergence]) -> Entry | None:

@@ -15,6 +15,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
+from gymgate.pathid import REPLAY
+from gymgate.recordings.fidelity import unreplayable_shape
+
 RECORDINGS = "example_rollouts.jsonl"
 # Keys Gym adds to a recording for its own bookkeeping (0.7.0: which task and which repeat; the agent it ran):
 # not part of what the model wrote or Gym returned, so not part of a recording's identity across releases.
@@ -71,6 +74,9 @@ class Recording:
             return "its row is not in the data this Gym ships (the verifier needs the row's own fields)"
         if not isinstance(self.recorded.get("response"), dict):
             return "it holds no response object"
+        shape = unreplayable_shape(f"{self.env}:{REPLAY}{self.key}", self.gym)
+        if shape is not None:
+            return f"{shape.reason.split('. ')[0].strip()} (cases/recordings/fidelity.toml)"
         return ""
 
     def to_json(self) -> dict[str, Any]:
