@@ -413,3 +413,32 @@ def test_what_a_row_adds_to_every_model_request_must_reach_the_model(row_params,
     result = _result()
     checks.check_request_contract(result, case, case.script, [policy], row, copy.deepcopy(row), CONFIG)
     assert bool([f for f in result.failures if "extra_body" in f.field]) is fails, result.failures
+
+
+def _tool_result(*types: str) -> dict:
+    items = {
+        "function_call": {"type": "function_call", "call_id": "c1", "name": "click", "arguments": "{}"},
+        "function_call_output": {"type": "function_call_output", "call_id": "c1", "output": '{"x": 1}'},
+        "message": {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done"}]},
+    }
+    return {"response": {"output": [items[t] for t in types]}}
+
+
+@pytest.mark.parametrize(
+    ("items", "sent_back", "fails"),
+    [
+        (("function_call", "function_call_output", "message"), '{"x": 1}', False),
+        (("function_call", "function_call_output", "message"), None, True),  # the model went on without it
+        (("function_call", "function_call_output", "message"), '{"x": 2}', True),  # not verbatim
+        (("function_call", "function_call_output"), None, False),  # the agent stopped after the tool: nothing to send
+    ],
+)
+def test_a_tool_output_must_reach_the_model_when_the_model_goes_on_from_it(items, sent_back, fails):
+    first = _policy([{"role": "user", "content": "go"}])
+    history = [{"role": "user", "content": "go"}]
+    if sent_back is not None:
+        history.append({"role": "tool", "tool_call_id": "c1", "content": sent_back})
+    exchanges = [first, *([_policy(history)] if "message" in items else [])]
+    result = _result()
+    checks.check_tool_outputs(result, exchanges, _tool_result(*items))
+    assert bool(result.failures) is fails, result.failures

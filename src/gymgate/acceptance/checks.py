@@ -396,9 +396,21 @@ def _tool_outputs(full: dict[str, Any]) -> list[dict[str, Any]]:
     return [i for i in (full.get("response") or {}).get("output", []) if i.get("type") == "function_call_output"]
 
 
+MODEL_ITEMS = ("message", "function_call", "reasoning")  # output items a model call produced
+
+
+def _answered_tool_outputs(full: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tool outputs the model was asked to go on from: each followed by something a later model call produced.
+    An agent that stops after running the tool (its step limit, a terminal action) never sends the last output back."""
+    items = [i for i in (full.get("response") or {}).get("output", []) if isinstance(i, dict)]
+    last_model = max((n for n, i in enumerate(items) if i.get("type") in MODEL_ITEMS), default=-1)
+    return [i for n, i in enumerate(items) if i.get("type") == "function_call_output" and n < last_model]
+
+
 def check_tool_outputs(result: PathRecord, exchanges: list[Exchange], full: dict[str, Any]) -> None:
-    """Every tool output Gym produced must come back to the model, verbatim, in the next turn's history."""
-    outputs = _tool_outputs(full)
+    """Every tool output Gym produced and went on from must come back to the model, verbatim, in the next turn's
+    history."""
+    outputs = _answered_tool_outputs(full)
     later = _ok(exchanges, POLICY)[1:]
     for item in outputs:
         seen = [
