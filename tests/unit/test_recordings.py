@@ -130,6 +130,8 @@ def test_model_turns_split_where_gym_answered_the_calls_and_judge_texts_are_in_o
     games = {"games": [{"responses_create_params": {}, "response": said, "verdict": "A>B"}], "response": {"output": []}}
     assert judge_texts(games) == ["[[A=B]]"]
     assert judge_texts({"judge_output": "CORRECT", "reward": 1.0}) == ["CORRECT"]
+    rubric = {"rubric_evaluations": [{"judge_response": "PASS 1"}, {"judge_response": "FAIL 2", "score": 0.0}]}
+    assert judge_texts({**rubric, "reward": 0.5}) == ["PASS 1", "FAIL 2"]  # one judge call per rubric, in order
 
 
 def test_divergences_ignore_only_what_volatile_declares():

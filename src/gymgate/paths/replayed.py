@@ -117,9 +117,14 @@ def judge_exchanges(recorded: dict[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
+# Where a recording keeps only what the judge answered, not its exchange: simpleqa's `judge_output`, inverse_if's
+# `rubric_evaluations[*].judge_response` (one per rubric), finance_sec_search's `judge_text`.
+JUDGE_TEXT_KEYS = ("judge_output", "judge_response", "judge_text")
+
+
 def judge_texts(recorded: dict[str, Any]) -> list[str]:
-    """What each recorded judge call answered, in order (where a recording keeps only the judge's text, as
-    simpleqa's `judge_output`, that text)."""
+    """What each recorded judge call answered, in order (where a recording keeps only the judge's texts, those, in
+    the order the recording holds them)."""
     texts = []
     for exchange in judge_exchanges(recorded):
         response = exchange["response"]
@@ -132,9 +137,21 @@ def judge_texts(recorded: dict[str, Any]) -> list[str]:
                 for t in _texts(i.get("content"))
             )
         )
-    if not texts and isinstance(recorded.get("judge_output"), str):
-        texts.append(recorded["judge_output"])
+    if not texts:
+        _kept_texts({k: v for k, v in recorded.items() if k not in NOT_VERIFIER}, texts)
     return texts
+
+
+def _kept_texts(value: Any, texts: list[str]) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in JUDGE_TEXT_KEYS and isinstance(item, str):
+                texts.append(item)
+            else:
+                _kept_texts(item, texts)
+    elif isinstance(value, list):
+        for item in value:
+            _kept_texts(item, texts)
 
 
 def judge_marker(recorded: dict[str, Any], row: dict[str, Any] | None) -> str:
