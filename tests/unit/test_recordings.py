@@ -70,6 +70,32 @@ def test_recordings_are_read_with_the_row_they_were_made_on_and_keyed_by_content
     assert content_key(bare) == first.key and content_key({**bare, "reward": 0.0}) != first.key
 
 
+def _seen(image: str, words: str = "How many circles?", metadata: dict | None = None) -> dict:
+    parts = [{"type": "input_image", "image_url": image}, {"type": "input_text", "text": words}]
+    return {"input": [{"role": "user", "content": parts}], **({"metadata": metadata} if metadata else {})}
+
+
+def test_rows_that_ask_the_same_words_about_other_images_or_audio_are_other_rows(tmp_path):
+    data = tmp_path / DATA
+    data.mkdir(parents=True)
+    rows = [
+        {"responses_create_params": _seen("data:image/png;base64,AAA"), "n": 3},
+        {"responses_create_params": _seen("data:image/png;base64,BBB"), "n": 1},
+        {"responses_create_params": _seen("x", metadata={"audio_data": "wav-1"}), "n": 5},
+        {"responses_create_params": _seen("x", metadata={"audio_data": "wav-2"}), "n": 6},
+    ]
+    (data / "example.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    dumped = {"detail": "auto", "type": "input_image"}  # what Gym's model adds when it dumps a part
+    recordings = []
+    for image, metadata, n in (("BBB", None, 1), ("CCC", None, 2), ("x", {"audio_data": "wav-2"}, 0)):
+        params = _seen(image if image == "x" else f"data:image/png;base64,{image}", metadata=metadata)
+        params["input"][0]["content"][0] |= dumped
+        recordings.append({"responses_create_params": params, "response": {"output": []}, "reward": 1.0, "m": n})
+    (data / "example_rollouts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recordings))
+    found = read_recordings(LocalFiles(tmp_path), "quiz", DATA, gym="0.7.0")
+    assert [r.row and r.row["n"] for r in found] == [1, None, 6]  # the image it was shown; none shows CCC
+
+
 def test_a_recording_becomes_a_path_whose_script_and_expectations_are_the_recordings(gym):
     (env,) = [e for e in load_environments(["mcqa"])]
     recording = read_recordings(gym, "mcqa", DATA, gym="0.7.0")[0]

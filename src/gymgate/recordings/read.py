@@ -154,11 +154,28 @@ def asked(params: Any) -> tuple[Any, ...]:
 
 
 def _text(content: Any) -> str:
+    """A message's text, with each part that is not text (an image, audio) as its type and a digest of its data:
+    rows that ask the same words about different images are different rows."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in content)
+        return "".join(_part(p) for p in content)
     return json.dumps(content, sort_keys=True)
+
+
+MEDIA_KEYS = ("image_url", "audio_url", "video_url", "input_audio", "file_data", "url", "data")
+
+
+def _part(part: Any) -> str:
+    if not isinstance(part, dict):
+        return str(part)
+    if "text" in part:
+        return str(part["text"])
+    payload = next((part[k] for k in MEDIA_KEYS if part.get(k)), None)
+    if isinstance(payload, dict):
+        payload = payload.get("url") or payload.get("data") or json.dumps(payload, sort_keys=True)
+    digest = hashlib.sha256(str(payload).encode()).hexdigest()[:16] if payload else ""
+    return f"[{part.get('type', 'part')}:{digest}]"
 
 
 class _RowIndex:
@@ -180,9 +197,13 @@ class _RowIndex:
         candidates = self._rows.get(want, [])
         if not candidates:
             return None, "", -1, ""
-        # Rows asking the same thing (a dataset's repeats): the one whose fields the recording carries unchanged.
+        # Rows asking the same thing (a dataset's repeats): the one whose fields the recording carries unchanged,
+        # then the one whose request metadata is the recording's (asr_with_pc's audio rides in it).
         agreeing = [c for c in candidates if all(recorded.get(k, v) == v for k, v in c[0].items() if k != "agent_ref")]
-        return (agreeing or candidates)[0]
+        pool = agreeing or candidates
+        sent = (recorded.get("responses_create_params") or {}).get("metadata") or None
+        same = [c for c in pool if (c[0]["responses_create_params"].get("metadata") or None) == sent]
+        return (same or pool)[0]
 
     def _load(self, name: str) -> None:
         for number, line in enumerate((self._files.read(name) or "").splitlines(keepends=True)):
