@@ -20,6 +20,7 @@ from gymgate.endpoint.server import JUDGE, POLICY, Exchange
 from gymgate.endpoint.tokenizer import build_tokenizer, encode, render
 from gymgate.paths.handwritten import case_paths
 from gymgate.paths.spec import Recorded
+from gymgate.recordings import fidelity
 from gymgate.runfolder import PathRecord
 
 TOKENIZER = build_tokenizer()
@@ -334,24 +335,32 @@ def test_mask_sample_is_judged_where_rl_reads_it_and_a_moved_one_is_named(result
 
 
 @pytest.mark.parametrize(
-    ("recorded", "fails"),
+    ("recorded", "verdicts", "fails"),
     [
-        ({"failure_reason": "argument_below_threshold", "reward": 0.0}, []),  # the verdict Gym recorded, as recorded
-        ({"failure_reason": "none", "reward": 0.0}, ["failure_reason"]),  # another reason than the recorded one
-        ({"reward": 0.0}, ["failure_reason"]),  # the recording never said so
-        (None, ["failure_reason"]),  # a hand-written path: any reason fails
+        ({"failure_reason": "argument_below_threshold"}, ("failure_reason",), []),  # reviewed verdict, as recorded
+        ({"failure_reason": "none"}, ("failure_reason",), ["failure_reason"]),  # another value than the recorded one
+        ({"reward": 0.0}, ("failure_reason",), ["failure_reason"]),  # the recording never said so
+        ({"failure_reason": "argument_below_threshold"}, (), ["failure_reason"]),  # nobody reviewed it as a verdict
+        (None, ("failure_reason",), ["failure_reason"]),  # a hand-written path: any reason fails
     ],
 )
-def test_a_replay_may_carry_the_diagnostic_its_recording_carries_and_no_other(recorded, fails):
+def test_a_replay_may_carry_a_reviewed_verdict_marker_its_recording_carries_and_no_other(recorded, verdicts, fails):
     record = PathRecord.stub("image_tools:rec.1", "ERROR", "")
-    checks.check_gym_failure(record, {"reward": 0.0, "failure_reason": "argument_below_threshold"}, recorded)
+    full = {"reward": 0.0, "failure_reason": "argument_below_threshold"}
+    checks.check_gym_failure(record, full, recorded, verdicts)
     assert [f.field for f in record.failures] == fails
+
+
+def test_the_reviewed_verdict_markers_are_read_per_environment():
+    assert fidelity.verdict_markers("image_tools") == ("failure_reason",)
+    assert fidelity.verdict_markers("terminus_judge") == ()  # its recorded "judge_evaluation_failed" stays red
 
 
 def test_a_replay_never_passes_with_what_marks_an_infrastructure_failure_even_if_recorded():
     record = PathRecord.stub("m:rec.1", "ERROR", "")
     marked = {"_ng_failure_class": "judge_failed", "mask_sample": True}
-    checks.check_gym_failure(record, {"reward": 0.0, **marked}, {"reward": 0.0, **marked})
+    everything = ("_ng_failure_class", "failure_kind", "failure_reason", "mask_sample")
+    checks.check_gym_failure(record, {"reward": 0.0, **marked}, {"reward": 0.0, **marked}, everything)
     assert [f.field for f in record.failures] == ["_ng_failure_class", "mask_sample (top level)"]
 
 

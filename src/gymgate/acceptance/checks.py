@@ -74,19 +74,18 @@ FAILURE_MARKERS = ("_ng_failure_class", "failure_kind", "failure_reason")
 MASK_RL_READS, MASK_TOP_LEVEL = "instance_config.mask_sample", "mask_sample"
 
 
-# Of the markers, the two Gym 0.7.0 declares diagnostic ("orthogonal to mask_sample": a sample measured validly may
-# still name a kind and a reason): an environment's verifier may set them on every verdict (image_tools says why a
-# call scored 0, and `none` when it did not). A replay whose recording carries the same value is held to it there.
-DIAGNOSTIC_MARKERS = ("failure_kind", "failure_reason")
-
-
-def check_gym_failure(result: PathRecord, full: dict[str, Any], recorded: dict[str, Any] | None = None) -> None:
-    """`recorded`: a replay's recorded verifier fields (the verdict Gym gave then); None for a hand-written path."""
+def check_gym_failure(
+    result: PathRecord, full: dict[str, Any], recorded: dict[str, Any] | None = None, verdicts: tuple[str, ...] = ()
+) -> None:
+    """`recorded`: a replay's recorded verifier fields (None for a hand-written path); `verdicts`: the failure fields
+    a reviewed entry says the environment's verifier sets on its verdicts (fidelity.verdict_markers). Such a field
+    holding exactly its recorded value is the verdict, held by check_recording; any other set marker fails."""
     for key in FAILURE_MARKERS:
         if full.get(key) in (None, False):
             continue
-        if recorded is not None and key in DIAGNOSTIC_MARKERS and recorded.get(key) == full[key]:
-            continue  # the verifier's own verdict field, as recorded: check_recording holds it
+        diagnostic = key in verdicts and key in fidelity.DIAGNOSTIC_FIELDS  # never _ng_failure_class
+        if diagnostic and recorded is not None and recorded.get(key) == full[key]:
+            continue
         result.fail("gym_failure", key, None, full[key])
     masked = mask_sample(full)
     if masked:

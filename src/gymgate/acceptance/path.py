@@ -31,6 +31,7 @@ from gymgate.endpoint.server import JUDGE, ModelEndpoint
 from gymgate.options import default
 from gymgate.outcomes import CONTRACT, FAIL, GYM, HARNESS, PASS
 from gymgate.paths.spec import PathSpec
+from gymgate.recordings import fidelity
 from gymgate.runfolder import PathRecord, RunFolder
 from gymgate.services import gym_compat, gymlog
 from gymgate.services.ray_cluster import is_ray_failure
@@ -204,7 +205,12 @@ def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | N
     # Each check is named for the failure kind it reports (runfolder/record.py Failure.kind).
     for name, check in (
         ("verifier", lambda: checks.check_verifier(result, path, full)),
-        ("gym_failure", lambda: checks.check_gym_failure(result, full, path.recorded and path.recorded.fields)),
+        (
+            "gym_failure",
+            lambda: checks.check_gym_failure(
+                result, full, path.recorded and path.recorded.fields, fidelity.verdict_markers(env.name)
+            ),
+        ),
         ("tokens", lambda: checks.check_tokens(result, script, exchanges, processed)),
         (
             "request_contract",

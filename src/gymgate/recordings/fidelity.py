@@ -123,13 +123,32 @@ def entries(path: Path | None = None) -> tuple[Entry, ...]:
 
 
 @cache
-def _entries_of(file: Path) -> tuple[Entry, ...]:
+def _read(file: Path) -> dict[str, Any]:
     if not file.is_file():
-        return ()
+        return {}
     try:
-        data = tomllib.loads(file.read_text())
+        return tomllib.loads(file.read_text())
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{file} is not valid TOML ({exc})") from None
+
+
+def verdict_markers(env: str) -> tuple[str, ...]:
+    """The failure fields (`failure_reason`, `failure_kind`) an environment's verifier sets on its verdicts, as a
+    person reviewed (`[[verdict_marker]]`, with why): image_tools says why a call scored 0, and `none` when it did
+    not. Only there, and only with the value its recording holds, may a replay pass with one set."""
+    found: list[str] = []
+    for raw in _read(fidelity_file()).get("verdict_marker", []):
+        if raw.get("env") == env and str(raw.get("reason", "")).strip():
+            found += [f for f in raw.get("fields", ()) if f in DIAGNOSTIC_FIELDS]
+    return tuple(found)
+
+
+DIAGNOSTIC_FIELDS = ("failure_kind", "failure_reason")  # what 0.7.0 declares diagnostic, orthogonal to mask_sample
+
+
+@cache
+def _entries_of(file: Path) -> tuple[Entry, ...]:
+    data = _read(file)
     found = []
     for raw in data.get("entry", []):
         kind = raw.get("class", "")
