@@ -334,14 +334,18 @@ def test_mask_sample_is_judged_where_rl_reads_it_and_a_moved_one_is_named(result
     assert all(says in str(f.actual) for f in record.failures[-1:])
 
 
+VERDICTS = {"failure_reason": ("none", "argument_below_threshold")}
+
+
 @pytest.mark.parametrize(
     ("recorded", "verdicts", "fails"),
     [
-        ({"failure_reason": "argument_below_threshold"}, ("failure_reason",), []),  # reviewed verdict, as recorded
-        ({"failure_reason": "none"}, ("failure_reason",), ["failure_reason"]),  # another value than the recorded one
-        ({"reward": 0.0}, ("failure_reason",), ["failure_reason"]),  # the recording never said so
-        ({"failure_reason": "argument_below_threshold"}, (), ["failure_reason"]),  # nobody reviewed it as a verdict
-        (None, ("failure_reason",), ["failure_reason"]),  # a hand-written path: any reason fails
+        ({"failure_reason": "argument_below_threshold"}, VERDICTS, []),  # a reviewed verdict, as recorded
+        ({"failure_reason": "none"}, VERDICTS, ["failure_reason"]),  # another value than the recorded one
+        ({"reward": 0.0}, VERDICTS, ["failure_reason"]),  # the recording never said so
+        ({"failure_reason": "argument_below_threshold"}, {}, ["failure_reason"]),  # nobody reviewed it as a verdict
+        ({"failure_reason": "argument_below_threshold"}, {"failure_reason": ("none",)}, ["failure_reason"]),
+        (None, VERDICTS, ["failure_reason"]),  # a hand-written path: any reason fails
     ],
 )
 def test_a_replay_may_carry_a_reviewed_verdict_marker_its_recording_carries_and_no_other(recorded, verdicts, fails):
@@ -352,14 +356,15 @@ def test_a_replay_may_carry_a_reviewed_verdict_marker_its_recording_carries_and_
 
 
 def test_the_reviewed_verdict_markers_are_read_per_environment():
-    assert fidelity.verdict_markers("image_tools") == ("failure_reason",)
-    assert fidelity.verdict_markers("terminus_judge") == ()  # its recorded "judge_evaluation_failed" stays red
+    assert "argument_below_threshold" in fidelity.verdict_markers("image_tools")["failure_reason"]
+    assert "unknown_error" not in fidelity.verdict_markers("image_tools")["failure_reason"]
+    assert fidelity.verdict_markers("mcqa") == {}
 
 
 def test_a_replay_never_passes_with_what_marks_an_infrastructure_failure_even_if_recorded():
     record = PathRecord.stub("m:rec.1", "ERROR", "")
     marked = {"_ng_failure_class": "judge_failed", "mask_sample": True}
-    everything = ("_ng_failure_class", "failure_kind", "failure_reason", "mask_sample")
+    everything = {k: ("judge_failed", "True") for k in ("_ng_failure_class", "failure_kind", "mask_sample")}
     checks.check_gym_failure(record, {"reward": 0.0, **marked}, {"reward": 0.0, **marked}, everything)
     assert [f.field for f in record.failures] == ["_ng_failure_class", "mask_sample (top level)"]
 

@@ -96,6 +96,20 @@ def test_rows_that_ask_the_same_words_about_other_images_or_audio_are_other_rows
     assert [r.row and r.row["n"] for r in found] == [1, None, 6]  # the image it was shown; none shows CCC
 
 
+def test_rows_alike_in_all_the_model_saw_are_told_apart_by_gyms_task_index(tmp_path):
+    data = tmp_path / DATA
+    data.mkdir(parents=True)
+    rows = [{**_row("Transcribe.", answer), "sample": n} for n, answer in enumerate(("Hello.", "Mr. Smith."))]
+    (data / "example.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    recordings = [
+        _recording("Transcribe.", "mister smith", 0.0, _ng_task_index=1),
+        _recording("Transcribe.", "hi", 1.0),
+    ]
+    (data / "example_rollouts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recordings))
+    found = read_recordings(LocalFiles(tmp_path), "quiz", DATA, gym="0.7.0")
+    assert [r.row["sample"] for r in found] == [1, 0]  # task 1 is the second row; without an index, the first
+
+
 def test_a_recording_becomes_a_path_whose_script_and_expectations_are_the_recordings(gym):
     (env,) = [e for e in load_environments(["mcqa"])]
     recording = read_recordings(gym, "mcqa", DATA, gym="0.7.0")[0]

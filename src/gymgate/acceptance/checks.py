@@ -75,16 +75,20 @@ MASK_RL_READS, MASK_TOP_LEVEL = "instance_config.mask_sample", "mask_sample"
 
 
 def check_gym_failure(
-    result: PathRecord, full: dict[str, Any], recorded: dict[str, Any] | None = None, verdicts: tuple[str, ...] = ()
+    result: PathRecord,
+    full: dict[str, Any],
+    recorded: dict[str, Any] | None = None,
+    verdicts: dict[str, tuple[str, ...]] | None = None,
 ) -> None:
     """`recorded`: a replay's recorded verifier fields (None for a hand-written path); `verdicts`: the failure fields
-    a reviewed entry says the environment's verifier sets on its verdicts (fidelity.verdict_markers). Such a field
-    holding exactly its recorded value is the verdict, held by check_recording; any other set marker fails."""
+    a reviewed entry says the environment's verifier sets on its verdicts, with the values that are verdicts
+    (fidelity.verdict_markers). Such a value, exactly as recorded, is the verdict, held by check_recording; any other
+    set marker fails."""
     for key in FAILURE_MARKERS:
         if full.get(key) in (None, False):
             continue
-        diagnostic = key in verdicts and key in fidelity.DIAGNOSTIC_FIELDS  # never _ng_failure_class
-        if diagnostic and recorded is not None and recorded.get(key) == full[key]:
+        allowed = (verdicts or {}).get(key, ()) if key in fidelity.DIAGNOSTIC_FIELDS else ()  # never _ng_failure_class
+        if recorded is not None and full[key] in allowed and recorded.get(key) == full[key]:
             continue
         result.fail("gym_failure", key, None, full[key])
     masked = mask_sample(full)

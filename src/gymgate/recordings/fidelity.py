@@ -132,15 +132,16 @@ def _read(file: Path) -> dict[str, Any]:
         raise UsageError(f"{file} is not valid TOML ({exc})") from None
 
 
-def verdict_markers(env: str) -> tuple[str, ...]:
-    """The failure fields (`failure_reason`, `failure_kind`) an environment's verifier sets on its verdicts, as a
-    person reviewed (`[[verdict_marker]]`, with why): image_tools says why a call scored 0, and `none` when it did
-    not. Only there, and only with the value its recording holds, may a replay pass with one set."""
-    found: list[str] = []
+def verdict_markers(env: str) -> dict[str, tuple[str, ...]]:
+    """The failure fields (`failure_reason`, `failure_kind`) an environment's verifier sets on its verdicts, each with
+    the values that are verdicts, as a person reviewed (`[[verdict_marker]]`, with why): image_tools says why a call
+    scored 0, and `none` when it did not. Only these values, and only as its recording holds them, may a replay pass
+    with; a value the review did not list (a judge that failed, an unknown error) fails."""
+    found: dict[str, tuple[str, ...]] = {}
     for raw in _read(fidelity_file()).get("verdict_marker", []):
-        if raw.get("env") == env and str(raw.get("reason", "")).strip():
-            found += [f for f in raw.get("fields", ()) if f in DIAGNOSTIC_FIELDS]
-    return tuple(found)
+        if raw.get("env") == env and str(raw.get("reason", "")).strip() and raw.get("field") in DIAGNOSTIC_FIELDS:
+            found[raw["field"]] = (*found.get(raw["field"], ()), *(str(v) for v in raw.get("values", ())))
+    return found
 
 
 DIAGNOSTIC_FIELDS = ("failure_kind", "failure_reason")  # what 0.7.0 declares diagnostic, orthogonal to mask_sample

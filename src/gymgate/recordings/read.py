@@ -21,7 +21,8 @@ from gymgate.recordings.fidelity import unreplayable_shape
 RECORDINGS = "example_rollouts.jsonl"
 # Keys Gym adds to a recording for its own bookkeeping (0.7.0: which task and which repeat; the agent it ran):
 # not part of what the model wrote or Gym returned, so not part of a recording's identity across releases.
-BOOKKEEPING = ("_ng_task_index", "_ng_rollout_index", "agent_ref")
+TASK_INDEX = "_ng_task_index"
+BOOKKEEPING = (TASK_INDEX, "_ng_rollout_index", "agent_ref")
 KEY_HEX = 10  # a path id's recording key: 40 bits of the content's SHA256, unique among a Gym's ~700 recordings
 
 
@@ -198,12 +199,14 @@ class _RowIndex:
         if not candidates:
             return None, "", -1, ""
         # Rows asking the same thing (a dataset's repeats): the one whose fields the recording carries unchanged,
-        # then the one whose request metadata is the recording's (asr_with_pc's audio rides in it).
+        # then the one whose request metadata is the recording's (asr_with_pc's audio rides in it), then the line
+        # Gym's bookkeeping says the recording's task was (0.7.0's `_ng_task_index`: the row's index in its file).
         agreeing = [c for c in candidates if all(recorded.get(k, v) == v for k, v in c[0].items() if k != "agent_ref")]
         pool = agreeing or candidates
         sent = (recorded.get("responses_create_params") or {}).get("metadata") or None
-        same = [c for c in pool if (c[0]["responses_create_params"].get("metadata") or None) == sent]
-        return (same or pool)[0]
+        pool = [c for c in pool if (c[0]["responses_create_params"].get("metadata") or None) == sent] or pool
+        task = recorded.get(TASK_INDEX)
+        return ([c for c in pool if isinstance(task, int) and c[2] == task] or pool)[0]
 
     def _load(self, name: str) -> None:
         for number, line in enumerate((self._files.read(name) or "").splitlines(keepends=True)):
