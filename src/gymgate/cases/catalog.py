@@ -208,8 +208,8 @@ def list_command(args) -> int:
         recorded = f"{item.replayable}/{item.recordings}" if item.recordings else "—"
         ran = [replayed[c] for c in item.cases or [item.name] if c in replayed]  # no case: run as derived
         reproduce = ", ".join(f"{f.reproduce}/{f.replays}" for f in ran) or "—"
-        here = "no: " + "; ".join(item.blockers) if not item.runnable else ""
-        here = here or (f"no: {item.unjudgeable}" if item.unjudgeable else "yes: nothing declared against it")
+        why_not = "; ".join(item.blockers) if not item.runnable else item.unjudgeable
+        here = f"no: {why_not}" if why_not else "yes: nothing declared against it"
         notes = f" ({'; '.join(item.notes)})" if item.notes and item.runnable else ""
         cases = ", ".join(item.cases) or "—"
         print(f"{item.name:<{width}}  {rows or '—':>4}  {recorded:>8}  {reproduce:>9}  {cases:<24}  {here}{notes}")

@@ -32,6 +32,7 @@ CLASSES = {
     NONDETERMINISTIC: "Gym's own nondeterminism: the same replay does not give the same result every time",
     CANNOT_REPLAY: "gymgate cannot replay that shape yet",
 }
+DIAGNOSTIC_FIELDS = ("failure_kind", "failure_reason")  # what 0.7.0 declares diagnostic, orthogonal to mask_sample
 TOOL_OUTPUTS = "tool_outputs"  # the divergence field of the recorded tool outputs (tool_outputs.<n>)
 JUDGE_CALLS = "judge_calls"  # the divergence field of how many times the judge was asked
 
@@ -61,10 +62,14 @@ class Entry:
     # verifier-changed, when the Gym history at hand does not reach the commit: the release that first ships the change
     since: str = ""
 
+    def holds(self, path: str, gym: str) -> bool:
+        """It names this path (or a glob of it), on this Gym, with a reason: without one it says nothing."""
+        return (
+            fnmatch.fnmatchcase(path, self.path) and bool(self.reason.strip()) and (not self.gyms or gym in self.gyms)
+        )
+
     def covers(self, path: str, gym: str, divergences: list[Divergence]) -> bool:
-        if not fnmatch.fnmatchcase(path, self.path) or not self.reason.strip() or (self.gyms and gym not in self.gyms):
-            return False
-        return all(any(_under(d.field, f) for f in self.fields) for d in divergences)
+        return self.holds(path, gym) and all(any(_under(d.field, f) for f in self.fields) for d in divergences)
 
     @property
     def masks(self) -> tuple[str, ...]:
@@ -144,9 +149,6 @@ def verdict_markers(env: str) -> dict[str, tuple[str, ...]]:
     return found
 
 
-DIAGNOSTIC_FIELDS = ("failure_kind", "failure_reason")  # what 0.7.0 declares diagnostic, orthogonal to mask_sample
-
-
 @cache
 def _entries_of(file: Path) -> tuple[Entry, ...]:
     data = _read(file)
@@ -217,18 +219,10 @@ def _leaves(value: dict[str, Any], rules: Volatile) -> dict[str, Any]:
 
 def unreplayable_shape(path: str, gym: str) -> Entry | None:
     """The reviewed entry that says a recording cannot be replayed at all (class cannot-replay or needs-service, no
-    fields: e.g. it keeps only the first of the model calls its agent makes), if any. Its path runs as a SKIP that says why: never a
-    pass, and an environment left with no replayable recording is listed as not runnable here."""
+    fields: e.g. it keeps only the first of the model calls its agent makes), if any. Its path runs as a SKIP that
+    says why, never a pass; an environment left with no replayable recording is listed as not runnable here."""
     return next(
-        (
-            e
-            for e in entries()
-            if not e.fields
-            and e.kind in (CANNOT_REPLAY, NEEDS_SERVICE)
-            and e.reason.strip()
-            and fnmatch.fnmatchcase(path, e.path)
-            and (not e.gyms or gym in e.gyms)
-        ),
+        (e for e in entries() if not e.fields and e.kind in (CANNOT_REPLAY, NEEDS_SERVICE) and e.holds(path, gym)),
         None,
     )
 
