@@ -160,3 +160,41 @@ def test_a_judge_that_quotes_the_conversation_is_told_by_its_own_template():
         "You are a safety classifier for conversations."
     )
     assert judge_marker({"reward": 1.0}, row) == ""  # no judge request kept: the row's opening decides
+
+
+def test_what_the_started_files_and_the_recordings_say_keeps_a_server_from_running(tmp_path):
+    _server(tmp_path, "base", recorded="a_agent")  # its entrypoint is a base class: nothing would listen
+    (tmp_path / "resources_servers/base/app.py").write_text("class Base:\n    pass\n")
+    _server(tmp_path, "served", recorded="a_agent")
+    (tmp_path / "resources_servers/served/app.py").write_text('if __name__ == "__main__":\n    Server.run()\n')
+    _server(tmp_path, "prepared", recorded="a_agent")  # its agent needs files a prepare step fetches
+    config = tmp_path / "resources_servers/prepared/configs/prepared.yaml"
+    config.write_text(config.read_text().replace("simple_agent:", "doc_agent:\n      entrypoint: app.py"))
+    agent = tmp_path / "responses_api_agents/doc_agent"
+    agent.mkdir(parents=True)
+    (agent / "app.py").write_text('raise FileNotFoundError("run: gym eval prepare --benchmark x")\n')
+    _server(tmp_path, "failed", recorded="a_agent")  # its recording is a rollout that failed before any answer
+    rollouts = tmp_path / "resources_servers/failed/data/example_rollouts.jsonl"
+    rollout = json.loads(rollouts.read_text())
+    rollout["response"]["output"] = []
+    rollouts.write_text(json.dumps(rollout) + "\n")
+    derived, others = runnable_here(LocalFiles(tmp_path), set())
+    why = {o.name: o.why for o in others}
+    assert [e.name for e in derived] == ["served"]
+    assert "starts resources_servers/base/app.py, which starts no server" in why["base"]
+    assert "`gym eval prepare`" in why["prepared"] and "responses_api_agents/doc_agent/app.py" in why["prepared"]
+    assert "records no output" in why["failed"]
+
+
+def test_without_an_agent_in_its_recordings_the_agent_its_rows_name_is_run(tmp_path):
+    _server(tmp_path, "harness", agents=("a_agent", "codex_agent"), recorded="x")
+    rollouts = tmp_path / "resources_servers/harness/data/example_rollouts.jsonl"
+    rollout = json.loads(rollouts.read_text())
+    rollout["agent_ref"] = None
+    rollouts.write_text(json.dumps(rollout) + "\n")
+    assert derive(LocalFiles(tmp_path), "harness").agent == "a_agent"  # the first declared
+    rows = tmp_path / "resources_servers/harness/data/example.jsonl"
+    row = json.loads(rows.read_text())
+    row["agent_ref"] = {"type": "responses_api_agents", "name": "codex_agent"}  # Gym refuses it to any other agent
+    rows.write_text(json.dumps(row) + "\n")
+    assert derive(LocalFiles(tmp_path), "harness").agent == "codex_agent"

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+import yaml
+
 from gymgate.cases.environments import all_environments
 from gymgate.errors import EXIT_OK
 from gymgate.recordings.read import read_recordings
@@ -19,6 +21,7 @@ from gymgate.refs.distribution import Distribution
 
 RULES_FILE = Path(__file__).with_name("runnable.toml")
 SERVERS = "resources_servers"
+AGENTS = "responses_api_agents"
 ENVIRONMENTS = "environments"  # Gym >= 0.4.0: an environment's own folder (config.yaml, data/)
 EXAMPLE = re.compile(r"/data/[^/]*example[^/]*\.jsonl$")  # input rows (not example_rollouts*.jsonl: outputs)
 
@@ -137,9 +140,61 @@ def server_configs(files: list[str]) -> list[str]:
     return [f for f in files if f.endswith((".yaml", ".yml")) and ("/configs/" in f or f.endswith("/config.yaml"))]
 
 
+def code_files(dist: Distribution, folder: str) -> dict[str, str]:
+    """A server's own code (tests aside) and its pyproject.toml (where it says its dependencies come from)."""
+    return {
+        f: dist.read(f) or ""
+        for f in dist.files(folder)
+        if (f.endswith(".py") or f.endswith("/pyproject.toml"))
+        and "/tests/" not in f
+        and not f.rsplit("/", 1)[1].startswith("test_")
+    }
+
+
+@cache
+def _agent_blockers(dist: Distribution, folder: str) -> tuple[str, ...]:
+    """The code rules applied to an agent's folder (read once per Gym: many servers share an agent)."""
+    return tuple(judge([], code_files(dist, folder)))
+
+
+def _started_servers(text: str) -> list[tuple[str, str, str]]:
+    """(kind, folder name, entrypoint) of every server a config starts (resources servers and agents)."""
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError:
+        return []
+    found = []
+    for value in data.values() if isinstance(data, dict) else []:
+        for kind in (SERVERS, AGENTS):
+            servers = value.get(kind) if isinstance(value, dict) else None
+            for name, spec in (servers or {}).items() if isinstance(servers, dict) else []:
+                if isinstance(spec, dict) and isinstance(spec.get("entrypoint"), str):
+                    found.append((kind, name, spec["entrypoint"]))
+    return found
+
+
+def judge_started(dist: Distribution, text: str) -> list[str]:
+    """What keeps the servers a config starts from running: an entrypoint that starts no server, and what the code
+    of the agents it pairs with does (the code rules, as for the resources server's own code)."""
+    rule = _rules()["entrypoint"]
+    blockers = []
+    for kind, name, entrypoint in _started_servers(text):
+        file = f"{kind}/{name}/{entrypoint}"
+        source = dist.read(file)
+        if source is not None and not re.search(rule["starts"], source, re.M):
+            blockers.append(rule["blocker"].format(file=file))
+        if kind == AGENTS:
+            blockers += _agent_blockers(dist, f"{AGENTS}/{name}")
+    return list(dict.fromkeys(blockers))
+
+
 def usable_configs(dist: Distribution, configs: list[str]) -> tuple[list[str], dict[str, tuple[list[str], list[str]]]]:
     """The configs nothing declared keeps from starting here, and every config's (blockers, notes)."""
-    judged = {c: judge_config(dist.read(c) or "") for c in configs}
+    judged = {}
+    for config in configs:
+        text = dist.read(config) or ""
+        blockers, notes = judge_config(text)
+        judged[config] = (blockers + judge_started(dist, text), notes)
     return [c for c in configs if not judged[c][0]], judged
 
 
@@ -163,14 +218,7 @@ def catalog(dist: Distribution) -> list[GymEnvironment]:
         item.recordings, item.replayable = len(recorded), sum(1 for r in recorded if not r.unreplayable)
         item.unreplayable = list(dict.fromkeys(r.unreplayable for r in recorded if r.unreplayable))
         requirements = _requirements(dist.read(f"{SERVERS}/{name}/requirements.txt") or "")
-        code = {
-            f: dist.read(f) or ""
-            for f in dist.files(f"{SERVERS}/{name}")
-            if (f.endswith(".py") or f.endswith("/pyproject.toml"))  # its code, and where it says it comes from
-            and "/tests/" not in f
-            and not f.rsplit("/", 1)[1].startswith("test_")
-        }
-        item.blockers = judge(requirements, code)
+        item.blockers = judge(requirements, code_files(dist, f"{SERVERS}/{name}"))
         item.usable, judged = usable_configs(dist, configs)
         if configs and not item.usable:  # no config starts it here: say why the first one cannot
             item.blockers += judged[configs[0]][0]

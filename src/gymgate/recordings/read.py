@@ -78,6 +78,8 @@ class Recording:
         shape = unreplayable_shape(f"{self.env}:{REPLAY}{self.key}", self.gym)
         if shape is not None:
             return f"{shape.reason.split('. ')[0].strip()} (cases/recordings/fidelity.toml)"
+        if not self.recorded["response"].get("output"):
+            return "it records no output: the rollout failed before the model's first answer"
         return ""
 
     def to_json(self) -> dict[str, Any]:
