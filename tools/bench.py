@@ -20,7 +20,8 @@ attempts:  what the second attempt of every path (in the same Gym) costs: one pi
 replays:   the default set with its recordings replayed and without (`--no-replays`), alternated: what the replays
            cost in wall time.
 fidelity:  every pin's default set with every recording replayed (`gymgate matrix --no-cache`): per release and
-           environment, how many recordings reproduce and why the others do not.
+           environment, how many recordings reproduce and why the others do not. `--env-set all`: each pin alone
+           with every runnable environment (`--pins A,B` for some), totals per release.
 hang:      a Gym whose verifier never returns (structured_outputs, built from the pin's sdist) judged end to end
            against the pin with the default reruns: the per-path deadlines derived from the baseline decide it.
 
@@ -662,6 +663,68 @@ def bench_fidelity() -> dict:
     return out
 
 
+def bench_fidelity_every(pins: list[str]) -> dict:
+    """Each pin alone with every runnable environment (`accept --env-set all --no-baseline --no-cache`), one pin
+    after another: per release, each replayed environment's fidelity and the release's totals by why the other
+    recordings do not reproduce. The run folders are kept: every unexplained mismatch is read from them."""
+    from collections import Counter
+
+    from gymgate.report.fidelity import fidelity
+
+    kept = tempfile.mkdtemp(prefix="gg-bench-fidelity-")
+    out: dict = {"pins": {}, "runs_kept": kept}
+    for pin in pins:
+        runs = str(Path(kept) / pin)
+        cmd = gymgate("accept", "--gym-ref", pin, "--env-set", "all", "--no-baseline", "--no-cache")
+        seconds, text, code = timed(cmd, dict(os.environ, GYMGATE_RUNS=runs))
+        if not Path(runs).is_dir() or len([d for d in Path(runs).iterdir() if d.is_dir()]) != 1:
+            out["pins"][pin] = {"wall_s": round(seconds, 1), "exit_code": code, "no_run": text[-3000:]}
+            continue
+        found = fidelity(list(_one_run(runs).records().values()))
+        why: Counter = Counter()
+        for env in found.values():
+            why.update(env.others)
+        out["pins"][pin] = {
+            "wall_s": round(seconds, 1),
+            "exit_code": code,
+            "environments": len(found),
+            "replays": sum(f.replays for f in found.values()),
+            "reproduce": sum(f.reproduce for f in found.values()),
+            "why": dict(sorted(why.items())),
+            "per_env": {env: f.line().split(": ", 1)[1] for env, f in found.items()},
+        }
+    return out
+
+
+def render_fidelity_every(data: dict, command: str) -> str:
+    pins = data["fidelity_every"]["pins"]
+    lines = [
+        "<!-- fidelity:every:begin -->",
+        "### Replay fidelity of every runnable environment on every release (issue 28)",
+        "",
+        f"`{command}` ({data['when']}, {data['host']}): each pin alone, `accept --env-set all --no-baseline",
+        "--no-cache`, one after another. Per release: the environments that replayed recordings, how many",
+        "reproduce, and why the others do not (a class reviewed in cases/recordings/fidelity.toml; `not replayable",
+        "here`: a shape or row gymgate cannot replay, each with its reason; `not judged`: its Gym did not start or",
+        "its path is an ERROR; `unexplained`: a failure, read from the run). Every environment's own line:",
+        "docs/benchmarks/fidelity-every.json.",
+        "",
+        "| release | wall | exit | environments | reproduce | the others, by why |",
+        "|---|---|---|---|---|---|",
+    ]
+    for pin, row in pins.items():
+        if "no_run" in row:
+            lines.append(f"| {pin} | {row['wall_s']:.0f} s | {row['exit_code']} | no run folder: see the json | | |")
+            continue
+        why = ", ".join(f"{n} {k}" for k, n in row["why"].items()) or "—"
+        lines.append(
+            f"| {pin} | {row['wall_s']:.0f} s | {row['exit_code']} | {row['environments']} | "
+            f"{row['reproduce']}/{row['replays']} | {why} |"
+        )
+    lines.append("<!-- fidelity:every:end -->")
+    return "\n".join(lines)
+
+
 def bench_all(pin: str, baseline: str | None) -> dict:
     """`accept --env-set all --no-cache` of one ref alone (`--no-baseline`), or, given a baseline, the bump from it:
     wall time, the summed RSS peak of every process the run started (sampled twice a second), the paths'
@@ -825,6 +888,8 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--workers", default="1,auto", help="paths: comma-separated -n settings to compare")
     parser.add_argument("--baseline", default="0.4.0", help="compare: the baseline ref (all: none unless given)")
+    parser.add_argument("--env-set", default="default", help="fidelity: `all` for every runnable environment")
+    parser.add_argument("--pins", default="", help="fidelity --env-set all: comma-separated pins (default: every)")
     args = parser.parse_args()
     data = {
         "pin": args.pin,
@@ -866,6 +931,14 @@ def main() -> int:
     elif args.what == "replays":
         data["replays"] = bench_replays(args.pin, args.repeats)
         section = render_replays(args.pin, data, command)
+    elif args.what == "fidelity" and args.env_set == "all":
+        from gymgate.refs.pins import pins_in_order
+
+        pins = args.pins.split(",") if args.pins else pins_in_order()
+        command = "nox -s bench -- fidelity --env-set all" + (f" --pins {args.pins}" if args.pins else "")
+        args.what, args.pin = "fidelity", "every"
+        data["fidelity_every"] = bench_fidelity_every(pins)
+        section = render_fidelity_every(data, command)
     elif args.what == "fidelity":
         command, args.pin = "nox -s bench -- fidelity", "all"
         data["fidelity"] = bench_fidelity()
