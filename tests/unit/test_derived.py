@@ -198,3 +198,20 @@ def test_without_an_agent_in_its_recordings_the_agent_its_rows_name_is_run(tmp_p
     row["agent_ref"] = {"type": "responses_api_agents", "name": "codex_agent"}  # Gym refuses it to any other agent
     rows.write_text(json.dumps(row) + "\n")
     assert derive(LocalFiles(tmp_path), "harness").agent == "codex_agent"
+
+
+def test_a_server_runs_from_the_config_its_recordings_ran_with_or_not_at_all(tmp_path):
+    _server(tmp_path, "gsm", agents=("gsm_agent",), recorded="gsm_agent")
+    base = tmp_path / "resources_servers/gsm"
+    (base / "gsm_app.py").write_text("from aviary.envs.gsm8k import CalculatorEnv, GSM8kDataset\n")
+    config = base / "configs/gsm.yaml"
+    config.write_text(config.read_text().replace("entrypoint: app.py", "entrypoint: gsm_app.py"))
+    other = yaml.safe_load(config.read_text())
+    other["other_agent"] = other.pop("gsm_agent")  # another config, another agent: starts app.py, downloads nothing
+    other["gsm_server"]["resources_servers"]["gsm"]["entrypoint"] = "app.py"
+    (base / "configs/other.yaml").write_text(yaml.safe_dump(other))
+    derived, others = runnable_here(LocalFiles(tmp_path), set())
+    why = {o.name: o.why for o in others}
+    assert not derived, "the recordings' rows name gsm_agent: another config's agent would refuse them"
+    assert "the configs its recordings ran with (resources_servers/gsm/configs/gsm.yaml)" in why["gsm"]
+    assert "Hugging Face Hub" in why["gsm"] and "gsm_app.py" in why["gsm"]

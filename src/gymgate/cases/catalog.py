@@ -16,7 +16,7 @@ import yaml
 
 from gymgate.cases.environments import all_environments
 from gymgate.errors import EXIT_OK
-from gymgate.recordings.read import read_recordings
+from gymgate.recordings.read import RECORDINGS, read_recordings
 from gymgate.refs.distribution import Distribution
 
 RULES_FILE = Path(__file__).with_name("runnable.toml")
@@ -157,6 +157,24 @@ def _agent_blockers(dist: Distribution, folder: str) -> tuple[str, ...]:
     return tuple(judge([], code_files(dist, folder)))
 
 
+def recorded_agents(files: Distribution, server: str) -> list[str]:
+    """The agent instances the server's recordings name (`agent_ref.name`), most used first; where they name none,
+    the ones its example rows name (Gym routes a row to the agent it names, and refuses a row whose agent the
+    running config does not declare)."""
+    for data in (RECORDINGS, "example.jsonl"):
+        counts: dict[str, int] = {}
+        for line in (files.read(f"{SERVERS}/{server}/data/{data}") or "").splitlines():
+            try:
+                ref = json.loads(line).get("agent_ref")
+            except (json.JSONDecodeError, AttributeError):
+                continue
+            if isinstance(ref, dict) and isinstance(ref.get("name"), str):
+                counts[ref["name"]] = counts.get(ref["name"], 0) + 1
+        if counts:
+            return sorted(counts, key=lambda name: -counts[name])
+    return []
+
+
 def _started_servers(text: str) -> list[tuple[str, str, str]]:
     """(kind, folder name, entrypoint) of every server a config starts (resources servers and agents)."""
     try:
@@ -183,6 +201,10 @@ def judge_started(dist: Distribution, text: str) -> list[str]:
         source = dist.read(file)
         if source is not None and not re.search(rule["starts"], source, re.M):
             blockers.append(rule["blocker"].format(file=file))
+        for started in _rules().get("entrypoint_code", []):
+            found = re.search(started["pattern"], source or "", re.M)
+            if found:
+                blockers.append(started["blocker"].format(match=f"{found.group(0).strip()} in {file}"))
         if kind == AGENTS:
             blockers += _agent_blockers(dist, f"{AGENTS}/{name}")
     return list(dict.fromkeys(blockers))
@@ -196,6 +218,27 @@ def usable_configs(dist: Distribution, configs: list[str]) -> tuple[list[str], d
         blockers, notes = judge_config(text)
         judged[config] = (blockers + judge_started(dist, text), notes)
     return [c for c in configs if not judged[c][0]], judged
+
+
+def _recorded_config_blockers(
+    dist: Distribution, name: str, configs: list[str], usable: list[str], judged: dict
+) -> list[str]:
+    """Why the configs a server's recordings ran with (those declaring the agent they name) cannot start here,
+    when none of them can: replayed from another config, its rows would reach an agent they do not name."""
+    agents = set(recorded_agents(dist, name))
+    ran_with = [c for c in configs if agents & set(_declared_keys(dist.read(c) or ""))]
+    if not ran_with or set(ran_with) & set(usable):
+        return []
+    why = "; ".join(dict.fromkeys(b for c in ran_with for b in judged[c][0]))
+    return [f"the configs its recordings ran with ({', '.join(ran_with)}) cannot start here: {why}"]
+
+
+def _declared_keys(text: str) -> list[str]:
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError:
+        return []
+    return [str(k) for k in data] if isinstance(data, dict) else []
 
 
 def catalog(dist: Distribution) -> list[GymEnvironment]:
@@ -222,6 +265,8 @@ def catalog(dist: Distribution) -> list[GymEnvironment]:
         item.usable, judged = usable_configs(dist, configs)
         if configs and not item.usable:  # no config starts it here: say why the first one cannot
             item.blockers += judged[configs[0]][0]
+        elif not item.cases and not item.blockers:  # it runs as its recordings ran, or not at all
+            item.blockers += _recorded_config_blockers(dist, name, configs, item.usable, judged)
         item.notes = list(dict.fromkeys(n for c in item.usable for n in judged[c][1]))
         if not item.examples:
             item.blockers.insert(0, "no example data")

@@ -6,40 +6,29 @@ no case covers (cases/catalog.py says which can run here, and why the others can
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 import yaml
 
-from gymgate.cases.catalog import AGENTS, SERVERS, catalog, server_configs, server_files, usable_configs
+from gymgate.cases.catalog import (
+    AGENTS,
+    SERVERS,
+    catalog,
+    recorded_agents,
+    server_configs,
+    server_files,
+    usable_configs,
+)
 from gymgate.cases.draft import GymConfig, pairings
 from gymgate.cases.environments import MODEL_SERVER_NAME, Environment
 from gymgate.errors import UsageError
-from gymgate.recordings.read import RECORDINGS, GymFiles
+from gymgate.recordings.read import GymFiles
 
 
 @dataclass(frozen=True)
 class NotRunnable:
     name: str
     why: str
-
-
-def recorded_agents(files: GymFiles, server: str) -> list[str]:
-    """The agent instances the server's recordings name (`agent_ref.name`), most used first; where they name none,
-    the ones its example rows name (Gym routes a row to the agent it names, and refuses a row whose agent the
-    running config does not declare)."""
-    for data in (RECORDINGS, "example.jsonl"):
-        counts: dict[str, int] = {}
-        for line in (files.read(f"{SERVERS}/{server}/data/{data}") or "").splitlines():
-            try:
-                ref = json.loads(line).get("agent_ref")
-            except (json.JSONDecodeError, AttributeError):
-                continue
-            if isinstance(ref, dict) and isinstance(ref.get("name"), str):
-                counts[ref["name"]] = counts.get(ref["name"], 0) + 1
-        if counts:
-            return sorted(counts, key=lambda name: -counts[name])
-    return []
 
 
 def chosen_config(files: GymFiles, server: str, usable: list[str] | None = None) -> GymConfig:
