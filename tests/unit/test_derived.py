@@ -173,6 +173,11 @@ def test_what_the_started_files_and_the_recordings_say_keeps_a_server_from_runni
     agent = tmp_path / "responses_api_agents/doc_agent"
     agent.mkdir(parents=True)
     (agent / "app.py").write_text('raise FileNotFoundError("run: gym eval prepare --benchmark x")\n')
+    _server(tmp_path, "cloner", recorded="a_agent")  # the file its config starts clones a repository
+    (tmp_path / "resources_servers/cloner/app.py").write_text(
+        'CMD = "git clone https://example.org/kit"\nif __name__ == "__main__":\n    run(CMD)\n'
+    )
+    (tmp_path / "resources_servers/served/prep.py").write_text('"git clone https://example.org/data"\n')  # not started
     _server(tmp_path, "failed", recorded="a_agent")  # its recording is a rollout that failed before any answer
     rollouts = tmp_path / "resources_servers/failed/data/example_rollouts.jsonl"
     rollout = json.loads(rollouts.read_text())
@@ -184,6 +189,7 @@ def test_what_the_started_files_and_the_recordings_say_keeps_a_server_from_runni
     assert "starts resources_servers/base/app.py, which starts no server" in why["base"]
     assert "`gym eval prepare`" in why["prepared"] and "responses_api_agents/doc_agent/app.py" in why["prepared"]
     assert "records no output" in why["failed"]
+    assert "clones a repository when it starts (git clone https:// in resources_servers/cloner/app.py)" in why["cloner"]
 
 
 def test_without_an_agent_in_its_recordings_the_agent_its_rows_name_is_run(tmp_path):
