@@ -19,6 +19,8 @@ attempts:  what the second attempt of every path (in the same Gym) costs: one pi
            --attempts 1 and 2, alternated in one bench run; the ratio of the medians.
 replays:   the default set with its recordings replayed and without (`--no-replays`), alternated: what the replays
            cost in wall time.
+startup:   where a default-set run's CPU goes (`accept --no-baseline --no-cache`): CPU seconds by kind of process
+           (Gym's servers by kind, Ray, the harness), the run's wall time and the paths' own time.
 fidelity:  every pin's default set with every recording replayed (`gymgate matrix --no-cache`): per release and
            environment, how many recordings reproduce and why the others do not. `--env-set all`: each pin alone
            with every runnable environment (`--pins A,B` for some), totals per release.
@@ -597,6 +599,101 @@ def render_attempts(pin: str, data: dict, command: str) -> str:
     return table(f"attempts:{pin}", f"The second attempt of every path, nemo-gym {pin}", data, command, rows, notes)
 
 
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _process_kind(pid: Path) -> str:
+    """What one process of a run is, for the CPU profile: a Gym server (by its folder), Ray, the harness."""
+    cmd = (pid / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    if "raylet" in cmd or "gcs_server" in cmd or "dashboard" in cmd or "log_monitor" in cmd or "ray/_private" in cmd:
+        return "ray: its own daemons"
+    if cmd.startswith("ray::GymActor") or "GymActor" in cmd:
+        return "ray: Gym actors (the head server, Gym's launcher)"
+    if cmd.startswith("ray::"):
+        return "ray: other workers (idle, the consumer's)"
+    if cmd.startswith(("/bin/bash", "bash", "tee")):
+        return "gym: the shell and tee around each server"
+    try:
+        cwd = os.readlink(pid / "cwd")
+    except OSError:
+        cwd = ""
+    for kind in ("resources_servers", "responses_api_agents", "responses_api_models", "environment_servers"):
+        if f"/{kind}/" in cwd or cwd.endswith(f"/{kind}"):
+            return f"gym: {kind}"
+    if "pytest" in cmd or "xdist" in cmd or "execnet" in cmd:
+        return "harness: pytest workers (consumer, endpoint, checks)"
+    return "harness: gymgate (parent, build, report)"
+
+
+def _sample_cpu(runs: str, done: threading.Event, seen: dict) -> None:
+    """CPU seconds (user + system) of every process the run started, by pid: the last reading before it exits."""
+    needle = f"GYMGATE_RUNS={runs}".encode()
+    while not done.is_set():
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                if needle not in (entry / "environ").read_bytes().split(b"\0"):
+                    continue
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                ticks = int(fields[11]) + int(fields[12])  # utime, stime
+                kind = seen[entry.name][0] if entry.name in seen else _process_kind(entry)
+                seen[entry.name] = (kind, ticks / CLOCK_TICKS)
+            except (OSError, IndexError, ValueError):
+                continue
+        time.sleep(0.2)
+
+
+def bench_startup(pin: str, repeats: int) -> dict:
+    """Where a default-set run's CPU goes, by kind of process (`accept --no-baseline --no-cache`, warm environment):
+    each process's CPU seconds sampled five times a second, summed by kind, next to the run's wall time and the
+    paths' own time. Processes that live less than a sample are missed: the totals are a lower bound."""
+    seconds, text, code = timed(gymgate("env", "--gym-ref", pin), dict(os.environ))
+    assert code == 0, text
+    out: dict = {"wall_s": [], "paths_s": [], "cpu_s": {}, "processes": []}
+    for _ in range(repeats):
+        runs = tempfile.mkdtemp(prefix="gg-bench-runs-")
+        done, seen = threading.Event(), {}
+        sampler = threading.Thread(target=_sample_cpu, args=(runs, done, seen), daemon=True)
+        sampler.start()
+        seconds, text, code = timed(
+            gymgate("accept", "--gym-ref", pin, "--no-baseline", "--no-cache"), dict(os.environ, GYMGATE_RUNS=runs)
+        )
+        done.set()
+        sampler.join()
+        assert code == 0, text
+        records = list(_one_run(runs).records().values())
+        out["wall_s"].append(round(seconds, 2))
+        out["paths_s"].append(round(sum(r.timings.get("path_s", 0.0) for r in records), 2))
+        out["processes"].append(len(seen))
+        by_kind: dict[str, float] = {}
+        for kind, cpu in seen.values():
+            by_kind[kind] = by_kind.get(kind, 0.0) + cpu
+        for kind in set(out["cpu_s"]) | set(by_kind):
+            out["cpu_s"].setdefault(kind, []).append(round(by_kind.get(kind, 0.0), 2))
+        subprocess.run(["rm", "-rf", runs], check=False)
+    return out
+
+
+def render_startup(pin: str, data: dict, command: str) -> str:
+    runs = data["startup"]
+    rows = [
+        ("`gymgate accept` wall time, the default set (every recording replayed)", runs["wall_s"], "s"),
+        ("the paths' own time (rollout, postprocess, checks; all attempts), summed", runs["paths_s"], "s"),
+        ("processes the run started (seen by the sampler)", runs["processes"], ""),
+    ]
+    total = [sum(values[i] for values in runs["cpu_s"].values()) for i in range(len(runs["wall_s"]))]
+    rows.append(("CPU seconds of all of them", total, "s"))
+    for kind in sorted(runs["cpu_s"], key=lambda k: -median(runs["cpu_s"][k])):
+        rows.append((f"CPU: {kind}", runs["cpu_s"][kind], "s"))
+    floor = median(total) / (os.cpu_count() or 1)
+    notes = [
+        f"On {os.cpu_count()} cores the CPU alone takes at least {floor:.0f} s of wall time: the run is CPU-bound "
+        "where the wall time is close to that floor."
+    ]
+    return table(f"startup:{pin}", f"Where a default-set run's CPU goes, nemo-gym {pin}", data, command, rows, notes)
+
+
 def bench_replays(pin: str, repeats: int) -> dict:
     """`accept --no-baseline -n auto` of one pin's default set with the hand-written paths alone (`--no-replays`)
     and with every recording replayed (the default), alternated run by run; environments warm."""
@@ -878,6 +975,7 @@ def main() -> int:
             "attempts",
             "hang",
             "replays",
+            "startup",
             "fidelity",
             "all",
         ),
@@ -926,6 +1024,9 @@ def main() -> int:
     elif args.what == "attempts":
         data["attempts"] = bench_attempts(args.pin, args.repeats)
         section = render_attempts(args.pin, data, command)
+    elif args.what == "startup":
+        data["startup"] = bench_startup(args.pin, args.repeats)
+        section = render_startup(args.pin, data, command)
     elif args.what == "replays":
         data["replays"] = bench_replays(args.pin, args.repeats)
         section = render_replays(args.pin, data, command)
