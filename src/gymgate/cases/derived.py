@@ -10,17 +10,11 @@ from dataclasses import dataclass
 
 import yaml
 
-from gymgate.cases.catalog import (
-    AGENTS,
-    SERVERS,
-    catalog,
-    recorded_agents,
-    server_configs,
-    server_files,
-    usable_configs,
-)
+from gymgate.cases.catalog import catalog
 from gymgate.cases.draft import GymConfig, pairings
 from gymgate.cases.environments import MODEL_SERVER_NAME, Environment
+from gymgate.cases.gym_layout import AGENTS, SERVERS, recorded_agents, server_configs, server_files
+from gymgate.cases.runnable import usable_configs
 from gymgate.errors import UsageError
 from gymgate.recordings.read import GymFiles
 

@@ -17,7 +17,7 @@ import tomli_w
 import yaml
 
 from gymgate.cases.case import RETURNED
-from gymgate.cases.catalog import SERVERS, server_configs, server_files
+from gymgate.cases.gym_layout import SERVERS, server_configs, server_files
 from gymgate.compare.observation import rules
 from gymgate.endpoint.script import UNSCRIPTED
 from gymgate.errors import UsageError
