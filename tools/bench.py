@@ -669,8 +669,9 @@ def bench_startup(pin: str, repeats: int) -> dict:
         by_kind: dict[str, float] = {}
         for kind, cpu in seen.values():
             by_kind[kind] = by_kind.get(kind, 0.0) + cpu
+        done_runs = len(out["wall_s"]) - 1  # a kind first seen now had no CPU in the runs before
         for kind in set(out["cpu_s"]) | set(by_kind):
-            out["cpu_s"].setdefault(kind, []).append(round(by_kind.get(kind, 0.0), 2))
+            out["cpu_s"].setdefault(kind, [0.0] * done_runs).append(round(by_kind.get(kind, 0.0), 2))
         subprocess.run(["rm", "-rf", runs], check=False)
     return out
 
