@@ -1,0 +1,99 @@
+"""The `python` a Gym server's venv provides when a launcher serves the run: hands `python app.py` to the zygote
+(services/launcher/zygote.py), which forks it from a process that has already imported the heavy third-party
+modules, then stands in for the server until it exits — same exit status, signals passed on.
+
+Stdlib only, run with `-I -S` (no site, no PYTHON* variables): it must start in milliseconds. Without a zygote
+(the variable unset, the socket gone, a refused request) it execs the real interpreter with the same arguments:
+exactly what Gym would have run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import struct
+import sys
+
+SOCKET_VARIABLE = "GYMGATE_LAUNCHER_SOCKET"
+PYTHON_VARIABLE = "GYMGATE_LAUNCHER_PYTHON"
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
+CONNECT_TIMEOUT_S = 5.0
+
+
+def send_message(conn: socket.socket, message: dict, fds: list[int] | None = None) -> None:
+    """One length-prefixed JSON message, with file descriptors attached when given."""
+    body = json.dumps(message).encode()
+    data = struct.pack("!I", len(body)) + body
+    if fds:
+        socket.send_fds(conn, [data], fds)
+    else:
+        conn.sendall(data)
+
+
+def receive_message(conn: socket.socket, max_fds: int = 0) -> tuple[dict | None, list[int]]:
+    """The next message and the descriptors that came with it; (None, []) when the peer closed."""
+    if max_fds:
+        head, fds, _flags, _addr = socket.recv_fds(conn, 4, max_fds)
+    else:
+        head, fds = conn.recv(4), []
+    while head and len(head) < 4:
+        more = conn.recv(4 - len(head))
+        if not more:
+            return None, fds
+        head += more
+    if not head:
+        return None, fds
+    (size,) = struct.unpack("!I", head)
+    body = b""
+    while len(body) < size:
+        chunk = conn.recv(size - len(body))
+        if not chunk:
+            return None, fds
+        body += chunk
+    return json.loads(body), fds
+
+
+def _exec_real(argv: list[str]) -> None:
+    python = os.environ.get(PYTHON_VARIABLE) or sys.executable
+    os.execv(python, [python, *argv])
+
+
+def main(argv: list[str]) -> int:
+    path = os.environ.get(SOCKET_VARIABLE)
+    if not path:
+        _exec_real(argv)
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.settimeout(CONNECT_TIMEOUT_S)
+    try:
+        conn.connect(path)
+        send_message(conn, {"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ)}, [0, 1, 2])
+        started, _ = receive_message(conn)
+    except OSError:
+        started = None
+    if not started or "pid" not in started:
+        conn.close()
+        _exec_real(argv)
+    pid = int(started["pid"])
+    for number in FORWARDED:
+        signal.signal(number, lambda sig, _frame: _forward(pid, sig))
+    conn.settimeout(None)
+    ended, _ = receive_message(conn)
+    if ended is None:  # the zygote went away: the server is gone with it (same process group)
+        return 1
+    if ended.get("signal"):
+        signal.signal(ended["signal"], signal.SIG_DFL)
+        os.kill(os.getpid(), ended["signal"])
+    return int(ended.get("code", 1))
+
+
+def _forward(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

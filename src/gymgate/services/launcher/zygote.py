@@ -1,0 +1,166 @@
+"""A pre-imported parent that forks Gym's servers: it imports the third-party modules every server imports (declared
+in preload.toml), then serves `python app.py` requests from the launcher client (client.py) by forking a child that
+becomes exactly that process — the request's working directory, environment, argv, stdin/stdout/stderr and
+sys.path — and runs the script as `__main__`. Each server then pays for its own code only.
+
+Only third-party modules are preloaded, never nemo_gym: Gym computes paths from the working directory when it is
+imported (nemo_gym/__init__.py's WORKING_DIR), and that differs per server. A module in the list must not read the
+working directory, the environment or argv when it is imported.
+
+Single-threaded on purpose (forking a threaded process is unsafe): one select loop accepts requests and reaps
+children, telling each client how its server ended. It lives in its Gym actor's process group, so the actor's stop
+(one kill of the group) stops it and every server it forked.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import selectors
+import signal
+import socket
+import sys
+import traceback
+
+from gymgate.services.launcher.client import receive_message, send_message
+
+REAP_INTERVAL_S = 0.05
+
+
+def preload(modules: list[str]) -> dict[str, str]:
+    """Import each module; what failed and why (a module a Gym does not ship is skipped, not fatal)."""
+    failed = {}
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # noqa: BLE001 - any import failure only means the server imports it itself
+            failed[name] = f"{type(exc).__name__}: {exc}"
+    return failed
+
+
+def script_path(argv: list[str], cwd: str, env: dict[str, str]) -> list[str]:
+    """sys.path as `python SCRIPT` would start it: the script's folder, PYTHONPATH, then the interpreter's own."""
+    script_dir = os.path.dirname(os.path.join(cwd, argv[0])) if argv else cwd
+    extra = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    base = [p for p in sys.path if p not in BASE_EXCLUDED]
+    return [os.path.realpath(script_dir), *extra, *base]
+
+
+BASE_EXCLUDED: set[str] = set()  # the zygote's own script folder and PYTHONPATH entries (set in serve)
+
+
+def run_as_main(path: str) -> None:
+    """Run a script as `python path` does: a fresh `__main__` module, __file__ absolute, argv left as given."""
+    import builtins
+    import importlib.machinery
+    import types
+
+    main = types.ModuleType("__main__")
+    main.__dict__.update(
+        __file__=path,
+        __builtins__=builtins,
+        __cached__=None,
+        __loader__=importlib.machinery.SourceFileLoader("__main__", path),
+        __spec__=None,
+    )
+    sys.modules["__main__"] = main
+    with open(path, "rb") as source:
+        code = compile(source.read(), path, "exec")
+    exec(code, main.__dict__)
+
+
+def become(request: dict, fds: list[int]) -> None:
+    """In the forked child: turn into the requested server and run it; never returns."""
+    code = 0
+    try:
+        for number in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD, signal.SIGHUP):
+            signal.signal(number, signal.default_int_handler if number == signal.SIGINT else signal.SIG_DFL)
+        for target, fd in zip((0, 1, 2), fds, strict=False):
+            os.dup2(fd, target)
+        for fd in fds:
+            if fd > 2:
+                os.close(fd)
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        argv = list(request["argv"])
+        sys.argv = argv
+        sys.path[:] = script_path(argv, request["cwd"], request["env"])
+        run_as_main(os.path.join(request["cwd"], argv[0]))
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if exc.code is not None and not isinstance(exc.code, int):
+            print(exc.code, file=sys.stderr)
+    except KeyboardInterrupt:  # as python does: the traceback, then death by the signal itself
+        traceback.print_exc()
+        sys.stderr.flush()
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+        code = 128 + signal.SIGINT
+    except BaseException:  # noqa: BLE001 - the server's own failure, reported as python would
+        traceback.print_exc()
+        code = 1
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def serve(socket_path: str, modules: list[str]) -> None:
+    """Preload, listen on `socket_path`, fork a server per request until killed."""
+    BASE_EXCLUDED.update({sys.path[0], *os.environ.get("PYTHONPATH", "").split(os.pathsep)})
+    failed = preload(modules)
+    if failed:
+        print(f"launcher: not preloaded: {failed}", file=sys.stderr, flush=True)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(socket_path)
+    listener.listen(64)
+    selector = selectors.DefaultSelector()
+    selector.register(listener, selectors.EVENT_READ)
+    children: dict[int, socket.socket] = {}
+    print(f"launcher: ready ({len(modules) - len(failed)} modules preloaded)", file=sys.stderr, flush=True)
+    while True:
+        for key, _ in selector.select(timeout=REAP_INTERVAL_S):
+            conn, _addr = listener.accept()
+            request, fds = receive_message(conn, max_fds=3)
+            if request is None or len(fds) != 3:
+                for fd in fds:
+                    os.close(fd)
+                conn.close()
+                continue
+            pid = os.fork()
+            if pid == 0:
+                listener.close()
+                conn.close()
+                become(request, fds)
+            for fd in fds:
+                os.close(fd)
+            children[pid] = conn
+            send_message(conn, {"pid": pid})
+        _reap(children)
+
+
+def _reap(children: dict[int, socket.socket]) -> None:
+    while children:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        conn = children.pop(pid, None)
+        if conn is None:
+            continue
+        ended = {"signal": os.WTERMSIG(status)} if os.WIFSIGNALED(status) else {"code": os.WEXITSTATUS(status)}
+        try:
+            send_message(conn, ended)
+        except OSError:
+            pass
+        conn.close()
+
+
+if __name__ == "__main__":
+    _, path, *preloaded = sys.argv
+    serve(path, preloaded)  # the socket appears once preloading is done: the caller waits for it

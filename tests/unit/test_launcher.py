@@ -1,0 +1,82 @@
+"""The forking launcher (services/launcher): a server forked from the pre-imported zygote is the process `python
+app.py` would have been — working directory, argv, environment, sys.path, __file__, output, exit status, signals —
+and without a zygote the client runs the real interpreter."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gymgate.services.launcher import client
+
+CLIENT = client.__file__
+REPORT = """import json, os, sys
+print(json.dumps({"cwd": os.getcwd(), "argv": sys.argv, "path0": sys.path[0], "file": __file__,
+                  "name": __name__, "var": os.environ.get("SERVER_VAR"), "pythonpath": sys.path[1]}))
+sys.exit(int(sys.argv[1]))
+"""
+SLEEPER = "import time\nprint('up', flush=True)\ntime.sleep(60)\n"
+
+
+@pytest.fixture
+def zygote(tmp_path):
+    path = str(tmp_path / "z.sock")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gymgate.services.launcher.zygote", path, "json", "no_such_module_here"],
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 30
+    while not os.path.exists(path):
+        assert proc.poll() is None and time.monotonic() < deadline, "the zygote did not come up"
+        time.sleep(0.05)
+    yield path
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+
+
+def _server(tmp_path: Path, source: str) -> Path:
+    folder = tmp_path / "server"
+    folder.mkdir(exist_ok=True)
+    (folder / "app.py").write_text(source)
+    return folder
+
+
+def _run(folder: Path, argv: list[str], env: dict[str, str], launched: bool) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-I", "-S", CLIENT, *argv] if launched else [sys.executable, *argv]
+    return subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_a_forked_server_is_the_process_python_would_have_started(tmp_path, zygote):
+    folder = _server(tmp_path, REPORT)
+    env = dict(os.environ, SERVER_VAR="seven", PYTHONPATH=str(tmp_path / "extra"))
+    direct = _run(folder, ["app.py", "3"], env, launched=False)
+    launched = _run(folder, ["app.py", "3"], {**env, client.SOCKET_VARIABLE: zygote}, launched=True)
+    assert direct.returncode == launched.returncode == 3
+    assert launched.stdout == direct.stdout and '"var": "seven"' in launched.stdout
+    assert '"name": "__main__"' in launched.stdout
+
+
+def test_without_a_zygote_the_client_runs_the_real_interpreter(tmp_path):
+    folder = _server(tmp_path, REPORT)
+    env = {**os.environ, client.SOCKET_VARIABLE: str(tmp_path / "gone.sock"), client.PYTHON_VARIABLE: sys.executable}
+    assert _run(folder, ["app.py", "4"], env, launched=True).returncode == 4
+    env.pop(client.SOCKET_VARIABLE)
+    assert _run(folder, ["app.py", "5"], env, launched=True).returncode == 5
+
+
+def test_a_signal_to_the_client_reaches_the_server_and_ends_both_as_python_would(tmp_path, zygote):
+    folder = _server(tmp_path, SLEEPER)
+    env = {**os.environ, client.SOCKET_VARIABLE: zygote}
+    proc = subprocess.Popen(
+        [sys.executable, "-I", "-S", CLIENT, "app.py"], cwd=folder, env=env, stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout.readline().strip() == "up"
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=30) == -signal.SIGINT  # KeyboardInterrupt, then death by SIGINT: what python does
