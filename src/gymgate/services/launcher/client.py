@@ -9,6 +9,7 @@ exactly what Gym would have run.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -89,10 +90,8 @@ def main(argv: list[str]) -> int:
 
 
 def _forward(pid: int, sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.kill(pid, sig)
-    except ProcessLookupError:
-        pass
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ children, telling each client how its server ended. It lives in its Gym actor's 
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import selectors
@@ -122,7 +123,7 @@ def serve(socket_path: str, modules: list[str]) -> None:
     children: dict[int, socket.socket] = {}
     print(f"launcher: ready ({len(modules) - len(failed)} modules preloaded)", file=sys.stderr, flush=True)
     while True:
-        for key, _ in selector.select(timeout=REAP_INTERVAL_S):
+        for _key, _ in selector.select(timeout=REAP_INTERVAL_S):
             conn, _addr = listener.accept()
             request, fds = receive_message(conn, max_fds=3)
             if request is None or len(fds) != 3:
@@ -154,10 +155,8 @@ def _reap(children: dict[int, socket.socket]) -> None:
         if conn is None:
             continue
         ended = {"signal": os.WTERMSIG(status)} if os.WIFSIGNALED(status) else {"code": os.WEXITSTATUS(status)}
-        try:
+        with contextlib.suppress(OSError):
             send_message(conn, ended)
-        except OSError:
-            pass
         conn.close()
 
 
