@@ -22,8 +22,9 @@ from gymgate.options import default
 from gymgate.outcomes import GYM, HARNESS, EnvState
 from gymgate.processes import alive
 from gymgate.runfolder import EnvStatus, RunFolder  # EnvStatus: also imported from here (tests/inenv)
-from gymgate.services import gym_compat, gymlog, lifecycle
+from gymgate.services import gym_compat, gymlog, launcher, lifecycle
 from gymgate.services.gym_actor import GymActor
+from gymgate.services.launcher.venv import launcher_venv
 from gymgate.services.ports import BandLease, free_port_in, lease_band
 from gymgate.services.ray_cluster import is_ray_failure, unwrap
 from gymgate.text import strip_ansi
@@ -127,7 +128,10 @@ class Fleet:
         """Begin starting the named environments (default: all) in parallel and return at once: one future per
         environment, done when its status (ready, failed or skipped) is in `statuses`. A caller waits only for the
         environment it needs next, so its paths run while the others are still starting. `stop()` ends all."""
-        link_venvs(self.run.venvs_dir, Path(sys.prefix), self.environments, gym_compat.gym_root())
+        prefix = Path(sys.prefix)
+        if launcher.enabled():  # every server's `python` is the launcher client (services/launcher)
+            prefix = launcher_venv(self.run.venvs_dir.parent / "launcher-venv", prefix)
+        link_venvs(self.run.venvs_dir, prefix, self.environments, gym_compat.gym_root())
         self.run.logs_dir.mkdir(parents=True, exist_ok=True)
         futures: dict[str, Future] = {}
         present = []

@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+LAUNCHER_READY_S = 120.0  # the zygote imports the preloaded modules before it listens
+
 
 class GymActor:
     """Plain class; `ray.remote(GymActor)` is applied by the lifecycle code (and fakes replace it in tests)."""
@@ -42,6 +44,7 @@ class GymActor:
         from gymgate.services.gym_compat import run_helper_api
 
         run_helper_cls, parser_config_cls = run_helper_api()
+        self._start_launcher()
         # Assigned before start(): a start that fails half-way must still be reachable by shutdown().
         self.rh = run_helper_cls()
         self.rh.start(
@@ -52,6 +55,31 @@ class GymActor:
             )
         )
         return self.servers()
+
+    def _start_launcher(self) -> None:
+        """With the forking launcher on: start the zygote in this actor's process group (stopped with it) and
+        tell Gym's servers, through the environment run_command copies, where it listens."""
+        import subprocess
+        import tempfile
+        import time
+
+        from gymgate.services import launcher
+        from gymgate.services.launcher import client
+
+        if not launcher.enabled():
+            return
+        path = os.path.join(tempfile.mkdtemp(prefix="ggz", dir="/tmp"), "s")  # AF_UNIX paths stay short
+        zygote = subprocess.Popen(  # inherits this actor's process group and log (stdout/stderr)
+            [sys.executable, "-m", "gymgate.services.launcher.zygote", path, *launcher.preloaded()]
+        )
+        deadline = time.monotonic() + LAUNCHER_READY_S
+        while not os.path.exists(path):
+            if zygote.poll() is not None or time.monotonic() > deadline:
+                zygote.kill()
+                raise RuntimeError(f"the launcher's zygote did not start within {LAUNCHER_READY_S:g} s")
+            time.sleep(0.05)
+        os.environ[client.SOCKET_VARIABLE] = path
+        os.environ[client.PYTHON_VARIABLE] = sys.executable
 
     def servers(self) -> list[dict[str, Any]]:
         """Every server instance of this Gym with its address and process id."""

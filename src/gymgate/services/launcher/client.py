@@ -63,8 +63,8 @@ def _exec_real(argv: list[str]) -> None:
 
 def main(argv: list[str]) -> int:
     path = os.environ.get(SOCKET_VARIABLE)
-    if not path:
-        _exec_real(argv)
+    if not path or not argv or not argv[0].endswith(".py") or not os.path.isfile(argv[0]):
+        _exec_real(argv)  # only `python script.py …` is forked: `-c`, `-m` and the rest run as they would
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     conn.settimeout(CONNECT_TIMEOUT_S)
     try:

@@ -111,6 +111,11 @@ def become(request: dict, fds: list[int]) -> None:
 
 def serve(socket_path: str, modules: list[str]) -> None:
     """Preload, listen on `socket_path`, fork a server per request until killed."""
+    import warnings
+
+    # numpy's OpenBLAS, pandas' and pyarrow's pools start native threads at import; each registers fork handlers.
+    # Python warns on every fork of a process with threads: not into each server's log. (Under review: issue 29.)
+    warnings.filterwarnings("ignore", message=r"This process .* is multi-threaded", category=DeprecationWarning)
     BASE_EXCLUDED.update({sys.path[0], *os.environ.get("PYTHONPATH", "").split(os.pathsep)})
     failed = preload(modules)
     if failed:
