@@ -68,7 +68,8 @@ class GymActor:
 
         if not launcher.enabled():
             return
-        path = os.path.join(tempfile.mkdtemp(prefix="ggz", dir="/tmp"), "s")  # AF_UNIX paths stay short
+        self._launcher_dir = tempfile.mkdtemp(prefix="ggz", dir="/tmp")  # AF_UNIX paths stay short
+        path = os.path.join(self._launcher_dir, "s")
         zygote = subprocess.Popen(  # inherits this actor's process group and log (stdout/stderr)
             [sys.executable, "-m", "gymgate.services.launcher.zygote", path, *launcher.preloaded()]
         )
@@ -200,6 +201,10 @@ class GymActor:
     def shutdown(self) -> None:
         """Idempotent; tolerates a RunHelper whose start() failed before its process table or head thread existed."""
         rh, self.rh = self.rh, None
+        if getattr(self, "_launcher_dir", None):  # TODO(issue 29): also when the actor is killed, not stopped
+            import shutil
+
+            shutil.rmtree(self._launcher_dir, ignore_errors=True)
         if rh is None:
             return
         processes = getattr(rh, "_processes", None)
