@@ -603,15 +603,16 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def _process_kind(pid: Path) -> str:
-    """What one process of a run is, for the CPU profile: a Gym server (by its folder), Ray, the harness."""
+    """What one process of a run is now, for the CPU profile: a Gym server (by its folder), Ray, the harness. Asked
+    at every sample: a Ray worker becomes `ray::GymActor` after it starts, a shell may exec the server it runs."""
     cmd = (pid / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    if "raylet" in cmd or "gcs_server" in cmd or "dashboard" in cmd or "log_monitor" in cmd or "ray/_private" in cmd:
-        return "ray: its own daemons"
     if cmd.startswith("ray::GymActor") or "GymActor" in cmd:
         return "ray: Gym actors (the head server, Gym's launcher)"
     if cmd.startswith("ray::"):
         return "ray: other workers (idle, the consumer's)"
-    if cmd.startswith(("/bin/bash", "bash", "tee")):
+    if "raylet" in cmd or "gcs_server" in cmd or "dashboard" in cmd or "log_monitor" in cmd or "ray/_private" in cmd:
+        return "ray: its own daemons"
+    if cmd.startswith(("/bin/bash", "bash", "tee", "/usr/bin/tee")):
         return "gym: the shell and tee around each server"
     try:
         cwd = os.readlink(pid / "cwd")
@@ -619,14 +620,17 @@ def _process_kind(pid: Path) -> str:
         cwd = ""
     for kind in ("resources_servers", "responses_api_agents", "responses_api_models", "environment_servers"):
         if f"/{kind}/" in cwd or cwd.endswith(f"/{kind}"):
-            return f"gym: {kind}"
-    if "pytest" in cmd or "xdist" in cmd or "execnet" in cmd:
+            return f"gym: {kind}"  # a server the launcher forked keeps the zygote's command line
+    if "launcher.zygote" in cmd:
+        return "gym: the launcher's zygotes (preloading)"
+    if "pytest" in cmd or "xdist" in cmd or "execnet" in cmd or " -u -c " in cmd:  # xdist's workers: `python -u -c`
         return "harness: pytest workers (consumer, endpoint, checks)"
     return "harness: gymgate (parent, build, report)"
 
 
 def _sample_cpu(runs: str, done: threading.Event, seen: dict) -> None:
-    """CPU seconds (user + system) of every process the run started, by pid: the last reading before it exits."""
+    """CPU seconds (user + system) of every process the run started, by pid: the last reading before it exits,
+    counted under what the process was at that reading."""
     needle = f"GYMGATE_RUNS={runs}".encode()
     while not done.is_set():
         for entry in Path("/proc").iterdir():
@@ -637,62 +641,99 @@ def _sample_cpu(runs: str, done: threading.Event, seen: dict) -> None:
                     continue
                 fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
                 ticks = int(fields[11]) + int(fields[12])  # utime, stime
-                kind = seen[entry.name][0] if entry.name in seen else _process_kind(entry)
-                seen[entry.name] = (kind, ticks / CLOCK_TICKS)
+                seen[entry.name] = (_process_kind(entry), ticks / CLOCK_TICKS)
             except (OSError, IndexError, ValueError):
                 continue
         time.sleep(0.2)
 
 
+EXEC, FORK = "exec", "fork"  # services/launcher's modes
+LAUNCHERS = {EXEC: "Gym's own launch (a fresh interpreter per server)", FORK: "the forking launcher"}
+
+
 def bench_startup(pin: str, repeats: int) -> dict:
-    """Where a default-set run's CPU goes, by kind of process (`accept --no-baseline --no-cache`, warm environment):
-    each process's CPU seconds sampled five times a second, summed by kind, next to the run's wall time and the
-    paths' own time. Processes that live less than a sample are missed: the totals are a lower bound."""
+    """Where a default-set run's CPU goes, by kind of process (`accept --no-baseline --no-cache`, warm environment),
+    with Gym's own launch and with the forking launcher, alternated run by run (drift hits both alike): each
+    process's CPU seconds sampled five times a second, summed by kind, next to the run's wall time and the paths' own
+    time. Processes that live less than a sample are missed: the totals are a lower bound."""
+    from gymgate.services import launcher
+
     seconds, text, code = timed(gymgate("env", "--gym-ref", pin), dict(os.environ))
     assert code == 0, text
-    out: dict = {"wall_s": [], "paths_s": [], "cpu_s": {}, "processes": []}
+    out: dict = {mode: {"wall_s": [], "paths_s": [], "cpu_s": {}, "processes": []} for mode in LAUNCHERS}
+    out["same"] = {"exit_code": [], "changed_paths": [], "other_categories": []}
     for _ in range(repeats):
-        runs = tempfile.mkdtemp(prefix="gg-bench-runs-")
-        done, seen = threading.Event(), {}
-        sampler = threading.Thread(target=_sample_cpu, args=(runs, done, seen), daemon=True)
-        sampler.start()
-        seconds, text, code = timed(
-            gymgate("accept", "--gym-ref", pin, "--no-baseline", "--no-cache"), dict(os.environ, GYMGATE_RUNS=runs)
-        )
-        done.set()
-        sampler.join()
-        assert code == 0, text
-        records = list(_one_run(runs).records().values())
-        out["wall_s"].append(round(seconds, 2))
-        out["paths_s"].append(round(sum(r.timings.get("path_s", 0.0) for r in records), 2))
-        out["processes"].append(len(seen))
-        by_kind: dict[str, float] = {}
-        for kind, cpu in seen.values():
-            by_kind[kind] = by_kind.get(kind, 0.0) + cpu
-        done_runs = len(out["wall_s"]) - 1  # a kind first seen now had no CPU in the runs before
-        for kind in set(out["cpu_s"]) | set(by_kind):
-            out["cpu_s"].setdefault(kind, [0.0] * done_runs).append(round(by_kind.get(kind, 0.0), 2))
-        subprocess.run(["rm", "-rf", runs], check=False)
+        folders = {}
+        for mode in LAUNCHERS:
+            row = out[mode]
+            runs = folders[mode] = tempfile.mkdtemp(prefix="gg-bench-runs-")
+            done, seen = threading.Event(), {}
+            sampler = threading.Thread(target=_sample_cpu, args=(runs, done, seen), daemon=True)
+            sampler.start()
+            env = dict(os.environ, GYMGATE_RUNS=runs)
+            env[launcher.MODE_VARIABLE] = mode
+            seconds, text, code = timed(gymgate("accept", "--gym-ref", pin, "--no-baseline", "--no-cache"), env)
+            done.set()
+            sampler.join()
+            assert code == 0, text
+            records = list(_one_run(runs).records().values())
+            row["wall_s"].append(round(seconds, 2))
+            row["paths_s"].append(round(sum(r.timings.get("path_s", 0.0) for r in records), 2))
+            row["processes"].append(len(seen))
+            by_kind: dict[str, float] = {}
+            for kind, cpu in seen.values():
+                by_kind[kind] = by_kind.get(kind, 0.0) + cpu
+            done_runs = len(row["wall_s"]) - 1  # a kind first seen now had no CPU in the runs before
+            for kind in set(row["cpu_s"]) | set(by_kind):
+                row["cpu_s"].setdefault(kind, [0.0] * done_runs).append(round(by_kind.get(kind, 0.0), 2))
+        _same_results(folders[EXEC], folders[FORK], out["same"])
+        subprocess.run(["rm", "-rf", *folders.values()], check=False)
     return out
 
 
+def _same_results(baseline_runs: str, candidate_runs: str, out: dict) -> None:
+    """`gymgate compare` of the two launchers' runs: the full observation of every path (every request the model
+    received, everything Gym returned) must agree."""
+    report = tempfile.mkdtemp(prefix="gg-bench-cmp-")
+    baseline, candidate = _one_run(baseline_runs).root, _one_run(candidate_runs).root
+    _seconds, _text, code = timed(gymgate("compare", str(baseline), str(candidate), "--out", report), dict(os.environ))
+    results = json.loads((Path(report) / "results.json").read_text())
+    out["exit_code"].append(code)
+    out["changed_paths"].append(sum(1 for p in results["paths"] if p["changed"]))
+    out["other_categories"].append(sum(1 for p in results["paths"] if p["category"] not in ("same-pass", "skipped")))
+    subprocess.run(["rm", "-rf", report], check=False)
+
+
 def render_startup(pin: str, data: dict, command: str) -> str:
-    runs = data["startup"]
-    rows = [
-        ("`gymgate accept` wall time, the default set (every recording replayed)", runs["wall_s"], "s"),
-        ("the paths' own time (rollout, postprocess, checks; all attempts), summed", runs["paths_s"], "s"),
-        ("processes the run started (seen by the sampler)", runs["processes"], ""),
+    runs = {mode: data["startup"][mode] for mode in LAUNCHERS}
+    same = data["startup"]["same"]
+    totals = {m: [sum(v[i] for v in r["cpu_s"].values()) for i in range(len(r["wall_s"]))] for m, r in runs.items()}
+    rows = []
+    for mode, row in runs.items():
+        name = LAUNCHERS[mode]
+        rows += [
+            (f"{name}: `gymgate accept` wall time, the default set", row["wall_s"], "s"),
+            (f"{name}: the paths' own time (rollout, postprocess, checks; all attempts), summed", row["paths_s"], "s"),
+            (f"{name}: processes the run started (seen by the sampler)", row["processes"], ""),
+            (f"{name}: CPU seconds of all of them", totals[mode], "s"),
+        ]
+        for kind in sorted(row["cpu_s"], key=lambda k: -median(row["cpu_s"][k])):
+            rows.append((f"{name}: CPU: {kind}", row["cpu_s"][kind], "s"))
+    rows += [
+        ("`gymgate compare` of the two runs: exit code", same["exit_code"], ""),
+        ("paths with any change in their full observation", same["changed_paths"], ""),
+        ("paths in any category but same-pass / skipped", same["other_categories"], ""),
     ]
-    total = [sum(values[i] for values in runs["cpu_s"].values()) for i in range(len(runs["wall_s"]))]
-    rows.append(("CPU seconds of all of them", total, "s"))
-    for kind in sorted(runs["cpu_s"], key=lambda k: -median(runs["cpu_s"][k])):
-        rows.append((f"CPU: {kind}", runs["cpu_s"][kind], "s"))
-    floor = median(total) / (os.cpu_count() or 1)
+    cores = os.cpu_count() or 1
     notes = [
-        f"On {os.cpu_count()} cores the CPU alone takes at least {floor:.0f} s of wall time: the run is CPU-bound "
-        "where the wall time is close to that floor."
+        f"{LAUNCHERS[m]}: on {cores} cores the CPU alone takes at least {median(totals[m]) / cores:.0f} s of wall "
+        "time; the paths' own time is the floor of a run that starts nothing."
+        for m in runs
     ]
-    return table(f"startup:{pin}", f"Where a default-set run's CPU goes, nemo-gym {pin}", data, command, rows, notes)
+    ratio = median(runs[EXEC]["wall_s"]) / max(median(runs[FORK]["wall_s"]), 1e-3)
+    cpu = median(totals[EXEC]) / max(median(totals[FORK]), 1e-3)
+    notes.append(f"Forking launcher vs Gym's own launch: {ratio:.2f}× less wall time, {cpu:.2f}× less CPU (medians).")
+    return table(f"startup:{pin}", f"Where a default-set run's time goes, nemo-gym {pin}", data, command, rows, notes)
 
 
 def bench_replays(pin: str, repeats: int) -> dict:

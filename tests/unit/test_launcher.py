@@ -22,6 +22,7 @@ print(json.dumps({"cwd": os.getcwd(), "argv": sys.argv, "path0": sys.path[0], "f
 sys.exit(int(sys.argv[1]))
 """
 SLEEPER = "import time\nprint('up', flush=True)\ntime.sleep(60)\n"
+GROUPED = "import os, time\nprint(os.getpid(), os.getpgrp(), flush=True)\ntime.sleep(60)\n"
 
 
 @pytest.fixture
@@ -30,7 +31,7 @@ def zygote(tmp_path):
     proc = subprocess.Popen(
         [sys.executable, "-m", "gymgate.services.launcher.zygote", path, "json", "no_such_module_here"],
         stderr=subprocess.PIPE,
-        start_new_session=True,
+        process_group=0,  # as the run's zygote: a group of its own in the caller's session
     )
     deadline = time.monotonic() + 30
     while not os.path.exists(path):
@@ -80,3 +81,61 @@ def test_a_signal_to_the_client_reaches_the_server_and_ends_both_as_python_would
     assert proc.stdout.readline().strip() == "up"
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=30) == -signal.SIGINT  # KeyboardInterrupt, then death by SIGINT: what python does
+
+
+def test_a_forked_server_joins_its_clients_group_and_dies_with_it(tmp_path, zygote):
+    """Stopping a Gym actor is one kill of its process group: a server the run's zygote forked must be in it."""
+    folder = _server(tmp_path, GROUPED)
+    env = {**os.environ, client.SOCKET_VARIABLE: zygote}
+    proc = subprocess.Popen(
+        [sys.executable, "-I", "-S", CLIENT, "app.py"],
+        cwd=folder,
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+        process_group=0,
+    )
+    pid, pgid = map(int, proc.stdout.readline().split())
+    assert pid != proc.pid and pgid == proc.pid
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{pid}").exists() and _state(pid) != "Z":
+        assert time.monotonic() < deadline, "the forked server outlived its group's kill"
+        time.sleep(0.05)
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return "Z"
+
+
+def test_the_runs_zygote_is_exported_awaited_and_stopped(tmp_path, monkeypatch):
+    from gymgate.services import launcher
+    from gymgate.services.launcher import service
+
+    monkeypatch.setenv(launcher.MODE_VARIABLE, launcher.FORK)
+    monkeypatch.setattr(launcher, "preloaded", lambda: ["json"])
+    with service.serving(tmp_path / "launcher.log") as zygote:
+        assert os.environ[client.SOCKET_VARIABLE] == zygote.path
+        zygote.wait_ready(timeout_s=60)
+        folder = _server(tmp_path, REPORT)
+        assert _run(folder, ["app.py", "6"], dict(os.environ), launched=True).returncode == 6
+        process = zygote.process
+    assert process.poll() is not None and not os.path.exists(zygote.path)
+    assert client.SOCKET_VARIABLE not in os.environ
+
+
+def test_the_launcher_can_be_turned_off_and_refuses_what_it_does_not_know(tmp_path, monkeypatch):
+    from gymgate.errors import UsageError
+    from gymgate.services import launcher
+    from gymgate.services.launcher import service
+
+    monkeypatch.setenv(launcher.MODE_VARIABLE, launcher.EXEC)
+    with service.serving(tmp_path / "launcher.log") as zygote:
+        assert zygote is None and client.SOCKET_VARIABLE not in os.environ
+    monkeypatch.setenv(launcher.MODE_VARIABLE, "spawn")
+    with pytest.raises(UsageError, match="spawn"), service.serving(tmp_path / "launcher.log"):
+        pass

@@ -143,6 +143,11 @@ class RunFolder:
         return self.root / PYTEST_LOG
 
     @property
+    def launcher_log(self) -> Path:
+        """The forking launcher's zygote (services/launcher): what it preloaded, and anything it could not do."""
+        return self.root / "launcher.log"
+
+    @property
     def source_file(self) -> Path:
         return self.root / SOURCE
 

@@ -13,8 +13,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-LAUNCHER_READY_S = 120.0  # the zygote imports the preloaded modules before it listens
-
 
 class GymActor:
     """Plain class; `ray.remote(GymActor)` is applied by the lifecycle code (and fakes replace it in tests)."""
@@ -44,7 +42,6 @@ class GymActor:
         from gymgate.services.gym_compat import run_helper_api
 
         run_helper_cls, parser_config_cls = run_helper_api()
-        self._start_launcher()
         # Assigned before start(): a start that fails half-way must still be reachable by shutdown().
         self.rh = run_helper_cls()
         self.rh.start(
@@ -55,32 +52,6 @@ class GymActor:
             )
         )
         return self.servers()
-
-    def _start_launcher(self) -> None:
-        """With the forking launcher on: start the zygote in this actor's process group (stopped with it) and
-        tell Gym's servers, through the environment run_command copies, where it listens."""
-        import subprocess
-        import tempfile
-        import time
-
-        from gymgate.services import launcher
-        from gymgate.services.launcher import client
-
-        if not launcher.enabled():
-            return
-        self._launcher_dir = tempfile.mkdtemp(prefix="ggz", dir="/tmp")  # AF_UNIX paths stay short
-        path = os.path.join(self._launcher_dir, "s")
-        zygote = subprocess.Popen(  # inherits this actor's process group and log (stdout/stderr)
-            [sys.executable, "-m", "gymgate.services.launcher.zygote", path, *launcher.preloaded()]
-        )
-        deadline = time.monotonic() + LAUNCHER_READY_S
-        while not os.path.exists(path):
-            if zygote.poll() is not None or time.monotonic() > deadline:
-                zygote.kill()
-                raise RuntimeError(f"the launcher's zygote did not start within {LAUNCHER_READY_S:g} s")
-            time.sleep(0.05)
-        os.environ[client.SOCKET_VARIABLE] = path
-        os.environ[client.PYTHON_VARIABLE] = sys.executable
 
     def servers(self) -> list[dict[str, Any]]:
         """Every server instance of this Gym with its address and process id."""
@@ -201,10 +172,6 @@ class GymActor:
     def shutdown(self) -> None:
         """Idempotent; tolerates a RunHelper whose start() failed before its process table or head thread existed."""
         rh, self.rh = self.rh, None
-        if getattr(self, "_launcher_dir", None):  # TODO(issue 29): also when the actor is killed, not stopped
-            import shutil
-
-            shutil.rmtree(self._launcher_dir, ignore_errors=True)
         if rh is None:
             return
         processes = getattr(rh, "_processes", None)

@@ -36,6 +36,7 @@ from gymgate.pathid import PathId, environments  # noqa: E402
 from gymgate.processes import RUN_MARKER, sweep  # noqa: E402
 from gymgate.runfolder import PathRecord, RunFolder  # noqa: E402
 from gymgate.services import gym_compat  # noqa: E402
+from gymgate.services.launcher import service as launcher_service  # noqa: E402
 from gymgate.services.ray_cluster import private_ray  # noqa: E402
 from gymgate.session.controller import WorkerSession, honour_sigint  # noqa: E402
 from gymgate.session.plan import owned_by  # noqa: E402
@@ -97,9 +98,12 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "selftest: gymgate's own negative tests on real paths")
     if _is_worker(config) or os.environ.get(RAY_ADDRESS_VAR):
         return
-    run_of(config)
+    run = run_of(config)
     run_id = os.environ.get(RUN_MARKER, "adhoc")
+    zygote = _controller.enter_context(launcher_service.serving(run.launcher_log))  # before Ray: inherited
     gcs = _controller.enter_context(private_ray(run_id, namespace=f"gymgate-{run_id}"))
+    if zygote is not None:
+        zygote.wait_ready()
     os.environ[RAY_ADDRESS_VAR] = gcs  # workers are spawned after configure and inherit it
 
 

@@ -29,6 +29,7 @@ from gymgate.options import UP, add_session_options  # noqa: E402
 from gymgate.outcomes import EnvState  # noqa: E402
 from gymgate.processes import RUN_MARKER  # noqa: E402
 from gymgate.runfolder import EnvStatus, RunFolder  # noqa: E402
+from gymgate.services.launcher import service as launcher_service  # noqa: E402
 from gymgate.services.ray_cluster import private_ray  # noqa: E402
 from gymgate.session.controller import WorkerSession, honour_sigint  # noqa: E402
 
@@ -71,7 +72,10 @@ def main(argv: list[str] | None = None) -> int:
     code = EXIT_OK
     try:
         with contextlib.ExitStack() as stack:
+            zygote = stack.enter_context(launcher_service.serving(run.launcher_log))  # before Ray
             gcs = stack.enter_context(private_ray(run_id, namespace=f"gymgate-{run_id}"))
+            if zygote is not None:
+                zygote.wait_ready()
             print(
                 f"Ray cluster {gcs} (namespace gymgate-{run_id}); starting {len(environments)} environments", flush=True
             )

@@ -1,7 +1,9 @@
-"""Forking Gym servers from a pre-imported parent (issue 29): the zygote that forks them, the client a server's venv
-runs as its `python`, and the venv that puts that client where Gym looks for an interpreter.
+"""Forking Gym servers from a pre-imported parent (issue 29): the zygote that forks them (zygote.py), the run's one
+zygote started and stopped (service.py), the client a server's venv runs as its `python` (client.py), and the venv
+that puts that client where Gym looks for an interpreter (venv.py).
 
-Off unless GYMGATE_LAUNCHER=fork (work in progress: measured, not yet proven equivalent on every pin)."""
+On by default; GYMGATE_LAUNCHER=exec makes every server a fresh interpreter, exactly as Gym starts it (how the two
+were shown to give the same results: docs/architecture.md, "Starting Gym's servers")."""
 
 from __future__ import annotations
 
@@ -10,11 +12,17 @@ import tomllib
 from pathlib import Path
 
 MODE_VARIABLE = "GYMGATE_LAUNCHER"
-FORK = "fork"
+FORK, EXEC = "fork", "exec"
+MODES = (FORK, EXEC)
+
+
+def mode() -> str:
+    """The launcher this run uses (a value outside MODES is refused where the run starts: service.serving)."""
+    return os.environ.get(MODE_VARIABLE) or FORK
 
 
 def enabled() -> bool:
-    return os.environ.get(MODE_VARIABLE) == FORK
+    return mode() == FORK
 
 
 def preloaded() -> list[str]:

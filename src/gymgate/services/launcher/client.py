@@ -69,7 +69,8 @@ def main(argv: list[str]) -> int:
     conn.settimeout(CONNECT_TIMEOUT_S)
     try:
         conn.connect(path)
-        send_message(conn, {"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ)}, [0, 1, 2])
+        request = {"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "pgid": os.getpgrp()}
+        send_message(conn, request, [0, 1, 2])
         started, _ = receive_message(conn)
     except OSError:
         started = None
@@ -81,12 +82,28 @@ def main(argv: list[str]) -> int:
         signal.signal(number, lambda sig, _frame: _forward(pid, sig))
     conn.settimeout(None)
     ended, _ = receive_message(conn)
-    if ended is None:  # the zygote went away: the server is gone with it (same process group)
+    if ended is None:  # the zygote went away: stand in for the server until it ends (its status is lost with it)
+        _wait_gone(pid)
         return 1
     if ended.get("signal"):
         signal.signal(ended["signal"], signal.SIG_DFL)
         os.kill(os.getpid(), ended["signal"])
     return int(ended.get("code", 1))
+
+
+def _wait_gone(pid: int) -> None:
+    """Until process `pid` (not a child of this one) has ended."""
+    import select
+
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:  # already gone
+        return
+    try:
+        while not select.select([fd], [], [], 1.0)[0]:
+            pass
+    finally:
+        os.close(fd)
 
 
 def _forward(pid: int, sig: int) -> None:

@@ -8,8 +8,9 @@ imported (nemo_gym/__init__.py's WORKING_DIR), and that differs per server. A mo
 working directory, the environment or argv when it is imported.
 
 Single-threaded on purpose (forking a threaded process is unsafe): one select loop accepts requests and reaps
-children, telling each client how its server ended. It lives in its Gym actor's process group, so the actor's stop
-(one kill of the group) stops it and every server it forked.
+children, telling each client how its server ended. One zygote serves a whole run (service.py); each server it forks
+joins the process group of the client that asked for it (its Gym actor's group), so the actor's stop (one kill of
+that group) stops exactly its own servers, as before.
 """
 
 from __future__ import annotations
@@ -68,6 +69,24 @@ def run_as_main(path: str) -> None:
     with open(path, "rb") as source:
         code = compile(source.read(), path, "exec")
     exec(code, main.__dict__)
+
+
+def join_group(request: dict, conn: socket.socket) -> None:
+    """In the forked child: move into the process group of the client that asked (its Gym actor's group), so that
+    stopping that group stops this server as it would have stopped `python app.py`. A client already gone (its group
+    stopped while the fork was under way) means no one wants this server: it ends at once."""
+    with contextlib.suppress(OSError):
+        os.setpgid(0, int(request["pgid"]))
+    conn.setblocking(False)
+    try:
+        gone = conn.recv(1, socket.MSG_PEEK) == b""
+    except BlockingIOError:
+        gone = False
+    except OSError:
+        gone = True
+    conn.close()
+    if gone:
+        os._exit(1)
 
 
 def become(request: dict, fds: list[int]) -> None:
@@ -139,7 +158,10 @@ def serve(socket_path: str, modules: list[str]) -> None:
             pid = os.fork()
             if pid == 0:
                 listener.close()
-                conn.close()
+                selector.close()
+                for other in children.values():
+                    other.close()
+                join_group(request, conn)
                 become(request, fds)
             for fd in fds:
                 os.close(fd)
