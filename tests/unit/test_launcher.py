@@ -112,20 +112,38 @@ def _state(pid: int) -> str:
         return "Z"
 
 
-def test_the_runs_zygote_is_exported_awaited_and_stopped(tmp_path, monkeypatch):
+def test_the_runs_zygotes_are_exported_awaited_and_stopped(tmp_path, monkeypatch):
+    """A run's zygotes import with their own declared values; a process goes to the first whose values are its own."""
     from gymgate.services import launcher
     from gymgate.services.launcher import service
 
     monkeypatch.setenv(launcher.MODE_VARIABLE, launcher.FORK)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     monkeypatch.setattr(launcher, "preloaded", lambda: ["json"])
-    with service.serving(tmp_path / "launcher.log") as zygote:
-        assert os.environ[client.SOCKET_VARIABLE] == zygote.path
-        zygote.wait_ready(timeout_s=60)
-        folder = _server(tmp_path, REPORT)
-        assert _run(folder, ["app.py", "6"], dict(os.environ), launched=True).returncode == 6
-        process = zygote.process
-    assert process.poll() is not None and not os.path.exists(zygote.path)
+    monkeypatch.setattr(launcher, "zygotes", lambda: {"servers": {"OMP_NUM_THREADS": "1"}, "workers": {}})
+    with service.serving(tmp_path / "launcher.log") as zygotes:
+        assert os.environ[client.SOCKET_VARIABLE] == os.pathsep.join(zygotes.paths.values())
+        zygotes.wait_ready(timeout_s=60)
+        folder = _server(tmp_path, GROUPED)
+        for omp in ("1", None):
+            env = dict(os.environ, **({"OMP_NUM_THREADS": omp} if omp else {}))
+            proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", CLIENT, "app.py"],
+                cwd=folder,
+                env=env,
+                stdout=subprocess.PIPE,
+                text=True,
+                process_group=0,
+            )
+            pid, _pgid = map(int, proc.stdout.readline().split())
+            assert pid != proc.pid  # forked, by the zygote that imported as it would have
+            os.killpg(proc.pid, signal.SIGKILL)  # the client and the server it stands for
+            proc.wait(timeout=10)
+        processes = list(zygotes.processes.values())
+    assert all(p.poll() is not None for p in processes)
+    assert not any(os.path.exists(p) for p in zygotes.paths.values())
     assert client.SOCKET_VARIABLE not in os.environ
+    assert "refused ['app.py']: differs in ['OMP_NUM_THREADS']" in (tmp_path / "launcher.log").read_text()
 
 
 def test_the_launcher_can_be_turned_off_and_refuses_what_it_does_not_know(tmp_path, monkeypatch):
@@ -139,3 +157,27 @@ def test_the_launcher_can_be_turned_off_and_refuses_what_it_does_not_know(tmp_pa
     monkeypatch.setenv(launcher.MODE_VARIABLE, "spawn")
     with pytest.raises(UsageError, match="spawn"), service.serving(tmp_path / "launcher.log"):
         pass
+
+
+def test_a_request_whose_start_up_environment_differs_is_refused_and_runs_the_real_interpreter(tmp_path, zygote):
+    """Preloading read the zygote's environment (preload.toml's `environment`): a process that would have read other
+    values there must start as a fresh interpreter, not as a fork."""
+    folder = _server(tmp_path, GROUPED)
+    env = {**os.environ, client.SOCKET_VARIABLE: zygote, client.PYTHON_VARIABLE: sys.executable}
+    env["OMP_NUM_THREADS"] = "7" if os.environ.get("OMP_NUM_THREADS") != "7" else "3"
+    proc = subprocess.Popen(
+        [sys.executable, "-I", "-S", CLIENT, "app.py"], cwd=folder, env=env, stdout=subprocess.PIPE, text=True
+    )
+    pid, _pgid = map(int, proc.stdout.readline().split())
+    assert pid == proc.pid  # the client exec'd the real interpreter: no fork
+    proc.kill()
+    proc.wait(timeout=10)
+
+
+def test_only_what_start_up_reads_is_compared():
+    from gymgate.services import launcher
+
+    seen = launcher.read_at_import(
+        {"OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0", "PYTHONPATH": "/x", "RAY_JOB_ID": "1"}
+    )
+    assert seen == {"OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}

@@ -123,14 +123,18 @@ class Fleet:
         self._generations: dict[str, int] = {}  # how often each environment's Gym was started (restarts)
         self.discarded: set[str] = set()  # torn down mid-run; the next path of that environment restarts it
         self.stop_errors: dict[str, list[str]] = {}  # per environment: what did not stop within its bounds
+        self._actor_runtime_env: dict[str, str] = {}  # the launcher's python for the Gym actors' Ray workers
 
     def launch(self, gcs: str, on_status=None, names: list[str] | None = None) -> dict[str, Future]:
         """Begin starting the named environments (default: all) in parallel and return at once: one future per
         environment, done when its status (ready, failed or skipped) is in `statuses`. A caller waits only for the
         environment it needs next, so its paths run while the others are still starting. `stop()` ends all."""
         prefix = Path(sys.prefix)
-        if launcher.enabled():  # every server's `python` is the launcher client (services/launcher)
+        if (
+            launcher.enabled()
+        ):  # every server's `python`, and the Gym actors', is the launcher client (services/launcher)
             prefix = launcher_venv(self.run.venvs_dir.parent / "launcher-venv", prefix)
+            self._actor_runtime_env = {"py_executable": str(prefix / "bin" / "python")}
         link_venvs(self.run.venvs_dir, prefix, self.environments, gym_compat.gym_root())
         self.run.logs_dir.mkdir(parents=True, exist_ok=True)
         futures: dict[str, Future] = {}
@@ -208,6 +212,7 @@ class Fleet:
                 "num_cpus": 0,
                 "max_concurrency": 4,
                 "max_restarts": 0,
+                **({"runtime_env": self._actor_runtime_env} if self._actor_runtime_env else {}),
             },
             on_created=self._register,
         )

@@ -7,6 +7,7 @@ were shown to give the same results: docs/architecture.md, "Starting Gym's serve
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import tomllib
 from pathlib import Path
@@ -25,5 +26,27 @@ def enabled() -> bool:
     return mode() == FORK
 
 
+def _declared() -> dict:
+    return tomllib.loads(Path(__file__).with_name("preload.toml").read_text())
+
+
 def preloaded() -> list[str]:
-    return list(tomllib.loads(Path(__file__).with_name("preload.toml").read_text())["modules"])
+    """The modules the zygote imports (preload.toml)."""
+    return list(_declared()["modules"])
+
+
+def zygotes() -> dict[str, dict[str, str]]:
+    """Each zygote a run starts, with the start-up variables it imports with unless the run sets them."""
+    return {name: dict(values) for name, values in _declared()["zygotes"].items()}
+
+
+def never_preloaded() -> list[str]:
+    return list(_declared()["never"])
+
+
+def read_at_import(environ: dict[str, str]) -> dict[str, str]:
+    """The part of `environ` that preloading or interpreter start-up reads (preload.toml's `environment`): a forked
+    process is what a fresh one would have been only when this part is the same."""
+    declared = _declared()
+    patterns, dynamic = declared["environment"], set(declared["dynamic"])
+    return {k: v for k, v in environ.items() if k not in dynamic and any(fnmatch.fnmatchcase(k, p) for p in patterns)}

@@ -62,20 +62,23 @@ def _exec_real(argv: list[str]) -> None:
 
 
 def main(argv: list[str]) -> int:
-    path = os.environ.get(SOCKET_VARIABLE)
-    if not path or not argv or not argv[0].endswith(".py") or not os.path.isfile(argv[0]):
+    paths = [p for p in os.environ.get(SOCKET_VARIABLE, "").split(os.pathsep) if p]
+    if not paths or not argv or not argv[0].endswith(".py") or not os.path.isfile(argv[0]):
         _exec_real(argv)  # only `python script.py …` is forked: `-c`, `-m` and the rest run as they would
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    conn.settimeout(CONNECT_TIMEOUT_S)
-    try:
-        conn.connect(path)
-        request = {"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "pgid": os.getpgrp()}
-        send_message(conn, request, [0, 1, 2])
-        started, _ = receive_message(conn)
-    except OSError:
-        started = None
-    if not started or "pid" not in started:
+    request = {"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "pgid": os.getpgrp()}
+    for path in paths:  # the first zygote that imported as this process would have takes it (service.py)
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.settimeout(CONNECT_TIMEOUT_S)
+        try:
+            conn.connect(path)
+            send_message(conn, request, [0, 1, 2])
+            started, _ = receive_message(conn)
+        except OSError:
+            started = None
+        if started and "pid" in started:
+            break
         conn.close()
+    else:  # no zygote, or each refused: not forkable as this process would start
         _exec_real(argv)
     pid = int(started["pid"])
     for number in FORWARDED:

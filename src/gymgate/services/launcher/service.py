@@ -1,9 +1,10 @@
-"""The run's zygote: one per run (per pin environment), started beside the run's Ray cluster by the process that owns
-the run, awaited with a deadline, stopped with everything it forked that is still its own.
+"""The run's zygotes: started beside the run's Ray cluster by the process that owns the run, awaited with a deadline,
+stopped with everything they forked that is still theirs.
 
-The zygote lives in a process group of its own in the run's session; each server it forks moves into the process
-group of the Gym actor that asked for it (the client sends it), so stopping an actor's group still stops exactly that
-Gym's servers. Every process carries the run's marker (the zygote's environment), so the final sweep finds them too.
+Each zygote (preload.toml's `zygotes`) lives in a process group of its own in the run's session; each process it
+forks moves into the process group of the client that asked for it (a Gym actor's group for its servers), so stopping
+that group still stops exactly what it stopped before. Every process carries the run's marker (the zygotes'
+environment), so the final sweep finds them too.
 """
 
 from __future__ import annotations
@@ -23,66 +24,79 @@ from gymgate.errors import InfraError, UsageError
 from gymgate.services import launcher
 from gymgate.services.launcher import client
 
-READY_TIMEOUT_S = 120.0  # the zygote imports the preloaded modules before it listens
+READY_TIMEOUT_S = 120.0  # a zygote imports the preloaded modules before it listens
 STOP_TIMEOUT_S = 5.0
 
 
-class Zygote:
-    """The run's zygote while it runs: `wait_ready()` once the run's other start-up work is done."""
+class Zygotes:
+    """The run's zygotes while they run: `wait_ready()` once the run's other start-up work is done."""
 
-    def __init__(self, process: subprocess.Popen, path: str, log_path: Path):
-        self.process, self.path, self.log_path = process, path, log_path
+    def __init__(self, processes: dict[str, subprocess.Popen], paths: dict[str, str], log_path: Path):
+        self.processes, self.paths, self.log_path = processes, paths, log_path
 
     def wait_ready(self, timeout_s: float = READY_TIMEOUT_S) -> None:
-        """Until it listens; a zygote that exits or takes longer than `timeout_s` fails the run's start."""
+        """Until each listens; one that exits or takes longer than `timeout_s` fails the run's start."""
         deadline = time.monotonic() + timeout_s
-        while not os.path.exists(self.path):
-            if self.process.poll() is not None:
-                raise InfraError(
-                    f"the launcher's zygote exited with {self.process.returncode} before it listened ({self.log_path})"
-                )
-            if time.monotonic() > deadline:
-                raise InfraError(f"the launcher's zygote did not listen within {timeout_s:g} s ({self.log_path})")
-            time.sleep(0.05)
+        for name, path in self.paths.items():
+            process = self.processes[name]
+            while not os.path.exists(path):
+                if process.poll() is not None:
+                    raise InfraError(
+                        f"the launcher's zygote {name} exited with {process.returncode} before it listened "
+                        f"({self.log_path})"
+                    )
+                if time.monotonic() > deadline:
+                    raise InfraError(f"the launcher's zygote {name} did not listen within {timeout_s:g} s")
+                time.sleep(0.05)
 
     def stop(self) -> None:
-        """SIGTERM to its group (itself, and a server that never reached its actor's group), then SIGKILL."""
-        for sig in (signal.SIGTERM, signal.SIGKILL):
+        """SIGTERM to each zygote's group (itself, and a process that never reached its client's group), then
+        SIGKILL."""
+        for process in self.processes.values():
             with suppress(ProcessLookupError):
-                os.killpg(self.process.pid, sig)
-            with suppress(subprocess.TimeoutExpired):
-                self.process.wait(timeout=STOP_TIMEOUT_S)
-                return
+                os.killpg(process.pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_TIMEOUT_S
+        for process in self.processes.values():
+            try:
+                process.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                with suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=STOP_TIMEOUT_S)
 
 
 @contextmanager
-def serving(log_path: Path) -> Iterator[Zygote | None]:
-    """With the forking launcher on: a zygote on a fresh socket, exported at once to every process the run starts
-    after this (start the run's Ray cluster inside: its workers inherit it). Preloading runs while the caller goes on;
-    the caller waits for it (`wait_ready`) before it starts a Gym. None when the launcher is off."""
+def serving(log_path: Path) -> Iterator[Zygotes | None]:
+    """With the forking launcher on: the run's zygotes on fresh sockets, exported at once to every process the run
+    starts after this (start the run's Ray cluster inside: its workers inherit them). Preloading runs while the
+    caller goes on; the caller waits for it (`wait_ready`) before it starts a Gym. None when the launcher is off."""
     if launcher.mode() not in launcher.MODES:
         raise UsageError(f"{launcher.MODE_VARIABLE}={launcher.mode()!r}: expected one of {', '.join(launcher.MODES)}")
     if not launcher.enabled():
         yield None
         return
     folder = tempfile.mkdtemp(prefix="ggz", dir="/tmp")  # AF_UNIX paths stay short
-    path = os.path.join(folder, "s")
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "ab") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "gymgate.services.launcher.zygote", path, *launcher.preloaded()],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            process_group=0,  # its own group, in the run's session: servers can join their actor's group
-        )
-    zygote = Zygote(process, path, log_path)
-    os.environ[client.SOCKET_VARIABLE] = path
-    os.environ[client.PYTHON_VARIABLE] = sys.executable
+    processes: dict[str, subprocess.Popen] = {}
+    paths: dict[str, str] = {}
     try:
-        yield zygote
+        with open(log_path, "ab") as log:
+            for index, (name, defaults) in enumerate(launcher.zygotes().items()):
+                paths[name] = os.path.join(folder, str(index))
+                processes[name] = subprocess.Popen(
+                    [sys.executable, "-m", "gymgate.services.launcher.zygote", paths[name], *launcher.preloaded()],
+                    env={**defaults, **os.environ},
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=log,
+                    process_group=0,  # its own group, in the run's session: what it forks can join its client's
+                )
+        zygotes = Zygotes(processes, paths, log_path)
+        os.environ[client.SOCKET_VARIABLE] = os.pathsep.join(paths.values())
+        os.environ[client.PYTHON_VARIABLE] = sys.executable
+        yield zygotes
     finally:
         os.environ.pop(client.SOCKET_VARIABLE, None)
         os.environ.pop(client.PYTHON_VARIABLE, None)
-        zygote.stop()
+        Zygotes(processes, paths, log_path).stop()
         shutil.rmtree(folder, ignore_errors=True)

@@ -5,7 +5,9 @@ sys.path — and runs the script as `__main__`. Each server then pays for its ow
 
 Only third-party modules are preloaded, never nemo_gym: Gym computes paths from the working directory when it is
 imported (nemo_gym/__init__.py's WORKING_DIR), and that differs per server. A module in the list must not read the
-working directory, the environment or argv when it is imported.
+working directory or argv when it is imported, and reads the environment only through the variables preload.toml
+declares: a request whose values of those differ from the zygote's is refused, and its client runs the real
+interpreter instead.
 
 Single-threaded on purpose (forking a threaded process is unsafe): one select loop accepts requests and reaps
 children, telling each client how its server ended. One zygote serves a whole run (service.py); each server it forks
@@ -24,6 +26,7 @@ import socket
 import sys
 import traceback
 
+from gymgate.services.launcher import read_at_import
 from gymgate.services.launcher.client import receive_message, send_message
 
 REAP_INTERVAL_S = 0.05
@@ -136,6 +139,7 @@ def serve(socket_path: str, modules: list[str]) -> None:
     # Python warns on every fork of a process with threads: not into each server's log. (Under review: issue 29.)
     warnings.filterwarnings("ignore", message=r"This process .* is multi-threaded", category=DeprecationWarning)
     BASE_EXCLUDED.update({sys.path[0], *os.environ.get("PYTHONPATH", "").split(os.pathsep)})
+    own = read_at_import(dict(os.environ))  # before preloading: what the imports below will have read
     failed = preload(modules)
     if failed:
         print(f"launcher: not preloaded: {failed}", file=sys.stderr, flush=True)
@@ -153,6 +157,16 @@ def serve(socket_path: str, modules: list[str]) -> None:
             if request is None or len(fds) != 3:
                 for fd in fds:
                     os.close(fd)
+                conn.close()
+                continue
+            differing = sorted(set(own.items()) ^ set(read_at_import(request["env"]).items()))
+            if differing:  # not the process a fresh interpreter would be: the client runs one
+                names = sorted({name for name, _value in differing})
+                print(f"launcher: refused {request['argv'][:1]}: differs in {names}", file=sys.stderr, flush=True)
+                for fd in fds:
+                    os.close(fd)
+                with contextlib.suppress(OSError):
+                    send_message(conn, {"refused": names})
                 conn.close()
                 continue
             pid = os.fork()
