@@ -7,6 +7,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from gymgate.services import launcher
 
 PROBE = """import json, sys
@@ -19,11 +21,13 @@ print(json.dumps(sorted({m.split(".")[0] for m in sys.modules})))
 """
 
 
-def test_preloading_imports_nothing_it_must_not():
+@pytest.mark.parametrize("name", list(launcher.zygotes()))
+def test_preloading_imports_nothing_it_must_not(name):
+    spec = launcher.zygotes()[name]
     result = subprocess.run(
-        [sys.executable, "-c", PROBE, json.dumps(launcher.preloaded())], capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", PROBE, json.dumps(spec.modules)], capture_output=True, text=True, timeout=300
     )
     assert result.returncode == 0, result.stderr
     imported = set(json.loads(result.stdout.splitlines()[-1]))
-    assert imported & set(launcher.never_preloaded()) == set()
+    assert imported & spec.never == set()
     assert "numpy" in imported  # the probe really imported the list

@@ -39,6 +39,12 @@ def test_unknown_environment_name_exits_2_before_building(capsys, cache):
     assert not (cache / "envs").exists()
 
 
+def test_an_unknown_launcher_exits_2_before_building(capsys, cache, monkeypatch):
+    monkeypatch.setenv("GYMGATE_LAUNCHER", "spawn")
+    assert main(["accept", "--gym-ref", "0.4.0"]) == 2
+    assert "GYMGATE_LAUNCHER='spawn': expected one of fork, exec" in capsys.readouterr().err
+
+
 def test_unknown_ref_exits_2_through_the_console_script():
     result = subprocess.run(
         [sys.executable, "-m", "gymgate", "resolve", "--gym-ref", "nope"], capture_output=True, text=True

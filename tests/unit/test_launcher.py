@@ -29,7 +29,7 @@ GROUPED = "import os, time\nprint(os.getpid(), os.getpgrp(), flush=True)\ntime.s
 def zygote(tmp_path):
     path = str(tmp_path / "z.sock")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gymgate.services.launcher.zygote", path, "json", "no_such_module_here"],
+        [sys.executable, "-m", "gymgate.services.launcher.zygote", path, "gym-servers", "json", "no_such_module_here"],
         stderr=subprocess.PIPE,
         process_group=0,  # as the run's zygote: a group of its own in the caller's session
     )
@@ -119,9 +119,7 @@ def test_the_runs_zygotes_are_exported_awaited_and_stopped(tmp_path, monkeypatch
 
     monkeypatch.setenv(launcher.MODE_VARIABLE, launcher.FORK)
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
-    monkeypatch.setattr(launcher, "preloaded", lambda: ["json"])
-    monkeypatch.setattr(launcher, "zygotes", lambda: {"servers": {"OMP_NUM_THREADS": "1"}, "workers": {}})
-    with service.serving(tmp_path / "launcher.log") as zygotes:
+    with service.serving(tmp_path / "launcher.log", modules=("json",)) as zygotes:
         assert os.environ[client.SOCKET_VARIABLE] == os.pathsep.join(zygotes.paths.values())
         zygotes.wait_ready(timeout_s=60)
         folder = _server(tmp_path, GROUPED)
@@ -177,7 +175,13 @@ def test_a_request_whose_start_up_environment_differs_is_refused_and_runs_the_re
 def test_only_what_start_up_reads_is_compared():
     from gymgate.services import launcher
 
-    seen = launcher.read_at_import(
-        {"OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0", "PYTHONPATH": "/x", "RAY_JOB_ID": "1"}
-    )
-    assert seen == {"OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
+    environ = {"OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0", "PYTHONPATH": "/x", "RAY_JOB_ID": "1", "HF_HOME": "/h"}
+    specs = launcher.zygotes()
+    assert specs["gym-servers"].read_at_import(environ) == {"OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
+    assert specs["ray-workers"].read_at_import(environ) == {
+        "OMP_NUM_THREADS": "1",
+        "PYTHONHASHSEED": "0",
+        "HF_HOME": "/h",
+    }
+    assert "transformers" in specs["ray-workers"].modules and "transformers" not in specs["gym-servers"].modules
+    assert "ray" in specs["ray-workers"].never and "transformers" in specs["gym-servers"].never

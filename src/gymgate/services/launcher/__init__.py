@@ -1,6 +1,7 @@
-"""Forking Gym servers from a pre-imported parent (issue 29): the zygote that forks them (zygote.py), the run's one
-zygote started and stopped (service.py), the client a server's venv runs as its `python` (client.py), and the venv
-that puts that client where Gym looks for an interpreter (venv.py).
+"""Forking Gym's servers and the Gym actors' Ray workers from pre-imported parents (issue 29): the zygote that forks
+them (zygote.py; what each zygote imports and compares: preload.toml), a run's zygotes started and stopped
+(service.py), the client a server's venv runs as its `python` (client.py), and the venv that puts that client where
+Gym and Ray look for an interpreter (venv.py).
 
 On by default; GYMGATE_LAUNCHER=exec makes every server a fresh interpreter, exactly as Gym starts it (how the two
 were shown to give the same results: docs/architecture.md, "Starting Gym's servers")."""
@@ -10,6 +11,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import tomllib
+from dataclasses import dataclass, field
 from pathlib import Path
 
 MODE_VARIABLE = "GYMGATE_LAUNCHER"
@@ -26,27 +28,39 @@ def enabled() -> bool:
     return mode() == FORK
 
 
-def _declared() -> dict:
-    return tomllib.loads(Path(__file__).with_name("preload.toml").read_text())
+@dataclass(frozen=True)
+class ZygoteSpec:
+    """One zygote a run starts (preload.toml): what it imports, the environment those imports read, the values it
+    imports with unless the run sets them, and what it must never import."""
+
+    name: str
+    modules: tuple[str, ...]
+    environment: tuple[str, ...]
+    dynamic: frozenset[str]
+    defaults: dict[str, str] = field(default_factory=dict)
+    never: frozenset[str] = frozenset()
+
+    def read_at_import(self, environ: dict[str, str]) -> dict[str, str]:
+        """The part of `environ` that this zygote's preloading or interpreter start-up reads: a forked process is
+        what a fresh one would have been only when this part is the same."""
+        return {
+            k: v
+            for k, v in environ.items()
+            if k not in self.dynamic and any(fnmatch.fnmatchcase(k, p) for p in self.environment)
+        }
 
 
-def preloaded() -> list[str]:
-    """The modules the zygote imports (preload.toml)."""
-    return list(_declared()["modules"])
-
-
-def zygotes() -> dict[str, dict[str, str]]:
-    """Each zygote a run starts, with the start-up variables it imports with unless the run sets them."""
-    return {name: dict(values) for name, values in _declared()["zygotes"].items()}
-
-
-def never_preloaded() -> list[str]:
-    return list(_declared()["never"])
-
-
-def read_at_import(environ: dict[str, str]) -> dict[str, str]:
-    """The part of `environ` that preloading or interpreter start-up reads (preload.toml's `environment`): a forked
-    process is what a fresh one would have been only when this part is the same."""
-    declared = _declared()
-    patterns, dynamic = declared["environment"], set(declared["dynamic"])
-    return {k: v for k, v in environ.items() if k not in dynamic and any(fnmatch.fnmatchcase(k, p) for p in patterns)}
+def zygotes() -> dict[str, ZygoteSpec]:
+    """Each zygote a run starts, in the order a process tries them."""
+    declared = tomllib.loads(Path(__file__).with_name("preload.toml").read_text())
+    specs = {}
+    for name, own in declared["zygotes"].items():
+        specs[name] = ZygoteSpec(
+            name=name,
+            modules=(*declared["modules"], *own.get("modules", [])),
+            environment=(*declared["environment"], *own.get("environment", [])),
+            dynamic=frozenset(declared["dynamic"]),
+            defaults=dict(own.get("defaults", {})),
+            never=frozenset(declared["never"]) - set(own.get("allows", [])),
+        )
+    return specs

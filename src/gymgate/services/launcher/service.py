@@ -66,10 +66,11 @@ class Zygotes:
 
 
 @contextmanager
-def serving(log_path: Path) -> Iterator[Zygotes | None]:
+def serving(log_path: Path, modules: tuple[str, ...] = ()) -> Iterator[Zygotes | None]:
     """With the forking launcher on: the run's zygotes on fresh sockets, exported at once to every process the run
     starts after this (start the run's Ray cluster inside: its workers inherit them). Preloading runs while the
-    caller goes on; the caller waits for it (`wait_ready`) before it starts a Gym. None when the launcher is off."""
+    caller goes on; the caller waits for it (`wait_ready`) before it starts a Gym. None when the launcher is off.
+    `modules` replaces each zygote's own list (tests preload something light)."""
     if launcher.mode() not in launcher.MODES:
         raise UsageError(f"{launcher.MODE_VARIABLE}={launcher.mode()!r}: expected one of {', '.join(launcher.MODES)}")
     if not launcher.enabled():
@@ -81,11 +82,11 @@ def serving(log_path: Path) -> Iterator[Zygotes | None]:
     paths: dict[str, str] = {}
     try:
         with open(log_path, "ab") as log:
-            for index, (name, defaults) in enumerate(launcher.zygotes().items()):
+            for index, (name, spec) in enumerate(launcher.zygotes().items()):
                 paths[name] = os.path.join(folder, str(index))
                 processes[name] = subprocess.Popen(
-                    [sys.executable, "-m", "gymgate.services.launcher.zygote", paths[name], *launcher.preloaded()],
-                    env={**defaults, **os.environ},
+                    [sys.executable, "-m", "gymgate.services.launcher.zygote", paths[name], name, *modules],
+                    env={**spec.defaults, **os.environ},
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=log,

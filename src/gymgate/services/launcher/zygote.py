@@ -26,7 +26,7 @@ import socket
 import sys
 import traceback
 
-from gymgate.services.launcher import read_at_import
+from gymgate.services.launcher import ZygoteSpec, zygotes
 from gymgate.services.launcher.client import receive_message, send_message
 
 REAP_INTERVAL_S = 0.05
@@ -131,15 +131,15 @@ def become(request: dict, fds: list[int]) -> None:
             os._exit(code)
 
 
-def serve(socket_path: str, modules: list[str]) -> None:
-    """Preload, listen on `socket_path`, fork a server per request until killed."""
+def serve(socket_path: str, spec: ZygoteSpec, modules: list[str]) -> None:
+    """Preload `modules`, listen on `socket_path`, fork a process per request `spec` accepts until killed."""
     import warnings
 
     # numpy's OpenBLAS, pandas' and pyarrow's pools start native threads at import; each registers fork handlers.
     # Python warns on every fork of a process with threads: not into each server's log. (Under review: issue 29.)
     warnings.filterwarnings("ignore", message=r"This process .* is multi-threaded", category=DeprecationWarning)
     BASE_EXCLUDED.update({sys.path[0], *os.environ.get("PYTHONPATH", "").split(os.pathsep)})
-    own = read_at_import(dict(os.environ))  # before preloading: what the imports below will have read
+    own = spec.read_at_import(dict(os.environ))  # before preloading: what the imports below will have read
     failed = preload(modules)
     if failed:
         print(f"launcher: not preloaded: {failed}", file=sys.stderr, flush=True)
@@ -159,7 +159,7 @@ def serve(socket_path: str, modules: list[str]) -> None:
                     os.close(fd)
                 conn.close()
                 continue
-            differing = sorted(set(own.items()) ^ set(read_at_import(request["env"]).items()))
+            differing = sorted(set(own.items()) ^ set(spec.read_at_import(request["env"]).items()))
             if differing:  # not the process a fresh interpreter would be: the client runs one
                 names = sorted({name for name, _value in differing})
                 print(f"launcher: refused {request['argv'][:1]}: differs in {names}", file=sys.stderr, flush=True)
@@ -201,6 +201,7 @@ def _reap(children: dict[int, socket.socket]) -> None:
         conn.close()
 
 
-if __name__ == "__main__":
-    _, path, *preloaded = sys.argv
-    serve(path, preloaded)  # the socket appears once preloading is done: the caller waits for it
+if __name__ == "__main__":  # zygote.py SOCKET NAME [MODULE …]: the modules of zygote NAME (preload.toml), or these
+    _, path, name, *listed = sys.argv
+    spec = zygotes()[name]
+    serve(path, spec, listed or list(spec.modules))  # the socket appears once preloading is done
