@@ -4,6 +4,7 @@ and without a zygote the client runs the real interpreter."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -83,6 +84,49 @@ def test_a_signal_to_the_client_reaches_the_server_and_ends_both_as_python_would
     assert proc.wait(timeout=30) == -signal.SIGINT  # KeyboardInterrupt, then death by SIGINT: what python does
 
 
+@pytest.mark.parametrize("ignored", [False, True])
+def test_a_signal_that_comes_before_the_fork_is_known_is_neither_lost_nor_early(tmp_path, zygote, ignored):
+    """SIGINT at once after start: the client holds it until it knows the fork, the fork takes it only once its
+    handlers are a fresh interpreter's (an ignored SIGINT stays ignored, as python leaves it)."""
+    folder = _server(tmp_path, GROUPED)
+    env = {**os.environ, client.SOCKET_VARIABLE: zygote}
+    proc = subprocess.Popen(
+        [sys.executable, "-I", "-S", CLIENT, "app.py"],
+        cwd=folder,
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+        process_group=0,
+        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignored else None,
+    )
+    time.sleep(0.02)  # the client is up, its request on the way
+    proc.send_signal(signal.SIGINT)
+    try:
+        if ignored:
+            pid, _pgid = map(int, proc.stdout.readline().split())
+            assert proc.poll() is None and _state(pid) not in ("Z", "")
+        else:  # death by SIGINT; 1 when it lands in the client's own interpreter start-up (CPython's own exit then)
+            assert proc.wait(timeout=30) in (-signal.SIGINT, 1)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
+def test_the_relay_holds_a_signal_until_it_knows_the_fork_then_passes_it_on():
+    relay = client.Relay()
+    try:
+        os.kill(os.getpid(), signal.SIGUSR1)
+        assert relay.held == [signal.SIGUSR1]
+        sleeper = subprocess.Popen(["sleep", "30"])
+        relay.forked(sleeper.pid)
+        assert sleeper.wait(timeout=10) == -signal.SIGUSR1
+    finally:
+        relay.held.clear()
+        relay.undo()
+    assert signal.getsignal(signal.SIGUSR1) == signal.SIG_DFL
+
+
 def test_a_forked_server_joins_its_clients_group_and_dies_with_it(tmp_path, zygote):
     """Stopping a Gym actor is one kill of its process group: a server the run's zygote forked must be in it."""
     folder = _server(tmp_path, GROUPED)
@@ -141,7 +185,7 @@ def test_the_runs_zygotes_are_exported_awaited_and_stopped(tmp_path, monkeypatch
     assert all(p.poll() is not None for p in processes)
     assert not any(os.path.exists(p) for p in zygotes.paths.values())
     assert client.SOCKET_VARIABLE not in os.environ
-    assert "refused ['app.py']: differs in ['OMP_NUM_THREADS']" in (tmp_path / "launcher.log").read_text()
+    assert "gym-servers: refused ['app.py']: differs in ['OMP_NUM_THREADS']" in (tmp_path / "launcher.log").read_text()
 
 
 def test_the_launcher_can_be_turned_off_and_refuses_what_it_does_not_know(tmp_path, monkeypatch):

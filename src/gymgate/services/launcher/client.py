@@ -61,11 +61,42 @@ def _exec_real(argv: list[str]) -> None:
     os.execv(python, [python, *argv])
 
 
+class Relay:
+    """Signals to this client, for the process it stands for. Installed before the request goes out: a signal that
+    comes before the fork is known is held and passed on once it is (or, when no fork comes, delivered to this
+    process as it would have been without the relay), never lost in between."""
+
+    def __init__(self) -> None:
+        self.pid: int | None = None
+        self.held: list[int] = []
+        self.before = {number: signal.signal(number, self._on_signal) for number in FORWARDED}
+
+    def _on_signal(self, number: int, _frame) -> None:
+        if self.pid is None:
+            self.held.append(number)
+        else:
+            _forward(self.pid, number)
+
+    def forked(self, pid: int) -> None:
+        self.pid = pid
+        for number in self.held:
+            _forward(pid, number)
+
+    def undo(self) -> None:
+        """No fork: the dispositions this process started with, and the held signals delivered under them."""
+        for number, handler in self.before.items():
+            signal.signal(number, handler)
+        for number in self.held:
+            os.kill(os.getpid(), number)
+
+
 def main(argv: list[str]) -> int:
     paths = [p for p in os.environ.get(SOCKET_VARIABLE, "").split(os.pathsep) if p]
     if not paths or not argv or not argv[0].endswith(".py") or not os.path.isfile(argv[0]):
         _exec_real(argv)  # only `python script.py …` is forked: `-c`, `-m` and the rest run as they would
-    request = {"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "pgid": os.getpgrp()}
+    relay = Relay()
+    ignored = [number for number, handler in relay.before.items() if handler == signal.SIG_IGN]
+    request = {"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "pgid": os.getpgrp(), "ignored": ignored}
     for path in paths:  # the first zygote that imported as this process would have takes it (service.py)
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         conn.settimeout(CONNECT_TIMEOUT_S)
@@ -79,10 +110,10 @@ def main(argv: list[str]) -> int:
             break
         conn.close()
     else:  # no zygote, or each refused: not forkable as this process would start
+        relay.undo()
         _exec_real(argv)
     pid = int(started["pid"])
-    for number in FORWARDED:
-        signal.signal(number, lambda sig, _frame: _forward(pid, sig))
+    relay.forked(pid)
     conn.settimeout(None)
     ended, _ = receive_message(conn)
     if ended is None:  # the zygote went away: stand in for the server until it ends (its status is lost with it)

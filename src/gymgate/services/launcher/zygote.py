@@ -27,7 +27,7 @@ import sys
 import traceback
 
 from gymgate.services.launcher import ZygoteSpec, zygotes
-from gymgate.services.launcher.client import receive_message, send_message
+from gymgate.services.launcher.client import FORWARDED, receive_message, send_message
 
 REAP_INTERVAL_S = 0.05
 
@@ -96,8 +96,11 @@ def become(request: dict, fds: list[int]) -> None:
     """In the forked child: turn into the requested server and run it; never returns."""
     code = 0
     try:
-        for number in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD, signal.SIGHUP):
-            signal.signal(number, signal.default_int_handler if number == signal.SIGINT else signal.SIG_DFL)
+        ignored = set(request.get("ignored", []))  # as a fresh interpreter: what its parent ignored stays ignored
+        for number in (*FORWARDED, signal.SIGCHLD):
+            fresh = signal.default_int_handler if number == signal.SIGINT else signal.SIG_DFL
+            signal.signal(number, signal.SIG_IGN if number in ignored else fresh)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)  # blocked since the fork: what came meanwhile lands here
         for target, fd in zip((0, 1, 2), fds, strict=False):
             os.dup2(fd, target)
         for fd in fds:
@@ -142,14 +145,14 @@ def serve(socket_path: str, spec: ZygoteSpec, modules: list[str]) -> None:
     own = spec.read_at_import(dict(os.environ))  # before preloading: what the imports below will have read
     failed = preload(modules)
     if failed:
-        print(f"launcher: not preloaded: {failed}", file=sys.stderr, flush=True)
+        print(f"launcher {spec.name}: not preloaded: {failed}", file=sys.stderr, flush=True)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(socket_path)
     listener.listen(64)
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ)
     children: dict[int, socket.socket] = {}
-    print(f"launcher: ready ({len(modules) - len(failed)} modules preloaded)", file=sys.stderr, flush=True)
+    print(f"launcher {spec.name}: ready ({len(modules) - len(failed)} modules preloaded)", file=sys.stderr, flush=True)
     while True:
         for _key, _ in selector.select(timeout=REAP_INTERVAL_S):
             conn, _addr = listener.accept()
@@ -162,13 +165,15 @@ def serve(socket_path: str, spec: ZygoteSpec, modules: list[str]) -> None:
             differing = sorted(set(own.items()) ^ set(spec.read_at_import(request["env"]).items()))
             if differing:  # not the process a fresh interpreter would be: the client runs one
                 names = sorted({name for name, _value in differing})
-                print(f"launcher: refused {request['argv'][:1]}: differs in {names}", file=sys.stderr, flush=True)
+                refusal = f"launcher {spec.name}: refused {request['argv'][:1]}: differs in {names}"
+                print(f"{refusal} (the next zygote or a fresh interpreter starts it)", file=sys.stderr, flush=True)
                 for fd in fds:
                     os.close(fd)
                 with contextlib.suppress(OSError):
                     send_message(conn, {"refused": names})
                 conn.close()
                 continue
+            signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)  # the child unblocks once its handlers are set
             pid = os.fork()
             if pid == 0:
                 listener.close()
@@ -177,6 +182,7 @@ def serve(socket_path: str, spec: ZygoteSpec, modules: list[str]) -> None:
                     other.close()
                 join_group(request, conn)
                 become(request, fds)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)
             for fd in fds:
                 os.close(fd)
             children[pid] = conn
