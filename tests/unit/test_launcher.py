@@ -55,6 +55,13 @@ def _run(folder: Path, argv: list[str], env: dict[str, str], launched: bool) -> 
     return subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=60)
 
 
+def _client(folder: Path, env: dict[str, str], **popen) -> subprocess.Popen:
+    """`python app.py` as a Gym server venv runs it: the launcher client, in a process group of its own."""
+    popen.setdefault("process_group", 0)
+    command = [sys.executable, "-I", "-S", CLIENT, "app.py"]
+    return subprocess.Popen(command, cwd=folder, env=env, stdout=subprocess.PIPE, text=True, **popen)
+
+
 def test_a_forked_server_is_the_process_python_would_have_started(tmp_path, zygote):
     folder = _server(tmp_path, REPORT)
     env = dict(os.environ, SERVER_VAR="seven", PYTHONPATH=str(tmp_path / "extra"))
@@ -76,9 +83,7 @@ def test_without_a_zygote_the_client_runs_the_real_interpreter(tmp_path):
 def test_a_signal_to_the_client_reaches_the_server_and_ends_both_as_python_would(tmp_path, zygote):
     folder = _server(tmp_path, SLEEPER)
     env = {**os.environ, client.SOCKET_VARIABLE: zygote}
-    proc = subprocess.Popen(
-        [sys.executable, "-I", "-S", CLIENT, "app.py"], cwd=folder, env=env, stdout=subprocess.PIPE, text=True
-    )
+    proc = _client(folder, env, process_group=None)
     assert proc.stdout.readline().strip() == "up"
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=30) == -signal.SIGINT  # KeyboardInterrupt, then death by SIGINT: what python does
@@ -90,15 +95,7 @@ def test_a_signal_that_comes_before_the_fork_is_known_is_neither_lost_nor_early(
     handlers are a fresh interpreter's (an ignored SIGINT stays ignored, as python leaves it)."""
     folder = _server(tmp_path, GROUPED)
     env = {**os.environ, client.SOCKET_VARIABLE: zygote}
-    proc = subprocess.Popen(
-        [sys.executable, "-I", "-S", CLIENT, "app.py"],
-        cwd=folder,
-        env=env,
-        stdout=subprocess.PIPE,
-        text=True,
-        process_group=0,
-        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignored else None,
-    )
+    proc = _client(folder, env, preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignored else None)
     time.sleep(0.02)  # the client is up, its request on the way
     proc.send_signal(signal.SIGINT)
     try:
@@ -131,14 +128,7 @@ def test_a_forked_server_joins_its_clients_group_and_dies_with_it(tmp_path, zygo
     """Stopping a Gym actor is one kill of its process group: a server the run's zygote forked must be in it."""
     folder = _server(tmp_path, GROUPED)
     env = {**os.environ, client.SOCKET_VARIABLE: zygote}
-    proc = subprocess.Popen(
-        [sys.executable, "-I", "-S", CLIENT, "app.py"],
-        cwd=folder,
-        env=env,
-        stdout=subprocess.PIPE,
-        text=True,
-        process_group=0,
-    )
+    proc = _client(folder, env)
     pid, pgid = map(int, proc.stdout.readline().split())
     assert pid != proc.pid and pgid == proc.pid
     os.killpg(proc.pid, signal.SIGKILL)
@@ -169,14 +159,7 @@ def test_the_runs_zygotes_are_exported_awaited_and_stopped(tmp_path, monkeypatch
         folder = _server(tmp_path, GROUPED)
         for omp in ("1", None):
             env = dict(os.environ, **({"OMP_NUM_THREADS": omp} if omp else {}))
-            proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", CLIENT, "app.py"],
-                cwd=folder,
-                env=env,
-                stdout=subprocess.PIPE,
-                text=True,
-                process_group=0,
-            )
+            proc = _client(folder, env)
             pid, _pgid = map(int, proc.stdout.readline().split())
             assert pid != proc.pid  # forked, by the zygote that imported as it would have
             os.killpg(proc.pid, signal.SIGKILL)  # the client and the server it stands for
@@ -207,9 +190,7 @@ def test_a_request_whose_start_up_environment_differs_is_refused_and_runs_the_re
     folder = _server(tmp_path, GROUPED)
     env = {**os.environ, client.SOCKET_VARIABLE: zygote, client.PYTHON_VARIABLE: sys.executable}
     env["OMP_NUM_THREADS"] = "7" if os.environ.get("OMP_NUM_THREADS") != "7" else "3"
-    proc = subprocess.Popen(
-        [sys.executable, "-I", "-S", CLIENT, "app.py"], cwd=folder, env=env, stdout=subprocess.PIPE, text=True
-    )
+    proc = _client(folder, env, process_group=None)
     pid, _pgid = map(int, proc.stdout.readline().split())
     assert pid == proc.pid  # the client exec'd the real interpreter: no fork
     proc.kill()
