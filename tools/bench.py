@@ -731,7 +731,9 @@ def render_startup(pin: str, data: dict, command: str) -> str:
     cores = os.cpu_count() or 1
     notes = [
         f"{LAUNCHERS[m]}: on {cores} cores the CPU alone takes at least {median(totals[m]) / cores:.0f} s of wall "
-        "time; the paths' own time is the floor of a run that starts nothing."
+        f"time; the paths' own time spread over {cores} workers, {median(runs[m]['paths_s']) / cores:.1f} s, is the "
+        f"floor of a run that starts nothing: the default set takes "
+        f"{median(runs[m]['wall_s']) / max(median(runs[m]['paths_s']) / cores, 1e-3):.1f}× that."
         for m in runs
     ]
     ratio = median(runs[EXEC]["wall_s"]) / max(median(runs[FORK]["wall_s"]), 1e-3)
