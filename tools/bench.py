@@ -59,25 +59,36 @@ DOCS = REPO / "docs"
 
 def rss_of_run(runs_dir: str) -> int:
     """Summed RSS (bytes) of every process this benchmark's run started: they all inherit GYMGATE_RUNS."""
+    return memory_of_run(runs_dir)[0]
+
+
+def memory_of_run(runs_dir: str) -> tuple[int, int]:
+    """(summed RSS, summed PSS) in bytes of every process this benchmark's run started. RSS counts a page shared by
+    forked processes once per process (an upper bound); PSS divides it among them (what the run really holds)."""
     needle = f"GYMGATE_RUNS={runs_dir}".encode()
-    total = 0
+    rss = pss = 0
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             if needle not in (entry / "environ").read_bytes().split(b"\0"):
                 continue
-            for line in (entry / "status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1]) * 1024
-        except OSError:
+            for line in (entry / "smaps_rollup").read_text().splitlines():
+                if line.startswith("Rss:"):
+                    rss += int(line.split()[1]) * 1024
+                elif line.startswith("Pss:"):
+                    pss += int(line.split()[1]) * 1024
+        except (OSError, ValueError):
             continue
-    return total
+    return rss, pss
 
 
 def _sample_peak(runs: str, done: threading.Event, peak: list[int]) -> None:
+    """peak[0]: the highest summed RSS seen, peak[1]: the highest summed PSS."""
+    peak.extend([0] * (2 - len(peak)))
     while not done.is_set():
-        peak[0] = max(peak[0], rss_of_run(runs))
+        rss, pss = memory_of_run(runs)
+        peak[0], peak[1] = max(peak[0], rss), max(peak[1], pss)
         time.sleep(0.5)
 
 
@@ -887,6 +898,7 @@ def bench_all(pin: str, baseline: str | None) -> dict:
         done.set()
         sampler.join()
         row: dict = {"wall_s": round(seconds, 1), "exit_code": code, "peak_rss_gib": round(peak[0] / 2**30, 2)}
+        row["peak_pss_gib"] = round(peak[1] / 2**30, 2)
         row["announced"] = [ln for ln in text.splitlines() if "environments without a case" in ln]
         said = ("**Verdict", "Acknowledged:", "Additive", "recorded rollouts replayed", "Other paths", "- ")
         row["verdicts"] = [ln.strip("*") for ln in text.splitlines() if ln.startswith(said)][-12:]
@@ -915,17 +927,19 @@ def render_all(pin: str, baseline: str | None, data: dict, command: str) -> str:
         f"<!-- {tag}:begin -->",
         f"### Every runnable environment, {what} (`--env-set all`, issue 28)",
         "",
-        f"`{command}` ({data['when']}, {data['host']}); the summed RSS of every process a run started, sampled",
-        "twice a second (shared pages counted once per process: an upper bound).",
+        f"`{command}` ({data['when']}, {data['host']}); the memory of every process a run started, summed and",
+        "sampled twice a second: PSS (a page shared by forked processes divided among them: what the run holds) and",
+        "RSS (such a page counted once per process: an upper bound).",
         "",
-        "| run | wall | peak RSS | exit | paths (outcomes) | replays reproduced |",
-        "|---|---|---|---|---|---|",
+        "| run | wall | peak PSS | peak RSS | exit | paths (outcomes) | replays reproduced |",
+        "|---|---|---|---|---|---|---|",
     ]
     for label, row in data["all"].items():
         for name, run in row.get("runs", {}).items():
             outcomes = ", ".join(f"{n} {k}" for k, n in sorted(run["outcomes"].items()))
             lines.append(
-                f"| {label}: {name} | {row['wall_s']:.0f} s | {row['peak_rss_gib']} GiB | {row['exit_code']} | "
+                f"| {label}: {name} | {row['wall_s']:.0f} s | {row.get('peak_pss_gib', '—')} GiB | "
+                f"{row['peak_rss_gib']} GiB | {row['exit_code']} | "
                 f"{run['paths']} in {run['environments']} environments ({outcomes}) | "
                 f"{run['reproduce']}/{run['replays']} |"
             )
