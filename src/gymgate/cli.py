@@ -184,11 +184,7 @@ def _settle(args: argparse.Namespace) -> None:
     environments asked for (--env names, then GYMGATE_ENVS when neither --env nor --env-set was given)."""
     from gymgate.services import launcher
 
-    if (
-        launcher.mode() not in launcher.MODES
-    ):  # read where Gyms start (services/launcher/service.py): refused here first
-        choices = ", ".join(launcher.MODES)
-        raise UsageError(f"{launcher.MODE_VARIABLE}={launcher.mode()!r}: expected one of {choices}")
+    launcher.checked_mode()  # read where Gyms start (services/launcher/service.py): refused before anything runs
     if getattr(args, "cache_dir", None) is not None:  # the flag wins, for this process and every child
         os.environ[options.BY_NAME["cache_dir"].var] = str(args.cache_dir.resolve())
     if hasattr(args, "env_set"):

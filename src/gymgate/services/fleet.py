@@ -130,9 +130,8 @@ class Fleet:
         environment, done when its status (ready, failed or skipped) is in `statuses`. A caller waits only for the
         environment it needs next, so its paths run while the others are still starting. `stop()` ends all."""
         prefix = Path(sys.prefix)
-        if (
-            launcher.enabled()
-        ):  # every server's `python`, and the Gym actors', is the launcher client (services/launcher)
+        # With the launcher on, every server's `python`, and the Gym actors', is its client (services/launcher).
+        if launcher.enabled():
             prefix = launcher_venv(self.run.venvs_dir.parent / "launcher-venv", prefix)
             self._actor_runtime_env = {"py_executable": str(prefix / "bin" / "python")}
         link_venvs(self.run.venvs_dir, prefix, self.environments, gym_compat.gym_root())

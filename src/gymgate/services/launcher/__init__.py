@@ -20,8 +20,17 @@ MODES = (FORK, EXEC)
 
 
 def mode() -> str:
-    """The launcher this run uses (a value outside MODES is refused where the run starts: service.serving)."""
+    """The launcher this run uses (checked_mode refuses a value outside MODES)."""
     return os.environ.get(MODE_VARIABLE) or FORK
+
+
+def checked_mode() -> str:
+    """mode(), refused with a usage error when it is not one of MODES (the CLI asks first; the run's start again)."""
+    from gymgate.errors import UsageError
+
+    if mode() not in MODES:
+        raise UsageError(f"{MODE_VARIABLE}={mode()!r}: expected one of {', '.join(MODES)}")
+    return mode()
 
 
 def enabled() -> bool:

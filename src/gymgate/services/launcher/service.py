@@ -17,10 +17,11 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 
-from gymgate.errors import InfraError, UsageError
+from gymgate.errors import InfraError
+from gymgate.processes import kill_group
 from gymgate.services import launcher
 from gymgate.services.launcher import client
 
@@ -53,15 +54,13 @@ class Zygotes:
         """SIGTERM to each zygote's group (itself, and a process that never reached its client's group), then
         SIGKILL."""
         for process in self.processes.values():
-            with suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGTERM)
+            kill_group(process.pid, signal.SIGTERM)
         deadline = time.monotonic() + STOP_TIMEOUT_S
         for process in self.processes.values():
             try:
                 process.wait(timeout=max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                with suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
+                kill_group(process.pid, signal.SIGKILL)
                 process.wait(timeout=STOP_TIMEOUT_S)
 
 
@@ -71,9 +70,7 @@ def serving(log_path: Path, modules: tuple[str, ...] = ()) -> Iterator[Zygotes |
     starts after this (start the run's Ray cluster inside: its workers inherit them). Preloading runs while the
     caller goes on; the caller waits for it (`wait_ready`) before it starts a Gym. None when the launcher is off.
     `modules` replaces each zygote's own list (tests preload something light)."""
-    if launcher.mode() not in launcher.MODES:
-        raise UsageError(f"{launcher.MODE_VARIABLE}={launcher.mode()!r}: expected one of {', '.join(launcher.MODES)}")
-    if not launcher.enabled():
+    if launcher.checked_mode() != launcher.FORK:
         yield None
         return
     folder = tempfile.mkdtemp(prefix="ggz", dir="/tmp")  # AF_UNIX paths stay short
