@@ -108,3 +108,19 @@ def test_interrupt_during_startup_stops_everything(gym_pin, up_run):
     assert run.record()["complete"] is False
     assert run.leftovers() == []
     assert os.path.exists(run.run_dir / "services.json")
+
+
+def test_gyms_readiness_checks_are_shortened_only_while_it_starts():
+    """Every pin's RunHelper sleeps 3 s between readiness checks through its module's `sleep`: gymgate shortens that
+    wait while `start` runs (gym_compat.readiness_polled_often) and gives the module its own `sleep` back after."""
+    import sys
+
+    run_helper_cls, _ = gym_compat.run_helper_api()
+    module = sys.modules[run_helper_cls.__module__]
+    with gym_compat.readiness_polled_often(run_helper_cls) as applied:
+        began = time.monotonic()
+        module.sleep(3)
+        waited = time.monotonic() - began
+    assert applied, f"{module.__name__} waits without `sleep`: its readiness checks stay 3 s apart"
+    assert waited < 1.0
+    assert module.sleep is time.sleep

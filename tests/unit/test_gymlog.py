@@ -49,6 +49,17 @@ def test_a_servers_own_traceback_leads_even_when_prefixed(tmp_path):
     assert gymlog.last_error(_log(tmp_path, SERVER_TRACEBACK)) == "RuntimeError: model server refuses to import"
 
 
+def test_an_interrupt_from_gyms_own_stop_does_not_hide_the_error_that_caused_it(tmp_path):
+    stopped = SERVER_TRACEBACK + """\
+(mcqa_simple_agent) Traceback (most recent call last):
+(mcqa_simple_agent)   File "app.py", line 1, in <module>
+(mcqa_simple_agent) KeyboardInterrupt
+"""
+    assert gymlog.last_error(_log(tmp_path, stopped)) == "RuntimeError: model server refuses to import"
+    only = "Traceback (most recent call last):\n  File \"app.py\", line 1, in <module>\nKeyboardInterrupt\n"
+    assert gymlog.last_error(_log(tmp_path, only)) == "KeyboardInterrupt"
+
+
 def test_causes_that_differ_only_in_ids_group_together():
     a = "startup: RayTaskError(RuntimeError): ray::GymActor._spinup() (pid=7995, ip=127.0.0.1, actor_id=1807a3fe3b762c2ab1f0)"
     b = "startup: RayTaskError(RuntimeError): ray::GymActor._spinup() (pid=8123, ip=127.0.0.1, actor_id=99aa3fe3b7f2c2ab1f0c)"

@@ -39,18 +39,21 @@ class GymActor:
     def _spinup(self, config: dict[str, Any]) -> list[dict[str, Any]]:
         from omegaconf import DictConfig
 
-        from gymgate.services.gym_compat import run_helper_api
+        from gymgate.services import launcher
+        from gymgate.services.gym_compat import readiness_polled_often, run_helper_api
 
         run_helper_cls, parser_config_cls = run_helper_api()
         # Assigned before start(): a start that fails half-way must still be reachable by shutdown().
         self.rh = run_helper_cls()
-        self.rh.start(
-            parser_config_cls(
-                initial_global_config_dict=DictConfig(config),
-                skip_load_from_cli=True,
-                skip_load_from_dotenv=True,
+        # GYMGATE_LAUNCHER=exec is Gym's own start-up, exactly: its 3 s between readiness checks included.
+        with readiness_polled_often(run_helper_cls) if launcher.enabled() else contextlib.nullcontext():
+            self.rh.start(
+                parser_config_cls(
+                    initial_global_config_dict=DictConfig(config),
+                    skip_load_from_cli=True,
+                    skip_load_from_dotenv=True,
+                )
             )
-        )
         return self.servers()
 
     def servers(self) -> list[dict[str, Any]]:

@@ -9,6 +9,8 @@
   config declares an `<env>_environment_server` instance beside its resources server and agent. Which server dirs a
   config starts is therefore read from the config itself (`config_server_dirs`), never assumed per version: every
   one of them gets the pin's environment as its venv, so Gym never runs uv (with the network off it cannot).
+- `RunHelper.start` checks its servers' readiness every 3 s on every release (`sleep` imported into its module): while
+  it runs in a Gym actor, that module's `sleep` waits at most READINESS_POLL_S (`readiness_polled_often`).
 - From 0.5.0 `RunHelper.start` waits for `GET <policy_base_url>/models` for up to
   `model_endpoint_readiness_timeout_seconds` (600 s by default). gymgate's endpoint is up before any Gym starts,
   so the wait is bounded to MODEL_PROBE_S where Gym knows the key (read from its global config module).
@@ -21,6 +23,9 @@ import importlib
 import os
 import re
 import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 SHIM_DIR = Path(__file__).resolve().parent / "shims"
@@ -57,6 +62,26 @@ def run_helper_api() -> tuple[type, type]:
     from nemo_gym.global_config import GlobalConfigDictParserConfig
 
     return module.RunHelper, GlobalConfigDictParserConfig
+
+
+READINESS_POLL_S = 0.2
+
+
+@contextmanager
+def readiness_polled_often(run_helper_cls: type) -> Iterator[bool]:
+    """While `RunHelper.start` runs, its module's `sleep` waits at most READINESS_POLL_S: Gym sleeps 3 s between
+    checks that its head server and its servers answer, so an instance was seen ready up to 3 s after it was. What
+    Gym starts, and how, is unchanged: only how often it asks. Yields whether the module had `sleep` to shorten (a
+    Gym that waits some other way is left as it is)."""
+    module = sys.modules.get(run_helper_cls.__module__)
+    if module is None or getattr(module, "sleep", None) is not time.sleep:
+        yield False
+        return
+    module.sleep = lambda seconds: time.sleep(min(seconds, READINESS_POLL_S))
+    try:
+        yield True
+    finally:
+        module.sleep = time.sleep
 
 
 MODEL_PROBE_KEY = "model_endpoint_readiness_timeout_seconds"

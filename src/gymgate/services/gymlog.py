@@ -46,17 +46,21 @@ def tail(log: Path | str, since: int = 0, limit: int = TAIL_BYTES) -> list[str]:
 
 def last_error(log: Path | str, since: int = 0) -> str:
     """The exception line that closes the last traceback in the log (after byte `since`), or "". Only tracebacks
-    count: a warning that merely mentions an error name is not a cause."""
-    found = ""
+    count: a warning that merely mentions an error name is not a cause. A KeyboardInterrupt is a cause only when
+    nothing else failed: Gym stops an instance whose server died with SIGINT, and a server still importing then
+    prints one after the error that made Gym stop."""
+    found = interrupted = ""
     in_traceback = False
     for line in _unprefixed(tail(log, since)):
         if line.startswith("Traceback (most recent call last)"):
             in_traceback = True
         elif in_traceback and not line.startswith((" ", "\t")):
             match = _EXCEPTION.match(line)
-            if match:
+            if match and match.group(1) == "KeyboardInterrupt":
+                interrupted, in_traceback = line.strip(), False
+            elif match:
                 found, in_traceback = line.strip(), False
-    return found[:500]
+    return (found or interrupted)[:500]
 
 
 def _unprefixed(lines: list[str]) -> list[str]:

@@ -17,6 +17,9 @@ from pathlib import Path
 from gymgate.processes import RUN_ENVIRONMENT
 
 OBJECT_STORE_BYTES = 256 * 1024 * 1024
+# Ray starts one idle worker per CPU for the first driver, for tasks the run never submits: its Gym actors start
+# workers of their own (their runtime_env), and Gym's servers that use Ray are served on demand.
+SYSTEM_CONFIG = {"prestart_worker_first_driver": False}
 
 
 # Ray's own failures (the run's cluster, not Gym inside a healthy actor): a path or a start that ends in one of these
@@ -70,6 +73,7 @@ def private_ray(run_id: str, namespace: str, num_cpus: int | None = None) -> Ite
             _temp_dir=str(temp_dir),
             _node_ip_address="127.0.0.1",
             object_store_memory=OBJECT_STORE_BYTES,
+            _system_config=SYSTEM_CONFIG,
             log_to_driver=False,
             configure_logging=False,
         )

@@ -3,8 +3,9 @@ them (zygote.py; what each zygote imports and compares: preload.toml), a run's z
 (service.py), the client a server's venv runs as its `python` (client.py), and the venv that puts that client where
 Gym and Ray look for an interpreter (venv.py).
 
-On by default; GYMGATE_LAUNCHER=exec makes every server a fresh interpreter, exactly as Gym starts it (how the two
-were shown to give the same results: docs/architecture.md, "Starting Gym's servers")."""
+On by default; GYMGATE_LAUNCHER=exec is Gym's own start-up, exactly: every server a fresh interpreter, Gym's 3 s
+between readiness checks (how the two were shown to give the same results: docs/architecture.md, "Starting Gym's
+servers")."""
 
 from __future__ import annotations
 
