@@ -619,6 +619,8 @@ def _process_kind(pid: Path) -> str:
     cmd = (pid / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
     if cmd.startswith("ray::GymActor") or "GymActor" in cmd:
         return "ray: Gym actors (the head server, Gym's launcher)"
+    if cmd.startswith(("ray::DashboardAgent", "ray::RuntimeEnvAgent")):  # the raylet's agents name themselves so
+        return "ray: its own daemons"
     if cmd.startswith("ray::"):
         return "ray: other workers (idle, the consumer's)"
     if "raylet" in cmd or "gcs_server" in cmd or "dashboard" in cmd or "log_monitor" in cmd or "ray/_private" in cmd:
