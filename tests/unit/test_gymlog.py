@@ -50,13 +50,16 @@ def test_a_servers_own_traceback_leads_even_when_prefixed(tmp_path):
 
 
 def test_an_interrupt_from_gyms_own_stop_does_not_hide_the_error_that_caused_it(tmp_path):
-    stopped = SERVER_TRACEBACK + """\
+    stopped = (
+        SERVER_TRACEBACK
+        + """\
 (mcqa_simple_agent) Traceback (most recent call last):
 (mcqa_simple_agent)   File "app.py", line 1, in <module>
 (mcqa_simple_agent) KeyboardInterrupt
 """
+    )
     assert gymlog.last_error(_log(tmp_path, stopped)) == "RuntimeError: model server refuses to import"
-    only = "Traceback (most recent call last):\n  File \"app.py\", line 1, in <module>\nKeyboardInterrupt\n"
+    only = 'Traceback (most recent call last):\n  File "app.py", line 1, in <module>\nKeyboardInterrupt\n'
     assert gymlog.last_error(_log(tmp_path, only)) == "KeyboardInterrupt"
 
 
