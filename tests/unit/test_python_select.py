@@ -24,6 +24,18 @@ def test_lowest_satisfying_interpreter_is_chosen():
     assert select("", "gym", FOUND).version == "3.11.7"
 
 
+def test_uv_is_asked_only_when_the_machines_own_interpreters_do_not_satisfy(monkeypatch):
+    asked = []
+    monkeypatch.setattr(py, "discover", lambda include_uv=True: asked.append(include_uv) or FOUND)
+    assert select(">=3.12", "gym").version == "3.12.1"
+    assert asked == [False]
+    monkeypatch.setattr(py, "uv_install", lambda spec: [])
+    monkeypatch.setattr(py, "builds_allowed", lambda: False)
+    with pytest.raises(InfraError):
+        select(">=3.14", "gym")
+    assert asked == [False, False, True]
+
+
 def test_unsatisfiable_requirement_with_downloads_and_builds_off_names_every_remedy(monkeypatch):
     monkeypatch.setenv("UV_PYTHON_DOWNLOADS", "never")
     monkeypatch.setenv("GYMGATE_PYTHON_BUILD", "never")

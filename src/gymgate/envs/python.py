@@ -194,8 +194,11 @@ def select(requires_python: str, what: str, found: list[Interpreter] | None = No
         spec = SpecifierSet(requires_python or "")
     except InvalidSpecifier as exc:
         raise InfraError(f"{what} declares an invalid requires-python {requires_python!r}: {exc}") from exc
-    for candidates in [found] if found is not None else [discover(include_uv=False), discover()]:
-        # uv's own discovery costs a subprocess: it is asked only when PATH, pyenv and gymgate's builds have none.
+    # uv's own discovery costs a subprocess (and, where pyenv's shims are on PATH, one per interpreter it knows): it is
+    # asked only when PATH, pyenv and gymgate's builds have none.
+    searches = [lambda: found] if found is not None else [lambda: discover(include_uv=False), discover]
+    for search in searches:
+        candidates = search()
         chosen = _matching(spec, candidates)
         if chosen:
             return chosen
