@@ -35,6 +35,9 @@ INSTALL_TIMEOUT_S = 900
 SMOKE_TIMEOUT_S = 60
 COPY_TIMEOUT_S = 600
 BUILD_DURATION = "about 3 min on two idle cores (145-160 s measured; longer beside other work)"
+# CPython's own test suite (its C test modules, Lib/test and their bytecode) is neither built nor installed: Gym runs
+# none of it; without it the build takes 151 s instead of 174 s and installs 252 MB instead of 405 MB.
+CONFIGURE_FLAGS = ("--disable-test-modules",)
 # A folder of finished builds shared between gymgate caches (another cache's `pythons/`, a CI cache): a build whose
 # source digest is the declared one is copied from there instead of compiled again.
 BUILDS_VAR = "GYMGATE_PYTHON_BUILDS"
@@ -175,7 +178,7 @@ def build(version: str, tarball: Path, sha256: str | None = None, jobs: int | No
         try:
             log(f"building CPython {version} from {tarball.name} (sha256:{digest[:12]}); log: {build_log}")
             source = _extract(tarball, work / "src", build_log)
-            configure = [f"--prefix={prefix}"]
+            configure = [f"--prefix={prefix}", *CONFIGURE_FLAGS]
             env = dict(os.environ, LC_ALL="C")
             _step(["./configure", *configure], source, CONFIGURE_TIMEOUT_S, build_log, "configure", env)
             n = jobs or os.cpu_count() or 1
