@@ -34,7 +34,7 @@ MAKE_TIMEOUT_S = 3600  # ~6 min on two idle cores, ~10 min beside other work
 INSTALL_TIMEOUT_S = 900
 SMOKE_TIMEOUT_S = 60
 COPY_TIMEOUT_S = 600
-BUILD_DURATION = "about 3 min on two idle cores (145-160 s measured; longer beside other work)"
+BUILD_DURATION = "about 2.5 min on two idle cores (151-163 s measured; longer beside other work)"
 # CPython's own test suite (its C test modules, Lib/test and their bytecode) is neither built nor installed: Gym runs
 # none of it; without it the build takes 151 s instead of 174 s and installs 252 MB instead of 405 MB.
 CONFIGURE_FLAGS = ("--disable-test-modules",)
