@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import sys
 import time
 from pathlib import Path
 
@@ -113,8 +114,6 @@ def test_interrupt_during_startup_stops_everything(gym_pin, up_run):
 def test_gyms_readiness_checks_are_shortened_only_while_it_starts():
     """Every pin's RunHelper sleeps 3 s between readiness checks through its module's `sleep`: gymgate shortens that
     wait while `start` runs (gym_compat.readiness_polled_often) and gives the module its own `sleep` back after."""
-    import sys
-
     run_helper_cls, _ = gym_compat.run_helper_api()
     module = sys.modules[run_helper_cls.__module__]
     with gym_compat.readiness_polled_often(run_helper_cls) as applied:

@@ -8,14 +8,11 @@ against the kernel, not against a flag.
 from __future__ import annotations
 
 import subprocess
-import sys
-import time
-import types
 
 import pytest
 
 from gymgate.processes import alive, kill_group, wait_gone
-from gymgate.services import gym_compat, lifecycle
+from gymgate.services import lifecycle
 from gymgate.services.gym_actor import GymActor
 
 
@@ -230,27 +227,3 @@ def test_actor_shutdown_tolerates_partial_and_missing_run_helpers():
 def _quick_actor_exit(monkeypatch):
     # Fake actors never exit on ray.kill; do not wait the real grace for them.
     monkeypatch.setattr(lifecycle, "ACTOR_EXIT_WAIT_S", 0.05)
-
-
-def test_readiness_checks_are_shortened_while_gym_starts_and_restored_after_even_on_error():
-    module = types.ModuleType("fake_gym_cli")
-    module.sleep = time.sleep
-
-    class RunHelper:
-        pass
-
-    RunHelper.__module__ = module.__name__
-    sys.modules[module.__name__] = module
-    try:
-        with pytest.raises(RuntimeError), gym_compat.readiness_polled_often(RunHelper) as applied:
-            assert applied
-            began = time.monotonic()
-            module.sleep(3)
-            assert time.monotonic() - began < 1.0
-            raise RuntimeError("start failed")
-        assert module.sleep is time.sleep
-        module.sleep = lambda seconds: None  # a Gym that waits some other way is left as it is
-        with gym_compat.readiness_polled_often(RunHelper) as applied:
-            assert not applied
-    finally:
-        del sys.modules[module.__name__]

@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -188,17 +189,24 @@ def uv_install(requires_python: str) -> list[Interpreter]:
     return discover()
 
 
+def _searches(found: list[Interpreter] | None) -> Iterator[list[Interpreter]]:
+    """The interpreters to choose from, one search at a time: the given ones, or the machine's own, then uv's too.
+    uv's own discovery costs a subprocess (where pyenv's shims are on PATH, one per interpreter pyenv knows): it is
+    asked only when PATH, pyenv and gymgate's builds have none."""
+    if found is not None:
+        yield found
+        return
+    yield discover(include_uv=False)
+    yield discover()
+
+
 def select(requires_python: str, what: str, found: list[Interpreter] | None = None) -> Interpreter:
     """The lowest interpreter satisfying ``requires_python`` (the oldest supported is the one Gym's CI tests)."""
     try:
         spec = SpecifierSet(requires_python or "")
     except InvalidSpecifier as exc:
         raise InfraError(f"{what} declares an invalid requires-python {requires_python!r}: {exc}") from exc
-    # uv's own discovery costs a subprocess (and, where pyenv's shims are on PATH, one per interpreter it knows): it is
-    # asked only when PATH, pyenv and gymgate's builds have none.
-    searches = [lambda: found] if found is not None else [lambda: discover(include_uv=False), discover]
-    for search in searches:
-        candidates = search()
+    for candidates in _searches(found):
         chosen = _matching(spec, candidates)
         if chosen:
             return chosen

@@ -56,10 +56,12 @@ def last_error(log: Path | str, since: int = 0) -> str:
             in_traceback = True
         elif in_traceback and not line.startswith((" ", "\t")):
             match = _EXCEPTION.match(line)
-            if match and match.group(1) == "KeyboardInterrupt":
-                interrupted, in_traceback = line.strip(), False
-            elif match:
-                found, in_traceback = line.strip(), False
+            if match:
+                in_traceback = False
+                if match.group(1) == "KeyboardInterrupt":
+                    interrupted = line.strip()
+                else:
+                    found = line.strip()
     return (found or interrupted)[:500]
 
 
