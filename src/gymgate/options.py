@@ -64,6 +64,12 @@ def live_envs(value: str) -> int:
     raise argparse.ArgumentTypeError(f"expected a number of environments (1-{MAX_LIVE_ENVS}), got {value!r}")
 
 
+def envs_per_gym(value: str) -> int:
+    if value.isdigit() and 1 <= int(value) <= MAX_LIVE_ENVS:
+        return int(value)
+    raise argparse.ArgumentTypeError(f"expected a number of environments per Gym (1-{MAX_LIVE_ENVS}), got {value!r}")
+
+
 def env_names(raw: str) -> list[str]:
     """GYMGATE_ENVS: names separated by commas or spaces."""
     names = [n for n in raw.replace(",", " ").split() if n]
@@ -233,6 +239,20 @@ OPTIONS: tuple[Option, ...] = (
         type=live_envs,
         var="GYMGATE_MAX_ENVS",
         session="--max-envs",
+        extra={"metavar": "N"},
+    ),
+    Option(
+        "share",
+        ("--envs-per-gym",),
+        "at most N environments in one Gym instance (one Gym actor, head and model server for them, as RL's NemoGym "
+        "actor hosts them; environments whose configs name the same server never share). A shared instance that "
+        "fails to start or is torn down starts each member again alone, and a path whose attempt errs in a shared "
+        "instance is run again alone before it is judged (default: {default})",
+        JUDGING,
+        default=1,
+        type=envs_per_gym,
+        var="GYMGATE_ENVS_PER_GYM",
+        session="--envs-per-gym",
         extra={"metavar": "N"},
     ),
     Option(

@@ -29,7 +29,7 @@ from gymgate.consumer.rollout import GenerationConfig, run_rollout_sync
 from gymgate.endpoint.script import Script
 from gymgate.endpoint.server import JUDGE, ModelEndpoint
 from gymgate.options import default
-from gymgate.outcomes import CONTRACT, FAIL, GYM, HARNESS, PASS
+from gymgate.outcomes import CONTRACT, ERROR, FAIL, GYM, HARNESS, PASS
 from gymgate.paths.spec import PathSpec
 from gymgate.recordings import fidelity
 from gymgate.runfolder import PathRecord, RunFolder
@@ -57,6 +57,8 @@ class RunContext:
     attempts: int = default("attempts")
     watch: Callable[[str], str] | None = None  # names a dead process of this environment's Gym, or ""
     discard: Callable[[str, str], None] | None = None  # tears this environment's Gym down (the next path restarts it)
+    shared: Callable[[str], bool] | None = None  # whether this environment's Gym is up in a shared instance
+    isolate: Callable[[str], None] | None = None  # takes it out of its shared instance (services/sharing.py)
 
     def deadline(self, path: str) -> tuple[float, str]:
         """This path's rollout deadline and where it came from: its own (derived from the baseline's measured time,
@@ -75,21 +77,38 @@ def run_path(
     raises, wherever, the path is an ERROR with the exception and its trace, never a PASS.
     The path runs `ctx.attempts` times in the same Gym while each attempt runs to its end (PASS or FAIL); the later
     attempts ride in the record (`repeats`), and the comparison diffs them with the first."""
-    first = _new_record(ctx, path)
+    records: list[PathRecord] = []
     try:
-        _attempt(ctx, path, first, script, wait=True)
+        first = _judged_attempt(ctx, path, script, wait=True, into=records)
         last = first
         for _ in range(1, ctx.attempts):
             if last.outcome not in (PASS, FAIL):
                 break  # an attempt that did not run to its end leaves no Gym worth asking again
-            last = _new_record(ctx, path)
-            try:
-                _attempt(ctx, path, last, script, wait=False)
-            finally:
-                first.repeats.append(last.to_json())
+            last = _judged_attempt(ctx, path, script, wait=False, into=records)
+            first.repeats.append(last.to_json())
     finally:
-        (into or ctx.run).write_record(first)
-    return first
+        if records:
+            (into or ctx.run).write_record(records[0])
+    return records[0]
+
+
+def _judged_attempt(
+    ctx: RunContext, path: PathSpec, script: Script | None, wait: bool, into: list[PathRecord]
+) -> PathRecord:
+    """One attempt as it is judged: an attempt that errs while its Gym instance is shared with other environments
+    may have been broken by a neighbour, so it is run again in an instance of its own, and that one counts (the
+    shared one is kept in the record: `alone_after`). The record goes to `into` as soon as it exists."""
+    result = _new_record(ctx, path)
+    into.append(result)
+    instance = _attempt(ctx, path, result, script, wait)
+    if not instance or result.outcome != ERROR or ctx.isolate is None:
+        return result
+    ctx.isolate(path.env.name)  # (already torn down when the error discarded it)
+    again = _new_record(ctx, path)
+    again.alone_after = {"instance": instance, "outcome": str(result.outcome), "reason": result.reason}
+    into[into.index(result)] = again
+    _attempt(ctx, path, again, script, wait=True)
+    return again
 
 
 def _new_record(ctx: RunContext, path: PathSpec) -> PathRecord:
@@ -101,13 +120,16 @@ def _new_record(ctx: RunContext, path: PathSpec) -> PathRecord:
     return record
 
 
-def _attempt(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | None, wait: bool) -> None:
-    """One attempt of the path into `result`."""
+def _attempt(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | None, wait: bool) -> str:
+    """One attempt of the path into `result`; returns the shared Gym instance it ran in ("" for one of its own)."""
     began = time.monotonic()
     stage = "waiting for the Gym"
+    instance = ""
     try:
         if wait and ctx.ensure is not None:
             ctx.ensure(path.env.name)  # the Gym's start-up is not the path's time
+        if ctx.shared is not None and ctx.shared(path.env.name):
+            instance = getattr(ctx.statuses.get(path.env.name), "instance", None) or "shared"
         result.timings["gym_wait_s"] = round(time.monotonic() - began, 3)
         began = time.monotonic()
         stage = "running"
@@ -122,6 +144,7 @@ def _attempt(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script
     finally:
         result.timings["path_s"] = round(time.monotonic() - began, 3)
         result.timings["finished_at"] = round(time.time(), 3)
+    return instance
 
 
 def _trace(exc: BaseException) -> str:

@@ -14,6 +14,7 @@ import json
 import socket
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,6 +68,7 @@ class ModelEndpoint:
         self.tokenizer = tokenizer or build_tokenizer()
         self.eos_id = self.tokenizer.convert_tokens_to_ids(EOS)
         self._scripts: dict[str, tuple[Script, int]] = {}
+        self._shared: dict[str, tuple[str, ...]] = {}  # a shared Gym instance's URL name -> its environments
         self._activations = 0
         self._lock = threading.Lock()
         self.exchanges: list[Exchange] = []
@@ -84,8 +86,29 @@ class ModelEndpoint:
                 self._activations += 1
                 self._scripts[env] = (script, self._activations)
 
-    def base_url(self, env: str) -> str:
-        return f"http://127.0.0.1:{self.port}/e/{env}/v1"
+    def base_url(self, env: str | Sequence[str]) -> str:
+        """The policy URL Gym is given for one environment, or for a Gym instance several environments share
+        (services/sharing.py): their requests come through one model server, so each is the environment whose script
+        is active (a worker runs one path at a time); none or several active is a refused request."""
+        if isinstance(env, str) or len(env) == 1:
+            name = env if isinstance(env, str) else env[0]
+        else:
+            name = "+".join(env)
+            with self._lock:
+                self._shared[name] = tuple(env)
+        return f"http://127.0.0.1:{self.port}/e/{name}/v1"
+
+    def _active(self, name: str) -> str:
+        """The environment a request to `name`'s URL is for (call with the lock held)."""
+        members = self._shared.get(name)
+        if members is None:
+            return name
+        active = [m for m in members if m in self._scripts]
+        if len(active) > 1:
+            raise Rejected(
+                f"gymgate endpoint: scripts of {', '.join(active)} are active at once in one Gym instance", HARNESS
+            )
+        return active[0] if active else name
 
     # ----- serving -----
     def app(self):
@@ -128,6 +151,7 @@ class ModelEndpoint:
             if route == "unknown":
                 raise Rejected(f"gymgate endpoint: unexpected route {request.method} {request.url.path}")
             with self._lock:
+                env = exchange.env = self._active(env)
                 script, exchange.activation = self._scripts.get(env, (None, 0))
             if script is None:
                 raise Rejected(f"gymgate endpoint: no script is active for environment {env!r}")

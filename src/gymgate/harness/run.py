@@ -37,6 +37,7 @@ class RunOptions:
     spinup_timeout: float = default("spinup_timeout")
     workers: str = default("workers")
     max_envs: int = default("max_envs")  # Gyms up at once (session/controller.py: waves)
+    share: int = default("share")  # environments per Gym instance (services/sharing.py)
     selftest: bool = default("selftest")
     path_timeout: float = default("path_timeout")
     stop_timeout: float = default("stop_timeout")

@@ -65,6 +65,9 @@ class PathRecord:
     # Whether the replay reproduced its recording: {"reproduces": true}, or false with the leaves that differ and
     # the reviewed classification that explains them (recordings/fidelity.py); {} for a hand-written path.
     fidelity: dict[str, Any] = field(default_factory=dict)
+    # An attempt that erred in a Gym instance shared with other environments, run again alone (this record): the
+    # shared instance's name and what that attempt came to (services/sharing.py); {} otherwise.
+    alone_after: dict[str, Any] = field(default_factory=dict)
 
     def observe(self, requests: Iterable[tuple[str, int, Any]], result: Any) -> None:
         """Keep the path's full observation: every request the model received, as (kind, HTTP status, body), grouped

@@ -40,8 +40,9 @@ class EnvStatus:
     worker: str | None = None
     at: float | None = None  # time.time() of the write
     wave: int | None = None  # which of its worker's waves started it (session.controller: --max-envs)
+    instance: str | None = None  # the Gym instance it shares with other environments (services/sharing.py)
 
-    OPTIONAL: ClassVar[tuple[str, ...]] = ("worker", "at", "wave")  # left out of the JSON while None
+    OPTIONAL: ClassVar[tuple[str, ...]] = ("worker", "at", "wave", "instance")  # left out of the JSON while None
 
     def __post_init__(self) -> None:
         self.status = EnvState(self.status)

@@ -1,7 +1,9 @@
 """All acceptance environments of one Gym ref, started from the pin's environment and stopped again.
 
-Runs inside the pin's synced environment. Each environment gets its own Gym actor (so one that fails
-to start fails only itself), its own port band and scratch directory; all share the run's Ray cluster.
+Runs inside the pin's synced environment. Each Gym instance (one environment's, or several environments' that
+share it: services/sharing.py) gets its own Gym actor, port band and scratch directory; all share the run's Ray
+cluster. A shared instance that fails to start, or is torn down, is never the end of its members: each starts
+again in an instance of its own, so one environment's failure fails only itself.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from gymgate.options import default
 from gymgate.outcomes import GYM, HARNESS, EnvState
 from gymgate.processes import alive
 from gymgate.runfolder import EnvStatus, RunFolder  # EnvStatus: also imported from here (tests/inenv)
-from gymgate.services import gym_compat, gymlog, launcher, lifecycle
+from gymgate.services import gym_compat, gymlog, launcher, lifecycle, sharing
 from gymgate.services.gym_actor import GymActor
 from gymgate.services.launcher.venv import launcher_venv
 from gymgate.services.ports import BandLease, free_port_in, lease_band
@@ -72,11 +74,13 @@ def link_venvs(
 
 
 def gym_config(
-    env: Environment, policy_base_url: str, venvs_dir: Path, gcs: str, band: tuple[int, int]
+    envs: list[Environment], policy_base_url: str, venvs_dir: Path, gcs: str, band: tuple[int, int]
 ) -> dict[str, Any]:
+    """One Gym instance's config: its environments' configs and the model config, merged by Gym as RL's NemoGym
+    actor has it merge them, with each environment's overrides."""
     low, high = band
     config: dict[str, Any] = {
-        "config_paths": [env.config, MODEL_CONFIG],
+        "config_paths": [*(env.config for env in envs), MODEL_CONFIG],
         "policy_base_url": policy_base_url,
         "policy_api_key": "gymgate",
         "policy_model_name": POLICY_MODEL,
@@ -89,7 +93,7 @@ def gym_config(
         "port_range_high": high,
         **gym_compat.start_overrides(),
     }
-    for dotted, value in env.overrides.items():
+    for dotted, value in (item for env in envs for item in env.overrides.items()):
         node = config
         *parents, leaf = dotted.split(".")
         for part in parents:
@@ -108,9 +112,11 @@ class Fleet:
         policy_base_url: str,
         consumer: Any = None,
         spinup_timeout_s: float = SPINUP_TIMEOUT_S,
+        share: int = 1,
     ):
         self.run = run
         self.environments = environments
+        self.share = share  # environments per Gym instance at most (services/sharing.py); 1: each its own
         self.policy_base_url = policy_base_url
         self.consumer = consumer  # installed into every Gym actor (GymActor.set_consumer)
         self.spinup_timeout_s = spinup_timeout_s
@@ -119,8 +125,11 @@ class Fleet:
         self._lock = threading.Lock()
         self._stopped = False
         self._pools: list[ThreadPoolExecutor] = []
-        self._leases: dict[str, BandLease] = {}  # held until the Gym stops: its servers listen inside them
-        self._generations: dict[str, int] = {}  # how often each environment's Gym was started (restarts)
+        self._leases: dict[str, BandLease] = {}  # per instance key, held until the Gym stops (its servers' ports)
+        self._generations: dict[str, int] = {}  # how often each instance's Gym was started (restarts)
+        self.instance_of: dict[str, sharing.Instance] = {}  # environment -> the instance it runs (or last ran) in
+        self.alone: set[str] = set()  # from now on each starts in an instance of its own (see the module docstring)
+        self._retired: set[str] = set()  # environments whose paths are done (a shared instance stops with its last)
         self.discarded: set[str] = set()  # torn down mid-run; the next path of that environment restarts it
         self.stop_errors: dict[str, list[str]] = {}  # per environment: what did not stop within its bounds
         self._actor_runtime_env: dict[str, str] = {}  # the launcher's python for the Gym actors' Ray workers
@@ -149,82 +158,139 @@ class Fleet:
                 futures[env.name] = Future()
                 futures[env.name].set_result(None)
         if present:
-            pool = ThreadPoolExecutor(max_workers=len(present), thread_name_prefix="gym-start")
+            with self._lock:
+                alone = [e.name for e in present if e.name in self.alone]
+            shareable = [e.name for e in present if e.name not in alone]
+            instances = sharing.pack(shareable, self.share, self._own_servers) + sharing.pack(
+                alone, 1, self._own_servers
+            )
+            pool = ThreadPoolExecutor(max_workers=len(instances), thread_name_prefix="gym-start")
             self._pools.append(pool)
-            futures.update({env.name: pool.submit(self._start_one, env, gcs, on_status) for env in present})
+            for instance in instances:
+                future = pool.submit(self._start_instance, instance, gcs, on_status)
+                futures.update(dict.fromkeys(instance.members, future))
             pool.shutdown(wait=False)  # no more work; the threads end when their start does
         return futures
 
-    def _start_one(self, env: Environment, gcs: str, on_status) -> None:
-        """Lease a port band, start the Gym actor, probe its servers; record ready or failed (never raises)."""
+    def _own_servers(self, env_name: str) -> frozenset[str]:
+        """The server instances this environment's own config declares (what it does not share)."""
+        env = next(e for e in self.environments if e.name == env_name)
+        return frozenset(name for name, _, _ in gym_compat.config_servers(env.config, root=gym_compat.gym_root()))
+
+    def _instance_log(self, instance: sharing.Instance) -> Path:
+        """The instance's Gym log. A shared instance writes one log, and each member's log names it (a link), so
+        a path reads its Gym's log by its environment's name; a member that later starts alone gets a file again."""
+        log = self.run.log(instance.key)
+        for member in instance.members:
+            own = self.run.log(member)
+            if own.is_symlink():
+                own.unlink()
+            if instance.shared and not own.exists():  # (a member never shares again once it ran alone)
+                own.symlink_to(log.name)
+        return log
+
+    def _start_instance(self, instance: sharing.Instance, gcs: str, on_status) -> None:
+        """Lease a port band, start the instance's Gym actor, probe its servers; record each member ready or failed
+        (never raises). A shared instance that does not come up whole starts each member again alone."""
         began = time.monotonic()
-        if on_status:
-            on_status(EnvStatus(env.name, STARTING))
-        log = self.run.log(env.name)
+        for member in instance.members:
+            if on_status:
+                on_status(EnvStatus(member, STARTING))
+        self.run.logs_dir.mkdir(parents=True, exist_ok=True)
+        log = self._instance_log(instance)
         since = gymlog.size(log)  # a restarted Gym appends to the same log: its cause is after this point
         try:
             lease = lease_band()
         except Exception as exc:  # noqa: BLE001 - gymgate's own resource, not Gym's doing
-            status = EnvStatus(env.name, FAILED, f"port band: {exc}", time.monotonic() - began, blame=HARNESS)
-            self._record(status, on_status)
+            for member in instance.members:
+                status = EnvStatus(member, FAILED, f"port band: {exc}", time.monotonic() - began, blame=HARNESS)
+                self._record(status, on_status)
             return
         with self._lock:
-            self._leases[env.name] = lease
-            generation = self._generations[env.name] = self._generations.get(env.name, -1) + 1
+            self._leases[instance.key] = lease
+            generation = self._generations[instance.key] = self._generations.get(instance.key, -1) + 1
         try:
-            handle = self._start_actor(env, gcs, lease, generation)
+            handle = self._start_actor(instance, gcs, lease, generation)
         except Exception as exc:  # one environment's failure must not stop the others
             with self._lock:  # start_gym tore it down already; stop() must not tear it down twice
-                self.handles.pop(env.name, None)
-                self._leases.pop(env.name, None)
+                for member in instance.members:
+                    self.handles.pop(member, None)
+                self._leases.pop(instance.key, None)
             lease.release()  # nothing of this Gym listens any more
+            if instance.shared:
+                self._start_alone(instance.members, gcs, on_status)
+                return
             reason, blame = startup_failure(exc, log, since)
-            status = EnvStatus(env.name, FAILED, reason, time.monotonic() - began, log=str(log), blame=blame)
-        else:
-            servers = [dict(s, http_status=probe(s)) for s in handle.servers]
-            dead = [s["name"] for s in servers if s["http_status"] is None]
+            (member,) = instance.members
+            status = EnvStatus(member, FAILED, reason, time.monotonic() - began, log=str(log), blame=blame)
+            self._record(status, on_status)
+            return
+        servers = [dict(s, http_status=probe(s)) for s in handle.servers]
+        dead = [s["name"] for s in servers if s["http_status"] is None]
+        if dead and instance.shared:
+            self._take_down(instance.members[0], lifecycle.SHUTDOWN_TIMEOUT_S)
+            self._start_alone(instance.members, gcs, on_status)
+            return
+        for member in instance.members:
             status = EnvStatus(
-                env.name,
+                member,
                 FAILED if dead else READY,
                 gymlog.with_log_cause(f"no answer from {', '.join(dead)}", log, since) if dead else "",
                 time.monotonic() - began,
-                servers,
+                instance.servers_of(member, servers),
                 str(log),
                 blame=GYM if dead else "",
+                instance=instance.key if instance.shared else None,
             )
-        self._record(status, on_status)
+            self._record(status, on_status)
 
-    def _start_actor(self, env: Environment, gcs: str, lease: BandLease, generation: int) -> lifecycle.GymHandle:
-        """The environment's Gym actor, spun up inside `lease` with the consumer installed (lifecycle.start_gym)."""
+    def _start_alone(self, members: list[str], gcs: str, on_status) -> None:
+        """Each of a shared instance's members started again in an instance of its own, in parallel (which of them
+        failed the shared start is not known; each alone tells)."""
+        with self._lock:
+            self.alone.update(members)
+        alone = sharing.pack(members, 1, self._own_servers)
+        with ThreadPoolExecutor(max_workers=len(alone), thread_name_prefix="gym-alone") as pool:
+            list(pool.map(lambda i: self._start_instance(i, gcs, on_status), alone))
+
+    def _start_actor(
+        self, instance: sharing.Instance, gcs: str, lease: BandLease, generation: int
+    ) -> lifecycle.GymHandle:
+        """The instance's Gym actor, spun up inside `lease` with the consumer installed (lifecycle.start_gym)."""
         import ray
 
+        key = instance.key
+        envs = [e for name in instance.members for e in self.environments if e.name == name]
         return lifecycle.start_gym(
             ray,
             ray.remote(GymActor),
-            env.name,
-            (env.name, str(self.run.gym_copy(env.name)), str(self.run.log(env.name))),
-            gym_config(env, self._base_url(env.name), self.run.venvs_dir, gcs, (lease.low, lease.high)),
+            key,
+            (key, str(self.run.gym_copy(key)), str(self.run.log(key))),
+            gym_config(envs, self._base_url(instance.members), self.run.venvs_dir, gcs, (lease.low, lease.high)),
             self.consumer,
             spinup_timeout_s=self.spinup_timeout_s,
             actor_options={
-                "name": f"gym-{env.name}" + (f"-{generation}" if generation else ""),
+                "name": f"gym-{key}" + (f"-{generation}" if generation else ""),
                 "num_cpus": 0,
                 "max_concurrency": 4,
                 "max_restarts": 0,
                 **({"runtime_env": self._actor_runtime_env} if self._actor_runtime_env else {}),
             },
-            on_created=self._register,
+            on_created=lambda handle: self._register(instance, handle),
         )
 
-    def _base_url(self, env_name: str) -> str:
+    def _base_url(self, members: list[str]) -> str:
         url = self.policy_base_url
-        return url(env_name) if callable(url) else url
+        return url(members) if callable(url) else url
 
-    def _register(self, handle: lifecycle.GymHandle) -> None:
+    def _register(self, instance: sharing.Instance, handle: lifecycle.GymHandle) -> None:
         with self._lock:
             if self._stopped:
                 raise RuntimeError("the run is stopping; this Gym will not be started")
-            self.handles[handle.env_name] = handle
+            for member in instance.members:
+                self.handles[member] = handle
+                self.instance_of[member] = instance
+                self._retired.discard(member)
 
     def _record(self, status: EnvStatus, on_status) -> None:
         with self._lock:
@@ -237,35 +303,59 @@ class Fleet:
         handle = self.handles.get(env_name)
         if handle is None:
             return ""
-        for server in handle.servers:
+        instance = self.instance_of.get(env_name)
+        for server in instance.servers_of(env_name, handle.servers) if instance else handle.servers:
             pid = server.get("pid")
             if pid and not alive(pid):
                 return f"Gym server {server['name']} (pid {pid}) exited during the rollout"
         return ""
 
     def discard(self, env_name: str, why: str, timeout_s: float = lifecycle.SHUTDOWN_TIMEOUT_S) -> None:
-        """Tear this environment's Gym down now (it hung or a server died); a later launch starts a fresh one."""
+        """Tear this environment's Gym down now (it hung or a server died); a later launch starts a fresh one. The
+        neighbours it shared the instance with start again alone when their next path comes."""
         self._take_down(env_name, timeout_s)
         self.statuses[env_name] = EnvStatus(env_name, FAILED, f"torn down: {why}", blame=GYM)
 
+    def shared(self, env_name: str) -> bool:
+        """Whether this environment's Gym is up in an instance it shares with others."""
+        instance = self.instance_of.get(env_name)
+        return env_name in self.handles and instance is not None and instance.shared
+
+    def isolate(self, env_name: str, timeout_s: float = lifecycle.SHUTDOWN_TIMEOUT_S) -> None:
+        """Take this environment out of its shared instance (which stops: its members all start again alone)."""
+        if self.shared(env_name):
+            self._take_down(env_name, timeout_s)
+
     def retire(self, env_name: str, timeout_s: float = lifecycle.SHUTDOWN_TIMEOUT_S) -> None:
-        """Stop this environment's Gym because its paths are done (a wave makes room for the next). A later path
-        of it would start a fresh one."""
+        """Stop this environment's Gym because its paths are done (a wave makes room for the next); a shared
+        instance stops with the last of its members. A later path of it would start a fresh one."""
+        instance = self.instance_of.get(env_name)
+        with self._lock:
+            self._retired.add(env_name)
+            if instance is not None and not self._retired.issuperset(instance.members):
+                return
         self._take_down(env_name, timeout_s)
 
     def _take_down(self, env_name: str, timeout_s: float) -> None:
-        """Tear the Gym down within its bound (what does not stop is kept for the lifecycle check), then free its
-        port band; the environment is marked for a fresh start should a path of it come again."""
+        """Tear the environment's Gym instance down within its bound (what does not stop is kept for the lifecycle
+        check), then free its port band; its members are marked for a fresh start should a path of them come
+        again — alone, when the instance was shared."""
         import ray
 
         with self._lock:
-            handle = self.handles.pop(env_name, None)
-            lease = self._leases.pop(env_name, None)
-            self.discarded.add(env_name)
+            instance = self.instance_of.get(env_name) or sharing.Instance([env_name])
+            handle = self.handles.get(env_name)
+            members = [m for m in instance.members if self.handles.get(m) is handle] if handle else [env_name]
+            for member in members:
+                self.handles.pop(member, None)
+            lease = self._leases.pop(instance.key, None)
+            self.discarded.update(members)
+            if instance.shared:
+                self.alone.update(members)
         if handle is not None:
             errors = lifecycle.teardown(ray, handle, timeout_s)
             if errors:
-                self.stop_errors.setdefault(env_name, []).extend(map(strip_ansi, errors))
+                self.stop_errors.setdefault(instance.key, []).extend(map(strip_ansi, errors))
         if lease is not None:
             lease.release()
 
@@ -279,7 +369,7 @@ class Fleet:
             if self._stopped:
                 return dict(self.stop_errors)
             self._stopped = True
-            handles = list(self.handles.values())
+            handles = list({id(h): h for h in self.handles.values()}.values())  # a shared instance once
         if handles:
             with ThreadPoolExecutor(max_workers=len(handles)) as pool:
                 results = pool.map(lambda h: (h.env_name, lifecycle.teardown(ray, h, timeout_s)), handles)

@@ -44,6 +44,7 @@ class WorkerSession:
         on_status=None,
         began: float | None = None,
         max_live: int = 0,
+        share: int = 1,
     ):
         self.run, self.worker, self.gcs = run, worker, gcs
         self.max_live = max_live  # Gyms of this worker up at once (0: no bound); the rest wait in `backlog`
@@ -52,7 +53,9 @@ class WorkerSession:
         self.stop_timeout_s = stop_timeout_s
         self._on_status = on_status
         consumer = ActorSide(tokenizer) if tokenizer is not None else None  # `up` starts Gyms without a consumer
-        self.fleet = Fleet(run, environments, policy_base_url, consumer=consumer, spinup_timeout_s=spinup_timeout_s)
+        self.fleet = Fleet(
+            run, environments, policy_base_url, consumer=consumer, spinup_timeout_s=spinup_timeout_s, share=share
+        )
         self.starting: dict[str, Future] = {}
         self.record = WorkerRecord(worker, gcs)
         self._began = time.monotonic() if began is None else began  # when this worker began (ready_seconds)
@@ -117,6 +120,9 @@ class WorkerSession:
 
     def discard(self, env_name: str, why: str) -> None:
         self.fleet.discard(env_name, why, self.stop_timeout_s)
+
+    def isolate(self, env_name: str) -> None:
+        self.fleet.isolate(env_name, self.stop_timeout_s)
 
     def stop(self) -> dict[str, list[str]]:
         """Stop every Gym (what does not stop within its bound is killed; its error is kept for the lifecycle

@@ -185,6 +185,7 @@ def run_context(request, worker_id):
             stop_timeout_s=config.getoption("stop_timeout"),
             began=began,
             max_live=-(-config.getoption("max_envs") // workers),  # the run's bound, shared between its workers
+            share=config.getoption("share"),
         )
         _live.append(session)
         try:
@@ -206,6 +207,8 @@ def run_context(request, worker_id):
                 attempts=config.getoption("attempts"),
                 watch=session.fleet.watch,
                 discard=session.discard,
+                shared=session.fleet.shared,
+                isolate=session.isolate,
             )
         finally:
             session.record.named_actors = sorted(
