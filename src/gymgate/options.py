@@ -249,7 +249,7 @@ OPTIONS: tuple[Option, ...] = (
         "fails to start or is torn down starts each member again alone, and a path whose attempt errs in a shared "
         "instance is run again alone before it is judged (default: {default})",
         JUDGING,
-        default=1,
+        default=8,
         type=envs_per_gym,
         var="GYMGATE_ENVS_PER_GYM",
         session="--envs-per-gym",

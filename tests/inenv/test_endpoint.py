@@ -151,3 +151,31 @@ def test_a_new_activation_restarts_turn_counting(endpoint):
     endpoint.set_script("demo", SCRIPT)
     _, reply = chat(endpoint, USER)
     assert reply["choices"][0]["message"]["content"] == "first"
+
+
+def test_a_shared_instance_url_answers_for_whichever_member_is_active(endpoint):
+    """Environments sharing one Gym instance share its model server, so one URL: each request is the active
+    member's (a worker runs one path at a time); none active, or two at once, is refused."""
+    url = endpoint.base_url(["demo", "other"])
+    assert url.endswith("/e/demo+other/v1") and endpoint.base_url(["demo"]).endswith("/e/demo/v1")
+    status, _ = post(endpoint, "/e/demo+other/v1/chat/completions", {**_policy_body(), "messages": USER})
+    assert status == 200 and endpoint.exchanges[-1].env == "demo" and endpoint.exchanges[-1].path_id == "demo:accepted"
+    endpoint.set_script("other", SCRIPT)
+    status, reply = post(endpoint, "/e/demo+other/v1/chat/completions", {**_policy_body(), "messages": USER})
+    assert status == 400 and "active at once" in reply["error"]["message"]
+    assert endpoint.exchanges[-1].fault == "harness"
+    endpoint.set_script("demo", None)
+    endpoint.set_script("other", None)
+    status, reply = post(endpoint, "/e/demo+other/v1/chat/completions", {**_policy_body(), "messages": USER})
+    assert status == 400 and "no script is active for environment 'demo+other'" in reply["error"]["message"]
+
+
+def _policy_body() -> dict:
+    return {
+        "model": "m",
+        "temperature": 0.7,
+        "top_p": 0.95,
+        "logprobs": True,
+        "top_logprobs": 0,
+        "return_tokens_as_token_ids": True,
+    }

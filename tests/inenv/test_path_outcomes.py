@@ -208,3 +208,26 @@ def test_ray_failures_are_the_harness(tmp_path):
 
     assert is_ray_failure(ray.exceptions.RaySystemError("gcs gone"))
     assert not is_ray_failure(RuntimeError("Process `mcqa` finished unexpectedly!"))
+
+
+def test_an_attempt_that_errs_in_a_shared_instance_is_run_again_alone_and_that_one_counts(tmp_path, monkeypatch):
+    """A neighbour may have broken a shared Gym instance: the path is judged on an instance of its own."""
+    isolated, shared = [], {"mcqa": True}
+    _rollout_raises(monkeypatch, GymDied("Gym server policy_model (pid 7) exited during the rollout"))
+    ctx = _ready_ctx(
+        tmp_path,
+        shared=lambda env: shared[env],
+        isolate=lambda env: isolated.append(env) or shared.update({env: False}),
+    )
+    ctx.statuses["mcqa"].instance = "mcqa+1"
+    result = run_path(ctx, ACCEPTED)
+    assert isolated == ["mcqa"] and result.outcome == "ERROR"
+    assert result.alone_after["instance"] == "mcqa+1" and result.alone_after["outcome"] == "ERROR"
+    assert "exited during the rollout" in result.alone_after["reason"]
+    written = RunFolder(tmp_path / "run").records()["mcqa:accepted"]
+    assert written.alone_after == result.alone_after and written.repeats == []
+
+    # A path that passes, fails or is skipped in a shared instance is judged there: nothing runs again.
+    monkeypatch.setattr(path_module, "_run", lambda ctx, path, result, script: result.skip("not here"))
+    shared["mcqa"], isolated[:] = True, []
+    assert run_path(ctx, REJECTED).alone_after == {} and isolated == []

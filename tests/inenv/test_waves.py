@@ -31,6 +31,7 @@ class FakeFleet:
 
     def retire(self, name, timeout_s):
         self.retired.append(name)
+        return [name]
 
 
 def test_gyms_start_in_waves_as_earlier_environments_finish(tmp_path):
@@ -53,3 +54,18 @@ def test_gyms_start_in_waves_as_earlier_environments_finish(tmp_path):
     unbounded.fleet = FakeFleet()
     unbounded.launch(["a", "b", "c"])
     assert unbounded.fleet.started == ["a", "b", "c"] and unbounded.backlog == []
+
+
+def test_a_shared_instance_makes_room_for_as_many_as_it_held_when_its_last_member_is_done(tmp_path):
+    class SharedFleet(FakeFleet):
+        def retire(self, name, timeout_s):
+            self.retired.append(name)
+            return [] if name == "a" else ["a", "b"]  # a and b share one instance
+
+    session = WorkerSession(RunFolder(tmp_path), "gw0", "127.0.0.1:1", [], "http://127.0.0.1:1/v1", max_live=2)
+    session.fleet = fleet = SharedFleet()
+    session.launch(["a", "b", "c", "d", "e"])
+    session.done_with("a")  # its neighbour still runs: nothing stopped, nothing starts
+    assert fleet.started == ["a", "b"] and session.backlog == ["c", "d", "e"]
+    session.done_with("b")
+    assert fleet.started == ["a", "b", "c", "d"] and session.backlog == ["e"]

@@ -326,17 +326,18 @@ class Fleet:
         if self.shared(env_name):
             self._take_down(env_name, timeout_s)
 
-    def retire(self, env_name: str, timeout_s: float = lifecycle.SHUTDOWN_TIMEOUT_S) -> None:
+    def retire(self, env_name: str, timeout_s: float = lifecycle.SHUTDOWN_TIMEOUT_S) -> list[str]:
         """Stop this environment's Gym because its paths are done (a wave makes room for the next); a shared
-        instance stops with the last of its members. A later path of it would start a fresh one."""
+        instance stops with the last of its members. A later path of it would start a fresh one. Returns the
+        environments whose Gym stopped (none while a neighbour in its instance still runs)."""
         instance = self.instance_of.get(env_name)
         with self._lock:
             self._retired.add(env_name)
             if instance is not None and not self._retired.issuperset(instance.members):
-                return
-        self._take_down(env_name, timeout_s)
+                return []
+        return self._take_down(env_name, timeout_s)
 
-    def _take_down(self, env_name: str, timeout_s: float) -> None:
+    def _take_down(self, env_name: str, timeout_s: float) -> list[str]:
         """Tear the environment's Gym instance down within its bound (what does not stop is kept for the lifecycle
         check), then free its port band; its members are marked for a fresh start should a path of them come
         again — alone, when the instance was shared."""
@@ -358,6 +359,7 @@ class Fleet:
                 self.stop_errors.setdefault(instance.key, []).extend(map(strip_ansi, errors))
         if lease is not None:
             lease.release()
+        return members
 
     def stop(self, timeout_s: float = lifecycle.SHUTDOWN_TIMEOUT_S) -> dict[str, list[str]]:
         """Tear every actor down in parallel, then wait for start threads still running (their actors are gone,

@@ -96,16 +96,19 @@ class WorkerSession:
         self.starting[env_name].result()
 
     def done_with(self, env_name: str) -> None:
-        """This worker has run every path of the environment: when another waits for its wave, start that one and
-        stop this one's Gym (the pipeline keeps `max_live` Gyms up or starting; with nothing waiting, a finished
-        Gym is left for the session's end, which stops them all in parallel)."""
+        """This worker has run every path of the environment: when others wait for their wave, stop this one's Gym
+        and start as many of them as it held (the pipeline keeps `max_live` environments up or starting; a shared
+        instance stops, and makes room, with its last member; with nothing waiting, a finished Gym is left for the
+        session's end, which stops them all in parallel)."""
         if not self.backlog or env_name not in self.starting:
             return
-        self._start([self.backlog.pop(0)])  # starts in the background while this one stops
         status = self.fleet.statuses.get(env_name)
-        self.fleet.retire(env_name, self.stop_timeout_s)
+        freed = self.fleet.retire(env_name, self.stop_timeout_s)
         if status is not None and status.status == EnvState.READY:
             self._status(dataclasses.replace(status, status=EnvState.DONE))
+        if freed:
+            names, self.backlog = self.backlog[: len(freed)], self.backlog[len(freed) :]
+            self._start(names)
 
     def wait_all(self) -> dict[str, EnvStatus]:
         """Wait for every launched Gym; on Ctrl-C or SIGTERM mid-start, kill what exists at once (so the start
