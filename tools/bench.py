@@ -660,21 +660,30 @@ def _sample_cpu(runs: str, done: threading.Event, seen: dict) -> None:
         time.sleep(0.2)
 
 
-EXEC, FORK = "exec", "fork"  # services/launcher's modes
-LAUNCHERS = {EXEC: "Gym's own launch (a fresh interpreter per server)", FORK: "the forking launcher"}
+EXEC, FORK, SHARED = "exec", "fork", "shared"  # how a run starts Gym (services/launcher, services/sharing)
+LAUNCHERS = {
+    EXEC: "Gym's own launch (a fresh interpreter per server, one instance per environment)",
+    FORK: "the forking launcher, one instance per environment",
+    SHARED: "the forking launcher, environments sharing instances (the default)",
+}
+SETTINGS = {  # the variables each start-up is chosen with
+    EXEC: {"GYMGATE_LAUNCHER": "exec", "GYMGATE_ENVS_PER_GYM": "1"},
+    FORK: {"GYMGATE_LAUNCHER": "fork", "GYMGATE_ENVS_PER_GYM": "1"},
+    SHARED: {"GYMGATE_LAUNCHER": "fork"},
+}
 
 
 def bench_startup(pin: str, repeats: int) -> dict:
     """Where a default-set run's CPU goes, by kind of process (`accept --no-baseline --no-cache`, warm environment),
-    with Gym's own launch and with the forking launcher, alternated run by run (drift hits both alike): each
-    process's CPU seconds sampled five times a second, summed by kind, next to the run's wall time and the paths' own
-    time. Processes that live less than a sample are missed: the totals are a lower bound."""
-    from gymgate.services import launcher
-
+    with Gym's own launch, the forking launcher one instance per environment and the forking launcher with shared
+    instances, alternated run by run (drift hits all alike): each process's CPU seconds sampled five times a second,
+    summed by kind, next to the run's wall time and the paths' own time. Processes that live less than a sample are
+    missed: the totals are a lower bound. Each run is `gymgate compare`d with Gym's own launch of the same round."""
     seconds, text, code = timed(gymgate("env", "--gym-ref", pin), dict(os.environ))
     assert code == 0, text
     out: dict = {mode: {"wall_s": [], "paths_s": [], "cpu_s": {}, "processes": []} for mode in LAUNCHERS}
-    out["same"] = {"exit_code": [], "changed_paths": [], "other_categories": []}
+    for mode in (FORK, SHARED):
+        out[f"same:{mode}"] = {"exit_code": [], "changed_paths": [], "other_categories": []}
     for _ in range(repeats):
         folders = {}
         for mode in LAUNCHERS:
@@ -683,8 +692,8 @@ def bench_startup(pin: str, repeats: int) -> dict:
             done, seen = threading.Event(), {}
             sampler = threading.Thread(target=_sample_cpu, args=(runs, done, seen), daemon=True)
             sampler.start()
-            env = dict(os.environ, GYMGATE_RUNS=runs)
-            env[launcher.MODE_VARIABLE] = mode
+            env = {k: v for k, v in os.environ.items() if k != "GYMGATE_ENVS_PER_GYM"}  # the default, unless set
+            env.update(GYMGATE_RUNS=runs, **SETTINGS[mode])
             seconds, text, code = timed(gymgate("accept", "--gym-ref", pin, "--no-baseline", "--no-cache"), env)
             done.set()
             sampler.join()
@@ -700,7 +709,8 @@ def bench_startup(pin: str, repeats: int) -> dict:
             done_runs = len(row["wall_s"]) - 1  # a kind first seen now had no CPU in the runs before
             for kind in set(row["cpu_s"]) | set(by_kind):
                 row["cpu_s"].setdefault(kind, [0.0] * done_runs).append(round(by_kind.get(kind, 0.0), 2))
-        _same_results(folders[EXEC], folders[FORK], out["same"])
+        for mode in (FORK, SHARED):
+            _same_results(folders[EXEC], folders[mode], out[f"same:{mode}"])
         subprocess.run(["rm", "-rf", *folders.values()], check=False)
     return out
 
@@ -722,7 +732,6 @@ def _same_results(baseline_runs: str, candidate_runs: str, out: dict) -> None:
 
 def render_startup(pin: str, data: dict, command: str) -> str:
     runs = {mode: data["startup"][mode] for mode in LAUNCHERS}
-    same = data["startup"]["same"]
     totals = {m: [sum(v[i] for v in r["cpu_s"].values()) for i in range(len(r["wall_s"]))] for m, r in runs.items()}
     rows = []
     for mode, row in runs.items():
@@ -736,11 +745,13 @@ def render_startup(pin: str, data: dict, command: str) -> str:
         ]
         for kind in sorted(row["cpu_s"], key=lambda k: -median(row["cpu_s"][k])):
             rows.append((f"{name}: CPU: {kind}", row["cpu_s"][kind], "s"))
-    rows += [
-        ("`gymgate compare` of the two runs: exit code", same["exit_code"], ""),
-        ("paths with any change in their full observation", same["changed_paths"], ""),
-        ("paths in any category but same-pass / same-fail / skipped", same["other_categories"], ""),
-    ]
+    for mode in (FORK, SHARED):
+        same, name = data["startup"][f"same:{mode}"], LAUNCHERS[mode]
+        rows += [
+            (f"{name}: `gymgate compare` with Gym's own launch: exit code", same["exit_code"], ""),
+            (f"{name}: paths with any change in their full observation", same["changed_paths"], ""),
+            (f"{name}: paths in any category but same-pass / same-fail / skipped", same["other_categories"], ""),
+        ]
     cores = os.cpu_count() or 1
     notes = [
         f"{LAUNCHERS[m]}: on {cores} cores the CPU alone takes at least {median(totals[m]) / cores:.0f} s of wall "
@@ -749,9 +760,12 @@ def render_startup(pin: str, data: dict, command: str) -> str:
         f"{median(runs[m]['wall_s']) / max(median(runs[m]['paths_s']) / cores, 1e-3):.1f}× that."
         for m in runs
     ]
-    ratio = median(runs[EXEC]["wall_s"]) / max(median(runs[FORK]["wall_s"]), 1e-3)
-    cpu = median(totals[EXEC]) / max(median(totals[FORK]), 1e-3)
-    notes.append(f"Forking launcher vs Gym's own launch: {ratio:.2f}× less wall time, {cpu:.2f}× less CPU (medians).")
+    for mode in (FORK, SHARED):
+        ratio = median(runs[EXEC]["wall_s"]) / max(median(runs[mode]["wall_s"]), 1e-3)
+        cpu = median(totals[EXEC]) / max(median(totals[mode]), 1e-3)
+        notes.append(
+            f"{LAUNCHERS[mode]} vs Gym's own launch: {ratio:.2f}× less wall time, {cpu:.2f}× less CPU (medians)."
+        )
     return table(f"startup:{pin}", f"Where a default-set run's time goes, nemo-gym {pin}", data, command, rows, notes)
 
 

@@ -2,7 +2,8 @@
 
 The actor makes itself a process-group leader so that every Gym server it launches lands in its group:
 its owner can then stop the whole instance with one kill of that group, whatever state Gym is in.
-Gym caches one config per process, so one actor serves exactly one environment.
+Gym caches one config per process, so one actor serves exactly one instance: one environment's, or the merged
+config of several that share it (services/sharing.py), as RL's NemoGym actor hosts them.
 """
 
 from __future__ import annotations
