@@ -114,6 +114,11 @@ def judge_once(mutant: dict, gym: Path, runs: Path, tmp_path: Path) -> None:
         evidence = "\n".join([*item["root_causes"], item["candidate"]["reason"], *unstable])
         assert want["cause"] in evidence, (path, evidence)
         assert "\x1b[" not in item["candidate"]["reason"]  # no terminal colour codes in files
+    if "shared" in mutant:  # the environments shared one Gym instance: the named one's first attempt erred there
+        records = {r.path: r for r in RunFolder(candidate).records().values()}
+        crashed = [r for r in records.values() if r.env == mutant["shared"] and r.alone_after]
+        assert crashed and all("+" in r.alone_after["instance"] for r in crashed), records
+        assert not [r.path for r in records.values() if r.env != mutant["shared"] and r.alone_after]
     lifecycle = results["lifecycle"]["candidate"]
     assert bool(lifecycle) == mutant.get("lifecycle", False), lifecycle
     report = (candidate / "report.md").read_text()
