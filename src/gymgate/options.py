@@ -64,12 +64,6 @@ def live_envs(value: str) -> int:
     raise argparse.ArgumentTypeError(f"expected a number of environments (1-{MAX_LIVE_ENVS}), got {value!r}")
 
 
-def envs_per_gym(value: str) -> int:
-    if value.isdigit() and 1 <= int(value) <= MAX_LIVE_ENVS:
-        return int(value)
-    raise argparse.ArgumentTypeError(f"expected a number of environments per Gym (1-{MAX_LIVE_ENVS}), got {value!r}")
-
-
 def env_names(raw: str) -> list[str]:
     """GYMGATE_ENVS: names separated by commas or spaces."""
     names = [n for n in raw.replace(",", " ").split() if n]
@@ -250,7 +244,7 @@ OPTIONS: tuple[Option, ...] = (
         "instance is run again alone before it is judged (default: {default})",
         JUDGING,
         default=8,
-        type=envs_per_gym,
+        type=live_envs,
         var="GYMGATE_ENVS_PER_GYM",
         session="--envs-per-gym",
         extra={"metavar": "N"},

@@ -212,14 +212,13 @@ def test_ray_failures_are_the_harness(tmp_path):
 
 def test_an_attempt_that_errs_in_a_shared_instance_is_run_again_alone_and_that_one_counts(tmp_path, monkeypatch):
     """A neighbour may have broken a shared Gym instance: the path is judged on an instance of its own."""
-    isolated, shared = [], {"mcqa": True}
+    isolated, shared = [], {"mcqa": "mcqa+1"}
     _rollout_raises(monkeypatch, GymDied("Gym server policy_model (pid 7) exited during the rollout"))
     ctx = _ready_ctx(
         tmp_path,
         shared=lambda env: shared[env],
-        isolate=lambda env: isolated.append(env) or shared.update({env: False}),
+        isolate=lambda env: isolated.append(env) or shared.update({env: ""}),
     )
-    ctx.statuses["mcqa"].instance = "mcqa+1"
     result = run_path(ctx, ACCEPTED)
     assert isolated == ["mcqa"] and result.outcome == "ERROR"
     assert result.alone_after["instance"] == "mcqa+1" and result.alone_after["outcome"] == "ERROR"
@@ -229,5 +228,5 @@ def test_an_attempt_that_errs_in_a_shared_instance_is_run_again_alone_and_that_o
 
     # A path that passes, fails or is skipped in a shared instance is judged there: nothing runs again.
     monkeypatch.setattr(path_module, "_run", lambda ctx, path, result, script: result.skip("not here"))
-    shared["mcqa"], isolated[:] = True, []
+    shared["mcqa"], isolated[:] = "mcqa+1", []
     assert run_path(ctx, REJECTED).alone_after == {} and isolated == []

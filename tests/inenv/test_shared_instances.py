@@ -69,7 +69,7 @@ def test_the_environments_share_one_instance_and_each_sees_its_own_servers(gyms,
     assert {fleet.statuses[n].instance for n in NAMES} == {"mcqa+1"}
     mcqa = {s["name"] for s in fleet.statuses["mcqa"].servers}
     assert "mcqa" in mcqa and "policy_model" in mcqa and not any(n.startswith("workplace") for n in mcqa)
-    assert fleet.handles["mcqa"] is fleet.handles["workplace_assistant"] and fleet.shared("mcqa")
+    assert fleet.handles["mcqa"] is fleet.handles["workplace_assistant"] and fleet.shared("mcqa") == "mcqa+1"
     assert (tmp_path / "logs" / "mcqa.log").resolve() == (tmp_path / "logs" / "mcqa+1.log").resolve()
 
 

@@ -57,7 +57,7 @@ class RunContext:
     attempts: int = default("attempts")
     watch: Callable[[str], str] | None = None  # names a dead process of this environment's Gym, or ""
     discard: Callable[[str, str], None] | None = None  # tears this environment's Gym down (the next path restarts it)
-    shared: Callable[[str], bool] | None = None  # whether this environment's Gym is up in a shared instance
+    shared: Callable[[str], str] | None = None  # the shared instance this environment's Gym is up in, or ""
     isolate: Callable[[str], None] | None = None  # takes it out of its shared instance (services/sharing.py)
 
     def deadline(self, path: str) -> tuple[float, str]:
@@ -128,8 +128,7 @@ def _attempt(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script
     try:
         if wait and ctx.ensure is not None:
             ctx.ensure(path.env.name)  # the Gym's start-up is not the path's time
-        if ctx.shared is not None and ctx.shared(path.env.name):
-            instance = getattr(ctx.statuses.get(path.env.name), "instance", None) or "shared"
+        instance = ctx.shared(path.env.name) if ctx.shared is not None else ""
         result.timings["gym_wait_s"] = round(time.monotonic() - began, 3)
         began = time.monotonic()
         stage = "running"

@@ -116,6 +116,8 @@ class Fleet:
     ):
         self.run = run
         self.environments = environments
+        self._by_name = {env.name: env for env in environments}
+        self._own: dict[str, frozenset[str]] = {}  # per environment: the servers its own config declares
         self.share = share  # environments per Gym instance at most (services/sharing.py); 1: each its own
         self.policy_base_url = policy_base_url
         self.consumer = consumer  # installed into every Gym actor (GymActor.set_consumer)
@@ -173,9 +175,12 @@ class Fleet:
         return futures
 
     def _own_servers(self, env_name: str) -> frozenset[str]:
-        """The server instances this environment's own config declares (what it does not share)."""
-        env = next(e for e in self.environments if e.name == env_name)
-        return frozenset(name for name, _, _ in gym_compat.config_servers(env.config, root=gym_compat.gym_root()))
+        """The server instances this environment's own config declares (what it does not share); read once."""
+        if env_name not in self._own:
+            config = self._by_name[env_name].config
+            servers = gym_compat.config_servers(config, root=gym_compat.gym_root())
+            self._own[env_name] = frozenset(name for name, _, _ in servers)
+        return self._own[env_name]
 
     def _instance_log(self, instance: sharing.Instance) -> Path:
         """The instance's Gym log. A shared instance writes one log, and each member's log names it (a link), so
@@ -260,7 +265,7 @@ class Fleet:
         import ray
 
         key = instance.key
-        envs = [e for name in instance.members for e in self.environments if e.name == name]
+        envs = [self._by_name[name] for name in instance.members]
         return lifecycle.start_gym(
             ray,
             ray.remote(GymActor),
@@ -316,10 +321,10 @@ class Fleet:
         self._take_down(env_name, timeout_s)
         self.statuses[env_name] = EnvStatus(env_name, FAILED, f"torn down: {why}", blame=GYM)
 
-    def shared(self, env_name: str) -> bool:
-        """Whether this environment's Gym is up in an instance it shares with others."""
+    def shared(self, env_name: str) -> str:
+        """The instance this environment's Gym is up in when it shares it with others, else ""."""
         instance = self.instance_of.get(env_name)
-        return env_name in self.handles and instance is not None and instance.shared
+        return instance.key if env_name in self.handles and instance is not None and instance.shared else ""
 
     def isolate(self, env_name: str, timeout_s: float = lifecycle.SHUTDOWN_TIMEOUT_S) -> None:
         """Take this environment out of its shared instance (which stops: its members all start again alone)."""
