@@ -267,6 +267,15 @@ OPTIONS: tuple[Option, ...] = (
         extra={"action": "store_false"},
     ),
     Option(
+        "faults",
+        ("--faults",),
+        "also run each environment's fault paths: its accepted case with one model call failing as real servers "
+        "fail (gymgate/faults/faults.toml); judged on how Gym handles it",
+        JUDGING,
+        default=False,
+        extra={"action": "store_true"},
+    ),
+    Option(
         "selftest",
         ("--selftest",),
         "also run gymgate's own negative tests on the real paths",

@@ -1,7 +1,9 @@
-"""The deterministic endpoint over real loopback HTTP: contract, splice, guard, and never a 5xx."""
+"""The deterministic endpoint over real loopback HTTP: contract, splice, guard, and never a 5xx of its own; a
+path's fault fails exactly the call it names, as often as it says, the way real servers fail."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import time
 import urllib.error
@@ -12,6 +14,7 @@ import pytest
 from gymgate.endpoint.script import Script, ToolCall, Turn, logprobs
 from gymgate.endpoint.server import ModelEndpoint, Sampling
 from gymgate.endpoint.tokenizer import assistant_body, encode, render
+from gymgate.faults.spec import Fault
 
 SAMPLING = Sampling(temperature=0.7, top_p=0.95)
 SCRIPT = Script(
@@ -179,3 +182,78 @@ def _policy_body() -> dict:
         "top_logprobs": 0,
         "return_tokens_as_token_ids": True,
     }
+
+
+# ----- faults (gymgate.faults) -----
+JUDGE_TURN = [{"role": "user", "content": "GOLD: 1 CANDIDATE: 1"}]
+
+
+def faulted(ep, fault: Fault) -> None:
+    ep.set_script("demo", SCRIPT, fault)
+
+
+def test_a_transient_500_fails_the_first_attempt_then_the_call_is_answered(endpoint):
+    faulted(endpoint, Fault("once", "policy", 0, "http_500", 1))
+    status, body = chat(endpoint, USER)
+    assert status == 500 and "injected fault" in body["error"]["message"]
+    status, body = chat(endpoint, USER)
+    assert status == 200 and body["choices"][0]["message"]["content"] == "first"
+    status, body = chat(endpoint, USER)  # the second turn: not faulted
+    assert status == 200 and body["choices"][0]["message"]["content"] == "done"
+    assert [(e.kind, e.turn, e.status, e.injected) for e in endpoint.exchanges] == [
+        ("policy", 0, 500, "once"),
+        ("policy", 0, 200, ""),
+        ("policy", 1, 200, ""),
+    ]
+
+
+def test_a_permanent_fault_fails_every_attempt_of_its_call_only(endpoint):
+    faulted(endpoint, Fault("judge", "judge", 0, "http_503", "every", retry_after=2))
+    assert chat(endpoint, USER)[0] == 200  # the policy's call is not the faulted one
+    for _ in range(4):
+        assert chat(endpoint, JUDGE_TURN)[0] == 503
+    assert [e.injected for e in endpoint.exchanges] == ["", "judge", "judge", "judge", "judge"]
+
+
+def test_a_later_turn_is_faulted_after_the_first_is_answered(endpoint):
+    faulted(endpoint, Fault("second", "policy", 1, "http_500", 1))
+    assert chat(endpoint, USER)[0] == 200
+    assert chat(endpoint, USER)[0] == 500
+    status, body = chat(endpoint, USER)
+    assert status == 200 and body["choices"][0]["message"]["content"] == "done"
+
+
+def _raw(ep, body: dict) -> tuple[int, bytes, str]:
+    connection = http.client.HTTPConnection("127.0.0.1", ep.port, timeout=10)
+    connection.request("POST", "/e/demo/v1/chat/completions", json.dumps(body), {"Content-Type": "application/json"})
+    response = connection.getresponse()
+    try:
+        return response.status, response.read(), response.getheader("Content-Length") or ""
+    except http.client.IncompleteRead as exc:
+        return response.status, exc.partial, "cut"
+    finally:
+        connection.close()
+
+
+def test_a_200_that_is_not_a_completion_and_a_body_cut_short(endpoint):
+    request = {"model": "m", "messages": USER, "temperature": 0.7, "top_p": 0.95}
+    faulted(endpoint, Fault("schema", "policy", 0, "not_schema", 1))
+    status, body, _ = _raw(endpoint, request)
+    assert status == 200 and "choices" not in json.loads(body)
+    faulted(endpoint, Fault("cut", "policy", 0, "cut_body", 1))
+    status, body, how = _raw(endpoint, request)
+    assert status == 200 and how == "cut" and body  # half a body, then the connection closed
+    status, body, _ = _raw(endpoint, request)  # the next attempt is answered, as the first turn
+    assert status == 200 and json.loads(body)["choices"][0]["message"]["content"] == "first"
+
+
+def test_without_a_fault_nothing_fails(endpoint):
+    assert chat(endpoint, USER)[0] == 200
+    assert all(not e.injected for e in endpoint.exchanges)
+
+
+@pytest.mark.parametrize("kind", ["http_500", "http_503", "not_schema", "cut_body"])
+def test_every_declared_kind_has_a_response(kind):
+    from gymgate.endpoint import faults
+
+    assert faults.response(Fault("f", "policy", 0, kind, 1)) is not None

@@ -75,7 +75,7 @@ class FakeEndpoint:
         self.exchanges: list[Exchange] = []
         self.refused = refused or []
 
-    def set_script(self, env, script):
+    def set_script(self, env, script, fault=None):
         if script is not None:
             self.exchanges.extend(self.refused)  # what Gym sent during the rollout
 

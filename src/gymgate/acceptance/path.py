@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gymgate.acceptance import checks
+from gymgate.acceptance import checks, faulted
 from gymgate.acceptance.expected import judge_params
 from gymgate.cases.case import InputDrift, apply_transforms, read_pinned
 from gymgate.consumer.batch import full_result_tables
@@ -183,7 +183,7 @@ def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | N
 
     script = script or path.script
     mark = len(ctx.endpoint.exchanges)
-    ctx.endpoint.set_script(env.name, script)
+    ctx.endpoint.set_script(env.name, script, path.fault)
     handle = ctx.handles[env.name]
     deadline, origin = ctx.deadline(result.path)
     result.timings["deadline_s"] = deadline
@@ -207,7 +207,13 @@ def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | N
         result.complete()
         return
     except Exception as exc:
-        _rollout_failed(ctx, path, result, exc, ctx.endpoint.exchanges[mark:], log_mark)
+        seen = ctx.endpoint.exchanges[mark:]
+        if path.fault is not None and faulted.judge_failure(result, path.fault, seen, exc):
+            faulted.observe(result, seen, None)
+            if isinstance(exc, RolloutTimeout) and ctx.discard is not None:
+                ctx.discard(env.name, f"{path.id}: {exc.category}")  # a hung Gym serves no one
+            return
+        _rollout_failed(ctx, path, result, exc, seen, log_mark)
         return
     finally:
         ctx.endpoint.set_script(env.name, None)
@@ -218,7 +224,14 @@ def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | N
     sent_row = batch["extra_env_info"][0]
     metrics = {k: v for k, v in rollout.rollout_metrics.items() if not k.startswith("timing/")}
     result.metrics = {k: checks.recordable(v) for k, v in metrics.items()}
-    result.observe(((e.kind or e.route, e.status, e.body) for e in exchanges), processed["gym_result"])
+    if path.fault is not None:
+        answered = faulted.judge_row(result, path.fault, exchanges, full)
+        faulted.observe(result, exchanges, processed["gym_result"])
+        if not answered:
+            return  # the row is judged on what it says of the failure, not on the accepted path's checks
+        exchanges = [e for e in exchanges if not e.injected]  # the checks read what the model answered
+    else:
+        result.observe(((e.kind or e.route, e.status, e.body) for e in exchanges), processed["gym_result"])
     tables = full_result_tables(batch["extra_env_info"], rollout.results)
     # The judge's sampling comes from the environment's own config (read only when a judge was asked).
     judged = any(e.kind == JUDGE for e in exchanges)

@@ -3,8 +3,9 @@ vLLM HTTP server contract (chat completions with token ids and logprobs, /tokeni
 
 Each Gym instance gets its own base URL, `/e/<env>/v1`, so the endpoint knows which environment a request
 serves; the harness picks the active script (case and mode) per environment out of band. Every request
-and reply is recorded. It never answers 429 or 5xx (Gym retries those without end): anything it cannot
-or must not answer gets a 400 saying why, recorded as a contract violation.
+and reply is recorded. It never answers 429 or 5xx of its own (Gym retries those without end): anything it cannot
+or must not answer gets a 400 saying why, recorded as a contract violation. A fault path's fault (gymgate.faults)
+is the one exception: the endpoint fails the call it names, as a real server would (endpoint/faults.py).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gymgate.endpoint import POLICY_MODEL
+from gymgate.endpoint import faults as injected_faults
 from gymgate.endpoint.script import UNSCRIPTED, Script, logprobs
 from gymgate.endpoint.tokenizer import EOS, MAX_LENGTH, assistant_body, build_tokenizer, encode, render
 from gymgate.outcomes import CONTRACT, GYM, HARNESS
@@ -42,6 +44,7 @@ class Exchange:
     fault: str = ""  # who is to blame for a refusal (gymgate.outcomes): the request contract, Gym, or the endpoint
     path_id: str = ""
     activation: int = 0
+    injected: str = ""  # the fault the endpoint answered this attempt with (endpoint/faults.py), if any
     at: float = field(default_factory=time.time)
 
 
@@ -68,6 +71,7 @@ class ModelEndpoint:
         self.tokenizer = tokenizer or build_tokenizer()
         self.eos_id = self.tokenizer.convert_tokens_to_ids(EOS)
         self._scripts: dict[str, tuple[Script, int]] = {}
+        self._faults: dict[int, injected_faults.FaultPlan] = {}  # activation -> the fault its path injects
         self._shared: dict[str, tuple[str, ...]] = {}  # a shared Gym instance's URL name -> its environments
         self._activations = 0
         self._lock = threading.Lock()
@@ -77,14 +81,17 @@ class ModelEndpoint:
         self.port: int | None = None
 
     # ----- control (called from the harness thread) -----
-    def set_script(self, env: str, script: Script | None) -> None:
-        """Make `script` answer for `env` from now on; each activation counts its turns from zero."""
+    def set_script(self, env: str, script: Script | None, fault: injected_faults.FaultPlan | None = None) -> None:
+        """Make `script` answer for `env` from now on; each activation counts its turns from zero. `fault` fails
+        the call it names (gymgate.faults) as often as it says."""
         with self._lock:
             if script is None:
                 self._scripts.pop(env, None)
             else:
                 self._activations += 1
                 self._scripts[env] = (script, self._activations)
+                if fault is not None:
+                    self._faults[self._activations] = fault
 
     def base_url(self, env: str | Sequence[str]) -> str:
         """The policy URL Gym is given for one environment, or for a Gym instance several environments share
@@ -156,6 +163,12 @@ class ModelEndpoint:
             if script is None:
                 raise Rejected(f"gymgate endpoint: no script is active for environment {env!r}")
             exchange.path_id = script.path_id
+            fault = self._faults.get(exchange.activation)
+            if fault is not None and route == "chat" and self._fails_now(fault, script, body, exchange):
+                exchange.injected, exchange.status = fault.name, injected_faults.status_of(fault)
+                with self._lock:
+                    self.exchanges.append(exchange)
+                return injected_faults.response(fault)
             reply = fn(script, body, exchange)
         except Rejected as exc:
             exchange.status, exchange.violation, exchange.fault = 400, exc.message, exc.fault
@@ -168,6 +181,30 @@ class ModelEndpoint:
         with self._lock:
             self.exchanges.append(exchange)
         return JSONResponse(reply, status_code=exchange.status)
+
+    def _fails_now(self, fault: injected_faults.FaultPlan, script: Script, body: dict, exchange: Exchange) -> bool:
+        """Whether this request is an attempt of the faulted call that the fault fails."""
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not messages:
+            return False
+        kind = self.classify(script, messages)
+        turn = self._turn(exchange.activation, kind)
+        if (kind, turn) != (fault.caller, fault.call):
+            return False
+        exchange.kind, exchange.turn = kind, turn
+        attempt = sum(
+            1 for e in self.exchanges if e.activation == exchange.activation and (e.kind, e.turn) == (kind, turn)
+        )
+        return fault.fails(attempt)
+
+    def _turn(self, activation: int, kind: str) -> int:
+        """The caller's calls answered so far in this activation (the row's own history may already hold assistant
+        messages, and an injected fault's attempt answered nothing)."""
+        return sum(
+            1
+            for e in self.exchanges
+            if e.activation == activation and e.kind == kind and e.status == 200 and not e.injected
+        )
 
     # ----- the contract -----
     def classify(self, script: Script, messages: list[dict]) -> str:
@@ -209,10 +246,7 @@ class ModelEndpoint:
             raise Rejected(f"gymgate endpoint: n must be 1, got {body.get('n')}", CONTRACT)
         kind = self.classify(script, messages)
         exchange.kind = kind
-        # Turns are counted per activation: the row's own history may already hold assistant messages.
-        turn = sum(
-            1 for e in self.exchanges if e.activation == exchange.activation and e.kind == kind and e.status == 200
-        )
+        turn = self._turn(exchange.activation, kind)
         if kind == POLICY:
             self._guard_sampling(body)
             if turn >= len(script.turns):

@@ -45,7 +45,7 @@ def planned(envs: list, sources: list, args: Namespace) -> tuple[list[str], RunO
     from gymgate.paths.replayed import path_name
 
     replaying = [s for s in sources if s is not None] if getattr(args, "replay", True) else []
-    expected, recordings = selection(envs, replaying)
+    expected, recordings = selection(envs, replaying, getattr(args, "faults", False))
     if getattr(args, "paths", None):
         wanted = read_paths(args.paths, expected)
         expected = [p for p in expected if p in wanted]

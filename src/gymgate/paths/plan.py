@@ -9,6 +9,7 @@ from collections.abc import Iterable
 
 from gymgate.cases.case import load_case
 from gymgate.cases.environments import Environment
+from gymgate.paths.faulted import fault_paths
 from gymgate.paths.handwritten import case_paths
 from gymgate.paths.replayed import replay_path
 from gymgate.paths.spec import PathSpec
@@ -39,14 +40,16 @@ def union(*sources: Iterable[Recording]) -> list[Recording]:
     return list(seen.values())
 
 
-def plan(envs: Iterable[Environment], recordings: Iterable[Recording] = ()) -> list[PathSpec]:
-    """Every path of these environments, in order: per environment its case's paths, then its replays by key."""
+def plan(envs: Iterable[Environment], recordings: Iterable[Recording] = (), faults: bool = False) -> list[PathSpec]:
+    """Every path of these environments, in order: per environment its case's paths, its fault paths (`faults`:
+    gymgate.faults), then its replays by key."""
     by_env: dict[str, list[Recording]] = {}
     for recording in recordings:
         by_env.setdefault(recording.env, []).append(recording)
     paths: list[PathSpec] = []
     for env in envs:
         paths += case_paths(env)
+        paths += fault_paths(env) if faults else []
         paths += [replay_path(env, r) for r in sorted(by_env.get(env.name, []), key=lambda r: r.key)]
     return paths
 
@@ -55,12 +58,14 @@ def ids(paths: Iterable[PathSpec]) -> list[str]:
     return [p.id for p in paths]
 
 
-def selection(envs: list[Environment], sources: Iterable[GymSource]) -> tuple[list[str], list[Recording]]:
-    """The path ids of these environments judged on these refs, and the recordings they replay: the union of what
-    each ref ships (the first ref's copy of a recording both ship), read from each ref's files without installing
-    it."""
+def selection(
+    envs: list[Environment], sources: Iterable[GymSource], faults: bool = False
+) -> tuple[list[str], list[Recording]]:
+    """The path ids of these environments judged on these refs (with their fault paths when `faults`), and the
+    recordings they replay: the union of what each ref ships (the first ref's copy of a recording both ship), read
+    from each ref's files without installing it."""
     from gymgate.refs.distribution import Distribution
 
     found = [recordings_of(Distribution(source), envs, source.version or source.name) for source in sources]
     recordings = union(*found)
-    return ids(plan(envs, recordings)), recordings
+    return ids(plan(envs, recordings, faults)), recordings

@@ -7,9 +7,10 @@ from typing import Any
 
 from gymgate.cases.environments import Environment
 from gymgate.endpoint.script import Script
+from gymgate.faults.spec import Fault
 from gymgate.pathid import PathId
 
-CASE, RECORDING = "case", "recording"  # where a path came from (shown, never judged on)
+CASE, RECORDING, FAULT = "case", "recording", "fault"  # where a path came from (shown, never judged on)
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,7 @@ class PathSpec:
     origin: str = CASE
     recorded: Recorded | None = None
     unreplayable: str = ""  # why a recorded path cannot run here ("" when it can)
+    fault: Fault | None = None  # the call the endpoint fails on this path (a fault path: paths/faulted.py)
 
     @property
     def name(self) -> str:

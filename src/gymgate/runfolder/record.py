@@ -26,7 +26,7 @@ class Failure:
     """One way a path differs from what it must be. `kind` names the contract that broke."""
 
     kind: str  # reward | verifier | gym_failure | tokens | request_contract | continuity | routing | tool_schema |
-    # row_count | tool_output | first_turn | input_drift | metrics | metadata | recording
+    # row_count | tool_output | first_turn | input_drift | metrics | metadata | recording | fault
     field: str
     expected: Any
     actual: Any
@@ -68,6 +68,9 @@ class PathRecord:
     # An attempt that erred in a Gym instance shared with other environments, run again alone (this record): the
     # shared instance's name and what that attempt came to (services/sharing.py); {} otherwise.
     alone_after: dict[str, Any] = field(default_factory=dict)
+    # A fault path's fault and how Gym handled it (acceptance/faulted.py): the attempts of the failed call, whether
+    # it was answered in the end, and what came back; {} for any other path.
+    fault: dict[str, Any] = field(default_factory=dict)
 
     def observe(self, requests: Iterable[tuple[str, int, Any]], result: Any) -> None:
         """Keep the path's full observation: every request the model received, as (kind, HTTP status, body), grouped

@@ -78,9 +78,9 @@ def selected_environments(config):
 
 
 def session_paths(config) -> list:
-    """The paths this session runs (gymgate.paths.plan): the selected environments' cases and the recordings the
-    harness handed the run (replays.jsonl), or, in a session started by hand, the recordings this Gym ships;
-    narrowed by --path."""
+    """The paths this session runs (gymgate.paths.plan): the selected environments' cases, the fault paths the
+    harness expects (its run mark) or --path names, and the recordings the harness handed the run (replays.jsonl),
+    or, in a session started by hand, the recordings this Gym ships; narrowed by --path."""
     from gymgate.paths.plan import plan, recordings_of
     from gymgate.recordings.read import LocalFiles, Recording
 
@@ -91,7 +91,13 @@ def session_paths(config) -> list:
     else:
         recordings = [Recording.from_json(r) for r in handed]
     wanted = set(config.getoption("only_paths") or [])
-    return [p for p in plan(envs, recordings) if not wanted or p.id in wanted]
+    mark = run_of(config).mark()
+    faulted = wanted | set(mark.expected if mark else [])
+    return [
+        p
+        for p in plan(envs, recordings, faults=True)
+        if (not wanted or p.id in wanted) and (p.fault is None or p.id in faulted)
+    ]
 
 
 def pytest_configure(config):

@@ -1,0 +1,102 @@
+"""A fault path judged: what Gym did when the endpoint failed one of its calls (gymgate.faults), held to the rules
+every Gym must keep whatever it does — a call that never got its answer yields no reward that looks earned, the
+call is tried a bounded number of times, the path ends within its deadline — and kept as the path's observation
+(`PathRecord.fault`, and `observed`), so a bump that changes how Gym handles it shows in the comparison.
+
+A fault Gym absorbs (it tried again and got the answer) is judged by every check of the accepted path as well."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from gymgate.acceptance.checks import FAILURE_MARKERS, MASK_RL_READS, MASK_TOP_LEVEL
+from gymgate.cases.case import lookup
+from gymgate.consumer.batch import mask_sample
+from gymgate.consumer.errors import GymDied, GymTransportError, RolloutDataFailure, RolloutTimeout
+from gymgate.faults.spec import Fault, catalogue
+from gymgate.runfolder import PathRecord
+
+ABSORBED = "absorbed"  # Gym tried again and got the answer: the row is judged like the accepted path's
+IN_ROW = "reported in the row"  # the row came back carrying a failure marker
+BY_RUN = "reported by /run"  # /run answered an error status: RL drops or retries the sample
+NO_END = "no end"  # the rollout did not end within the path's deadline
+FAULT = "fault"  # the failure kind these rules report (runfolder/record.py Failure.kind)
+
+
+def calls(exchanges: list, fault: Fault) -> tuple[int, bool]:
+    """How many attempts of the faulted call the endpoint saw, and whether one of them got its answer."""
+    tried = [e for e in exchanges if (e.kind, e.turn) == (fault.caller, fault.call)]
+    return len(tried), any(e.status == 200 and not e.injected for e in tried)
+
+
+def _held(result: PathRecord, fault: Fault, attempts: int, handled: str) -> None:
+    """The rules any handling keeps: bounded attempts; a transient fault absorbed."""
+    limit = catalogue()[1]
+    if attempts > limit:
+        result.fail(FAULT, "attempts of the failed call", f"at most {limit}", attempts)
+    if fault.absorb and handled != ABSORBED:
+        result.fail(FAULT, f"{fault.name} handled", f"{ABSORBED} (a transient fault: Gym tries again)", handled)
+
+
+def markers(full: dict[str, Any]) -> dict[str, Any]:
+    """The failure markers a row carries (what tells RL the sample is not a real one)."""
+    found = {k: full[k] for k in FAILURE_MARKERS if full.get(k) not in (None, False)}
+    if mask_sample(full):
+        found[MASK_RL_READS] = True
+    if full.get(MASK_TOP_LEVEL) not in (None, False):
+        found[MASK_TOP_LEVEL] = full[MASK_TOP_LEVEL]
+    return found
+
+
+def judge_row(result: PathRecord, fault: Fault, exchanges: list, full: dict[str, Any]) -> bool:
+    """A row came back. Returns whether the accepted path's own checks apply (the fault was absorbed); otherwise
+    the row is judged here alone: it must say it is a failure."""
+    attempts, answered = calls(exchanges, fault)
+    found = markers(full)
+    try:
+        reward = lookup(full, "reward")
+    except KeyError:
+        reward = None
+    handled = ABSORBED if answered else IN_ROW
+    result.fault = {**fault.to_json(), "attempts": attempts, "answered": answered, "handled": handled}
+    result.fault.update(reward=reward, markers=found)
+    _held(result, fault, attempts, handled)
+    if not answered and not found:
+        result.fail(
+            FAULT,
+            "row after a call that never got its answer",
+            "a failure marker, or an error status from /run",
+            f"reward {reward!r} with no failure marker: a sample that looks earned",
+        )
+    if not answered:
+        result.reward = reward
+        result.complete()
+    return answered
+
+
+def judge_failure(result: PathRecord, fault: Fault, exchanges: list, exc: BaseException) -> bool:
+    """The rollout failed. Returns whether this judged it (a failure Gym reported for a call that never got its
+    answer, or a hang); False leaves it to the usual handling (an ERROR naming who is to blame)."""
+    attempts, answered = calls(exchanges, fault)
+    result.fault = {**fault.to_json(), "attempts": attempts, "answered": answered}
+    if answered or isinstance(exc, GymDied):
+        return False
+    if isinstance(exc, RolloutTimeout):
+        result.fault["handled"] = NO_END
+        result.fail(FAULT, "end of the rollout", "within the path's deadline", f"{exc} after {attempts} attempts")
+    elif isinstance(exc, (GymTransportError, RolloutDataFailure)):
+        status = re.search(r"/run answered HTTP (\d+)", str(exc))
+        result.fault.update(handled=BY_RUN, run_status=int(status.group(1)) if status else None)
+    else:
+        return False
+    _held(result, fault, attempts, result.fault["handled"])
+    result.complete()
+    return True
+
+
+def observe(result: PathRecord, exchanges: list, gym_result: Any) -> None:
+    """The fault path's observation: every request the model received (each failed attempt with its status), what
+    Gym returned (None when /run failed), and how Gym handled the fault."""
+    result.observe(((e.kind or e.route, e.status, e.body) for e in exchanges), gym_result)
+    result.observed[FAULT] = dict(result.fault)

@@ -1,0 +1,24 @@
+"""An environment's fault paths: its accepted case run again with one call failing, once per fault of the
+catalogue (gymgate.faults) that names a call the case makes."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from gymgate.cases.environments import Environment
+from gymgate.faults.spec import catalogue
+from gymgate.pathid import MODES, PathId
+from gymgate.paths.handwritten import case_paths
+from gymgate.paths.spec import FAULT, PathSpec
+
+
+def fault_paths(env: Environment) -> list[PathSpec]:
+    """None for an environment without a case (it runs its recordings only)."""
+    accepted = next((p for p in case_paths(env) if p.name == MODES[0]), None)
+    if accepted is None:
+        return []
+    return [
+        replace(accepted, id=PathId.of(env.name, fault.path_name), origin=FAULT, fault=fault)
+        for fault in catalogue()[0]
+        if fault.applies(accepted.script)
+    ]
