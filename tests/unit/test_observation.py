@@ -53,6 +53,16 @@ def test_declared_nondeterminism_is_ignored_and_nothing_else():
     assert [c.field for c in diff(stored, not_an_id)] == ["result.response.id"]
 
 
+def test_a_port_in_an_error_message_is_ignored_and_the_rest_of_the_message_is_not():
+    """Gym's failure_reason names the URL it called; each run picks free ports (nondeterministic.toml: within)."""
+    before = {"result": {"failure_reason": "ClientResponseError: 500, url='http://127.0.0.1:30968/v1/responses'"}}
+    moved = {"result": {"failure_reason": "ClientResponseError: 500, url='http://127.0.0.1:4411/v1/responses'"}}
+    other = {"result": {"failure_reason": "ClientResponseError: 503, url='http://127.0.0.1:4411/v1/responses'"}}
+    assert diff(before, moved) == []
+    (change,) = diff(before, other)
+    assert change.field == "result.failure_reason" and "503" in change.after and "<loopback port>" in change.after
+
+
 def test_long_values_are_shown_where_they_differ():
     before = "system prompt\n" + "line\n" * 50 + "Use the tool."
     after = before.replace("Use the tool.", "Never use the tool.")

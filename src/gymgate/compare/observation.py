@@ -36,17 +36,25 @@ class Rule:
     path: str
     match: str
     why: str
+    within: bool = False  # the rule rewrites what `match` finds inside the value (a port in a message), no more
 
     def applies(self, field: str, value: Any) -> bool:
         if not fnmatch.fnmatchcase(field, self.path):
             return False
+        if self.within:
+            return isinstance(value, str) and re.search(self.match, value) is not None
         return not self.match or (isinstance(value, str) and re.fullmatch(self.match, value) is not None)
+
+    def normalized(self, value: Any) -> Any:
+        return re.sub(self.match, f"<{self.name}>", value) if self.within else f"<{self.name}>"
 
 
 @cache
 def rules(path: Path = RULES_FILE) -> tuple[Rule, ...]:
     data = tomllib.loads(path.read_text())
-    return tuple(Rule(r["name"], r["path"], r.get("match", ""), r["why"]) for r in data.get("rule", []))
+    return tuple(
+        Rule(r["name"], r["path"], r.get("match", ""), r["why"], r.get("within", False)) for r in data.get("rule", [])
+    )
 
 
 @dataclass
@@ -84,7 +92,7 @@ def flatten(value: Any, declared: tuple[Rule, ...] = ()) -> tuple[dict[str, Any]
             out = [walk(inner, _join(path, index)) for index, inner in enumerate(node)]
         else:
             rule = next((r for r in declared if r.applies(path, node)), None)
-            out = leaves[path] = f"<{rule.name}>" if rule else node
+            out = leaves[path] = rule.normalized(node) if rule else node
         nodes[path] = out
         return out
 
