@@ -1035,6 +1035,78 @@ def render_hang(pin: str, data: dict, command: str) -> str:
     return table(f"hang:{pin}", f"A verifier that never returns, nemo-gym {pin}", data, command, rows, notes)
 
 
+def bench_faults(pins: list[str]) -> dict:
+    """What each fault does on each release (`accept --faults --no-baseline`, the default set's environments, the
+    fault paths only): per fault, how Gym handled it in each environment, how many attempts of the failed call the
+    endpoint saw, and the path's outcome."""
+    from gymgate.faults.spec import catalogue
+
+    names = [f.path_name for f in catalogue()[0]]
+    out: dict = {"pins": {}}
+    for pin in pins:
+        runs = tempfile.mkdtemp(prefix="gg-bench-faults-")
+        args = ["accept", "--gym-ref", pin, "--faults", "--no-baseline", "--no-cache", "--no-replays"]
+        seconds, text, code = timed(gymgate(*args, "--path-timeout", "30", "--runs-dir", runs), dict(os.environ))
+        assert code in (0, 1), text
+        rows: dict = {}
+        for record in _one_run(runs).records().values():
+            if record.mode not in names:
+                continue
+            fault = record.fault or {}
+            seen = rows.setdefault(record.mode, {})
+            seen[record.env] = {
+                "outcome": str(record.outcome),
+                "handled": fault.get("handled", ""),
+                "attempts": fault.get("attempts"),
+                "reason": record.reason[:200],
+            }
+        out["pins"][pin] = {"exit_code": code, "wall_s": round(seconds, 1), "faults": rows}
+        subprocess.run(["rm", "-rf", runs], check=False)
+    return out
+
+
+def _fault_cell(per_env: dict) -> str:
+    """One release's handling of one fault, over the environments it applies to: the handling with its attempts;
+    environments that differ are named."""
+    kinds: dict[str, list[str]] = {}
+    for env, seen in sorted(per_env.items()):
+        how = seen["handled"] or f"{seen['outcome']}: {seen['reason'][:60]}"
+        if seen["outcome"] != "PASS":
+            how += f" — **{seen['outcome']}**"
+        kinds.setdefault(f"{how} ({seen['attempts']})" if seen["attempts"] is not None else how, []).append(env)
+    if len(kinds) == 1:
+        return next(iter(kinds))
+    return "; ".join(f"{how}: {', '.join(envs)}" for how, envs in kinds.items())
+
+
+def render_faults(data: dict, command: str) -> str:
+    from gymgate.faults.spec import catalogue
+
+    faults = catalogue()[0]
+    pins = list(data["faults"]["pins"])
+    lines = [
+        "### What each fault does, per release",
+        "",
+        f"Command: `{command}` — {data['host']}, {data['when']}. Each release's fault paths in the default set's "
+        "environments, one run each (`--path-timeout 30`). A cell: how Gym handled the fault (absorbed: it tried "
+        "again and the path passed every check of the accepted case; reported in the row: the row came back "
+        "with a failure marker; reported by /run: /run answered an error status), and in brackets the attempts of "
+        "the failed call the endpoint saw. **FAIL** marks a rule broken (acceptance/faulted.py).",
+        "",
+        "| fault | " + " | ".join(pins) + " |",
+        "|---|" + "---|" * len(pins),
+    ]
+    for fault in faults:
+        cells = []
+        for pin in pins:
+            per_env = data["faults"]["pins"][pin]["faults"].get(fault.path_name, {})
+            cells.append(_fault_cell(per_env) if per_env else "—")
+        lines.append(f"| `{fault.name}` | " + " | ".join(cells) + " |")
+    walls = ", ".join(f"{p} {v['wall_s']} s (exit {v['exit_code']})" for p, v in data["faults"]["pins"].items())
+    lines += ["", f"Runs: {walls}.", ""]
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument(
@@ -1056,6 +1128,7 @@ def main() -> int:
             "startup",
             "fidelity",
             "all",
+            "faults",
         ),
     )
     parser.add_argument("--pin", default="0.4.0")
@@ -1063,7 +1136,9 @@ def main() -> int:
     parser.add_argument("--workers", default="1,auto", help="paths: comma-separated -n settings to compare")
     parser.add_argument("--baseline", default="0.4.0", help="compare: the baseline ref (all: none unless given)")
     parser.add_argument("--env-set", default="default", help="fidelity: `all` for every runnable environment")
-    parser.add_argument("--pins", default="", help="fidelity --env-set all: comma-separated pins (default: every)")
+    parser.add_argument(
+        "--pins", default="", help="fidelity --env-set all, faults: comma-separated pins (default: every)"
+    )
     args = parser.parse_args()
     data = {
         "pin": args.pin,
@@ -1126,6 +1201,14 @@ def main() -> int:
         data["all"] = bench_all(args.pin, baseline)
         section = render_all(args.pin, baseline, data, command)
         args.pin = f"{baseline}-to-{args.pin}" if baseline else args.pin  # the section's tag and json name
+    elif args.what == "faults":
+        from gymgate.refs.pins import pins_in_order
+
+        pins = args.pins.split(",") if args.pins else pins_in_order()
+        command = "nox -s bench -- faults" + (f" --pins {args.pins}" if args.pins else "")
+        args.pin = "every"
+        data["faults"] = bench_faults(pins)
+        section = render_faults(data, command)
     elif args.what == "hang":
         data["hang"] = bench_hang(args.pin, args.repeats)
         section = render_hang(args.pin, data, command)
