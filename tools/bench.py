@@ -1066,17 +1066,21 @@ def bench_faults(pins: list[str]) -> dict:
 
 
 def _fault_cell(per_env: dict) -> str:
-    """One release's handling of one fault, over the environments it applies to: the handling with its attempts;
-    environments that differ are named."""
+    """One release's handling of one fault over the environments it applies to (a SKIP: not in that release): the
+    handling most of them share, with its attempts, then each environment that differs, named."""
     kinds: dict[str, list[str]] = {}
     for env, seen in sorted(per_env.items()):
-        how = seen["handled"] or f"{seen['outcome']}: {seen['reason'][:60]}"
+        if seen["outcome"] == "SKIP":
+            continue
+        how = seen["handled"] or seen["outcome"]
+        how += f" ({seen['attempts']})" if seen["attempts"] is not None else ""
         if seen["outcome"] != "PASS":
             how += f" — **{seen['outcome']}**"
-        kinds.setdefault(f"{how} ({seen['attempts']})" if seen["attempts"] is not None else how, []).append(env)
-    if len(kinds) == 1:
-        return next(iter(kinds))
-    return "; ".join(f"{how}: {', '.join(envs)}" for how, envs in kinds.items())
+        kinds.setdefault(how, []).append(env)
+    if not kinds:
+        return "—"
+    ordered = sorted(kinds.items(), key=lambda item: -len(item[1]))
+    return "; ".join([ordered[0][0], *(f"{', '.join(envs)}: {how}" for how, envs in ordered[1:])])
 
 
 def render_faults(data: dict, command: str) -> str:
@@ -1085,6 +1089,7 @@ def render_faults(data: dict, command: str) -> str:
     faults = catalogue()[0]
     pins = list(data["faults"]["pins"])
     lines = [
+        "<!-- faults:every:begin -->",
         "### What each fault does, per release",
         "",
         f"Command: `{command}` — {data['host']}, {data['when']}. Each release's fault paths in the default set's "
@@ -1103,7 +1108,7 @@ def render_faults(data: dict, command: str) -> str:
             cells.append(_fault_cell(per_env) if per_env else "—")
         lines.append(f"| `{fault.name}` | " + " | ".join(cells) + " |")
     walls = ", ".join(f"{p} {v['wall_s']} s (exit {v['exit_code']})" for p, v in data["faults"]["pins"].items())
-    lines += ["", f"Runs: {walls}.", ""]
+    lines += ["", f"Runs: {walls}.", "<!-- faults:every:end -->"]
     return "\n".join(lines)
 
 

@@ -67,6 +67,16 @@ def test_unbounded_attempts_and_a_transient_fault_not_absorbed_fail():
     assert dropped.outcome == FAIL and "absorbed" in dropped.reason
 
 
+def test_a_fault_whose_call_was_never_made_tested_nothing():
+    """A Gym that fails before the faulted call (0.4.0's single_step crash on its own row): the usual handling."""
+    failed = record()
+    assert faulted.judge_failure(failed, ONCE, [], GymTransportError("/run answered HTTP 500")) is False
+    assert failed.fault["handled"] == faulted.NEVER_CALLED and failed.failures == []
+    row = record()
+    assert faulted.judge_row(row, ONCE, attempts("judge", [200], 0), {"reward": 1.0}) is True
+    assert row.fault["handled"] == faulted.NEVER_CALLED
+
+
 @pytest.mark.parametrize("exc", [GymDied("the model server died"), ValueError("the consumer could not read it")])
 def test_what_is_not_gyms_report_of_the_fault_is_left_to_the_usual_handling(exc):
     result = record()

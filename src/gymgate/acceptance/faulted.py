@@ -21,6 +21,7 @@ ABSORBED = "absorbed"  # Gym tried again and got the answer: the row is judged l
 IN_ROW = "reported in the row"  # the row came back carrying a failure marker
 BY_RUN = "reported by /run"  # /run answered an error status: RL drops or retries the sample
 NO_END = "no end"  # the rollout did not end within the path's deadline
+NEVER_CALLED = "never called"  # the rollout never reached the faulted call: the usual checks and errors apply
 FAULT = "fault"  # the failure kind these rules report (runfolder/record.py Failure.kind)
 
 
@@ -50,9 +51,13 @@ def markers(full: dict[str, Any]) -> dict[str, Any]:
 
 
 def judge_row(result: PathRecord, fault: Fault, exchanges: list, full: dict[str, Any]) -> bool:
-    """A row came back. Returns whether the accepted path's own checks apply (the fault was absorbed); otherwise
-    the row is judged here alone: it must say it is a failure."""
+    """A row came back. Returns whether the accepted path's own checks apply (the fault was absorbed, or its call
+    was never made: those checks say what went otherwise); else the row is judged here alone: it must say it is a
+    failure."""
     attempts, answered = calls(exchanges, fault)
+    if not attempts:
+        result.fault = {**fault.to_json(), "attempts": 0, "answered": False, "handled": NEVER_CALLED}
+        return True
     found = markers(full)
     try:
         reward = lookup(full, "reward")
@@ -80,6 +85,9 @@ def judge_failure(result: PathRecord, fault: Fault, exchanges: list, exc: BaseEx
     answer, or a hang); False leaves it to the usual handling (an ERROR naming who is to blame)."""
     attempts, answered = calls(exchanges, fault)
     result.fault = {**fault.to_json(), "attempts": attempts, "answered": answered}
+    if not attempts:  # the rollout failed before the faulted call: the fault tested nothing, the failure is Gym's own
+        result.fault["handled"] = NEVER_CALLED
+        return False
     if answered or isinstance(exc, GymDied):
         return False
     if isinstance(exc, RolloutTimeout):
