@@ -254,6 +254,6 @@ def tests(session: nox.Session) -> None:
 @nox.session(default=False)
 def bench(session: nox.Session) -> None:
     """Measure one bench (tools/bench.py lists them: services, paths, compare, noise, neighbour, cached, matrix,
-    bisect, pins, bump, attempts, hang); writes docs/benchmarks.md. nox -s bench -- paths --pin 0.4.0"""
+    bisect, pins, bump, attempts, hang, faults); writes docs/benchmarks.md. nox -s bench -- paths --pin 0.4.0"""
     _harness(session)
     session.run("python", "tools/bench.py", *(session.posargs or ["paths"]))
