@@ -74,6 +74,16 @@ FAILURE_MARKERS = ("_ng_failure_class", "failure_kind", "failure_reason")
 MASK_RL_READS, MASK_TOP_LEVEL = "instance_config.mask_sample", "mask_sample"
 
 
+def failure_markers(full: dict[str, Any]) -> dict[str, Any]:
+    """The failure markers a row carries, set (what tells RL the sample is not a real one)."""
+    found = {k: full[k] for k in FAILURE_MARKERS if full.get(k) not in (None, False)}
+    if mask_sample(full):
+        found[MASK_RL_READS] = True
+    if full.get(MASK_TOP_LEVEL) not in (None, False):
+        found[MASK_TOP_LEVEL] = full[MASK_TOP_LEVEL]
+    return found
+
+
 def check_gym_failure(
     result: PathRecord,
     full: dict[str, Any],

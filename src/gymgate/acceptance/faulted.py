@@ -10,9 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gymgate.acceptance.checks import FAILURE_MARKERS, MASK_RL_READS, MASK_TOP_LEVEL
+from gymgate.acceptance.checks import failure_markers
 from gymgate.cases.case import lookup
-from gymgate.consumer.batch import mask_sample
 from gymgate.consumer.errors import GymDied, GymTransportError, RolloutDataFailure, RolloutTimeout
 from gymgate.faults.spec import Fault, catalogue
 from gymgate.runfolder import PathRecord
@@ -40,16 +39,6 @@ def _held(result: PathRecord, fault: Fault, attempts: int, handled: str) -> None
         result.fail(FAULT, f"{fault.name} handled", f"{ABSORBED} (a transient fault: Gym tries again)", handled)
 
 
-def markers(full: dict[str, Any]) -> dict[str, Any]:
-    """The failure markers a row carries (what tells RL the sample is not a real one)."""
-    found = {k: full[k] for k in FAILURE_MARKERS if full.get(k) not in (None, False)}
-    if mask_sample(full):
-        found[MASK_RL_READS] = True
-    if full.get(MASK_TOP_LEVEL) not in (None, False):
-        found[MASK_TOP_LEVEL] = full[MASK_TOP_LEVEL]
-    return found
-
-
 def judge_row(result: PathRecord, fault: Fault, exchanges: list, full: dict[str, Any]) -> bool:
     """A row came back. Returns whether the accepted path's own checks apply (the fault was absorbed, or its call
     was never made: those checks say what went otherwise); else the row is judged here alone: it must say it is a
@@ -58,14 +47,14 @@ def judge_row(result: PathRecord, fault: Fault, exchanges: list, full: dict[str,
     if not attempts:
         result.fault = {**fault.to_json(), "attempts": 0, "answered": False, "handled": NEVER_CALLED}
         return True
-    found = markers(full)
+    found = failure_markers(full)
     try:
         reward = lookup(full, "reward")
     except KeyError:
         reward = None
     handled = ABSORBED if answered else IN_ROW
     result.fault = {**fault.to_json(), "attempts": attempts, "answered": answered, "handled": handled}
-    result.fault.update(reward=reward, markers=found)
+    result.fault |= {"reward": reward, "markers": found}
     _held(result, fault, attempts, handled)
     if not answered and not found:
         result.fail(

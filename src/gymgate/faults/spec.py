@@ -79,10 +79,3 @@ def catalogue(path: Path = CATALOGUE) -> tuple[tuple[Fault, ...], int]:
     if len(set(names)) != len(names):
         raise ValueError(f"{path.name}: a fault name appears twice")
     return faults, int(data["max_attempts"])
-
-
-def by_name(name: str) -> Fault:
-    for fault in catalogue()[0]:
-        if fault.path_name == name or fault.name == name:
-            return fault
-    raise KeyError(name)

@@ -5,20 +5,18 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gymgate.cases.environments import Environment
 from gymgate.faults.spec import catalogue
 from gymgate.pathid import MODES, PathId
-from gymgate.paths.handwritten import case_paths
 from gymgate.paths.spec import FAULT, PathSpec
 
 
-def fault_paths(env: Environment) -> list[PathSpec]:
-    """None for an environment without a case (it runs its recordings only)."""
-    accepted = next((p for p in case_paths(env) if p.name == MODES[0]), None)
+def fault_paths(case: list[PathSpec]) -> list[PathSpec]:
+    """From an environment's case paths (paths/handwritten.py); none without a case (it runs its recordings only)."""
+    accepted = next((p for p in case if p.name == MODES[0]), None)
     if accepted is None:
         return []
     return [
-        replace(accepted, id=PathId.of(env.name, fault.path_name), origin=FAULT, fault=fault)
+        replace(accepted, id=PathId.of(accepted.env.name, fault.path_name), origin=FAULT, fault=fault)
         for fault in catalogue()[0]
         if fault.applies(accepted.script)
     ]

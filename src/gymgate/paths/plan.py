@@ -48,8 +48,8 @@ def plan(envs: Iterable[Environment], recordings: Iterable[Recording] = (), faul
         by_env.setdefault(recording.env, []).append(recording)
     paths: list[PathSpec] = []
     for env in envs:
-        paths += case_paths(env)
-        paths += fault_paths(env) if faults else []
+        case = case_paths(env)
+        paths += case + (fault_paths(case) if faults else [])
         paths += [replay_path(env, r) for r in sorted(by_env.get(env.name, []), key=lambda r: r.key)]
     return paths
 
