@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gymgate import faults
 from gymgate.errors import UsageError
 
 SESSION, UP = "session", "up"  # the in-environment entry points: the pytest session plugin, and `up`'s services run
@@ -269,11 +270,13 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "faults",
         ("--faults",),
-        "also run each environment's fault paths: its accepted case with one model call failing as real servers "
-        "fail (gymgate/faults/faults.toml); judged on how Gym handles it",
+        "each environment's fault paths (its accepted case with one model call failing as real servers fail, "
+        "gymgate/faults/faults.toml), judged on how Gym handles it: `default` (the default set's faults), `all` "
+        "(also those that hang known releases until the path's deadline) or `none` (default: {default})",
         JUDGING,
-        default=False,
-        extra={"action": "store_true"},
+        default=faults.DEFAULT,
+        var="GYMGATE_FAULTS",
+        extra={"choices": faults.SELECTIONS},
     ),
     Option(
         "selftest",

@@ -257,3 +257,47 @@ def test_every_declared_kind_has_a_response(kind):
     from gymgate.endpoint import faults
 
     assert faults.response(Fault("f", "policy", 0, kind, 1)) is not None
+
+
+def _aiohttp_post(ep, timeout_s: float = 10) -> tuple[str, float]:
+    """One chat request through Gym's own HTTP client library: what it raised (or the status), and how long."""
+    import asyncio
+
+    import aiohttp
+
+    async def go() -> str:
+        url = f"http://127.0.0.1:{ep.port}/e/demo/v1/chat/completions"
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout_s)) as session:
+            try:
+                async with session.post(url, json={**_policy_body(), "messages": USER}) as response:
+                    await response.read()
+                    return str(response.status)
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                return type(exc).__name__
+
+    began = time.monotonic()
+    return asyncio.run(go()), time.monotonic() - began
+
+
+def test_a_reset_reaches_gyms_client_as_a_refused_connection_does(endpoint):
+    import aiohttp
+
+    faulted(endpoint, Fault("reset", "policy", 0, "reset", 1))
+    raised, _ = _aiohttp_post(endpoint)
+    assert raised == "ClientOSError" and issubclass(aiohttp.ClientConnectorError, aiohttp.ClientOSError)
+    assert _aiohttp_post(endpoint)[0] == "200"  # the next attempt is answered
+    assert [(e.status, e.injected) for e in endpoint.exchanges] == [(0, "reset"), (200, "")]
+
+
+def test_a_stalled_call_is_held_until_the_client_gives_up_or_the_path_ends(endpoint):
+    import threading
+
+    faulted(endpoint, Fault("stall", "policy", 0, "stall", 1))
+    raised, took = _aiohttp_post(endpoint, timeout_s=1.0)
+    assert raised in ("ServerTimeoutError", "TimeoutError") and 0.9 < took < 3  # no answer: the client's own timeout
+    assert _aiohttp_post(endpoint)[0] == "200"  # the retry is answered
+    faulted(endpoint, Fault("stall", "policy", 0, "stall", "every"))
+    threading.Timer(1.0, endpoint.set_script, ("demo", None)).start()  # the path ends: the held call is dropped
+    raised, took = _aiohttp_post(endpoint, timeout_s=20)
+    assert raised in ("ClientOSError", "ServerDisconnectedError") and took < 5
+    assert [(e.status, e.injected) for e in endpoint.exchanges] == [(0, "stall"), (200, ""), (0, "stall")]

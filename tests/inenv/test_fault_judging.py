@@ -81,3 +81,28 @@ def test_a_fault_whose_call_was_never_made_tested_nothing():
 def test_what_is_not_gyms_report_of_the_fault_is_left_to_the_usual_handling(exc):
     result = record()
     assert faulted.judge_failure(result, EVERY, attempts("judge", [500], 1), exc) is False
+
+
+def _asked(messages: list[dict], status: int, injected: str = "", turn: int = 0) -> Exchange:
+    body = {"messages": messages, "tools": []}
+    return Exchange(env="mcqa", route="chat", body=body, status=status, kind="policy", turn=turn, injected=injected)
+
+
+def test_a_retry_must_ask_the_same_and_never_pass_the_error_on():
+    from gymgate.endpoint.faults import INJECTED, error_body
+
+    question = [{"role": "user", "content": "q"}]
+    same = record()
+    assert faulted.judge_row(same, ONCE, [_asked(question, 500, "f"), _asked(question, 200)], {"reward": 1.0})
+    assert same.failures == []
+    error = {"role": "user", "content": error_body("http_500")["error"]["message"]}
+    leaked = record()  # the retry carries the error the failed attempt got, as "feedback"
+    faulted.judge_row(leaked, ONCE, [_asked(question, 500, "f"), _asked([*question, error], 200)], {"reward": 1.0})
+    leaked.complete()
+    assert leaked.outcome == FAIL and "a retry asks the same" in leaked.reason
+    assert any("leaked into the prompt" in str(f.actual) and INJECTED in str(f.actual) for f in leaked.failures)
+    later = record()  # the retry is the same, but the next turn is told what went wrong
+    exchanges = [_asked(question, 500, "f"), _asked(question, 200), _asked([*question, error], 200, turn=1)]
+    faulted.judge_row(later, ONCE, exchanges, {"reward": 1.0})
+    later.complete()
+    assert later.outcome == FAIL and [f.field for f in later.failures] == ["policy request after the failed attempt"]

@@ -1,18 +1,21 @@
 """A fault path judged: what Gym did when the endpoint failed one of its calls (gymgate.faults), held to the rules
 every Gym must keep whatever it does — a call that never got its answer yields no reward that looks earned, the
-call is tried a bounded number of times, the path ends within its deadline — and kept as the path's observation
+call is tried a bounded number of times, a retry asks the model exactly what the failed attempt asked, no error is
+passed on to a model as part of a prompt, the path ends within its deadline — and kept as the path's observation
 (`PathRecord.fault`, and `observed`), so a bump that changes how Gym handles it shows in the comparison.
 
 A fault Gym absorbs (it tried again and got the answer) is judged by every check of the accepted path as well."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 from gymgate.acceptance.checks import failure_markers
 from gymgate.cases.case import lookup
 from gymgate.consumer.errors import GymDied, GymTransportError, RolloutDataFailure, RolloutTimeout
+from gymgate.endpoint.faults import INJECTED
 from gymgate.faults.spec import Fault, catalogue
 from gymgate.runfolder import PathRecord
 
@@ -30,11 +33,34 @@ def calls(exchanges: list, fault: Fault) -> tuple[int, bool]:
     return len(tried), any(e.status == 200 and not e.injected for e in tried)
 
 
-def _held(result: PathRecord, fault: Fault, attempts: int, handled: str) -> None:
-    """The rules any handling keeps: bounded attempts; a transient fault absorbed."""
+def _conversation(exchange) -> tuple[Any, Any]:
+    return exchange.body.get("messages"), exchange.body.get("tools")
+
+
+def _held(result: PathRecord, fault: Fault, attempts: int, handled: str, exchanges: list) -> None:
+    """The rules any handling keeps: bounded attempts; each retry the same request; no error passed on to a model;
+    a transient fault absorbed."""
     limit = catalogue()[1]
     if attempts > limit:
         result.fail(FAULT, "attempts of the failed call", f"at most {limit}", attempts)
+    tried = [e for e in exchanges if (e.kind, e.turn) == (fault.caller, fault.call)]
+    differs = next((i for i, e in enumerate(tried) if _conversation(e) != _conversation(tried[0])), None)
+    if differs is not None:
+        result.fail(
+            FAULT,
+            f"attempt {differs + 1} of the failed call",
+            "the first attempt's messages and tools (a retry asks the same)",
+            json.dumps(_conversation(tried[differs]))[:600],
+        )
+    first = next((i for i, e in enumerate(exchanges) if e.injected), len(exchanges))
+    leaked = next((e for e in exchanges[first + 1 :] if INJECTED in json.dumps(e.body)), None)
+    if leaked is not None:
+        result.fail(
+            FAULT,
+            f"{leaked.kind or leaked.route} request after the failed attempt",
+            "no error text in what a model is asked",
+            f"the injected error leaked into the prompt: {_excerpt(json.dumps(leaked.body))}",
+        )
     if fault.absorb and handled != ABSORBED:
         result.fail(FAULT, f"{fault.name} handled", f"{ABSORBED} (a transient fault: Gym tries again)", handled)
 
@@ -55,7 +81,7 @@ def judge_row(result: PathRecord, fault: Fault, exchanges: list, full: dict[str,
     handled = ABSORBED if answered else IN_ROW
     result.fault = {**fault.to_json(), "attempts": attempts, "answered": answered, "handled": handled}
     result.fault |= {"reward": reward, "markers": found}
-    _held(result, fault, attempts, handled)
+    _held(result, fault, attempts, handled, exchanges)
     if not answered and not found:
         result.fail(
             FAULT,
@@ -87,9 +113,14 @@ def judge_failure(result: PathRecord, fault: Fault, exchanges: list, exc: BaseEx
         result.fault.update(handled=BY_RUN, run_status=int(status.group(1)) if status else None)
     else:
         return False
-    _held(result, fault, attempts, result.fault["handled"])
+    _held(result, fault, attempts, result.fault["handled"], exchanges)
     result.complete()
     return True
+
+
+def _excerpt(text: str) -> str:
+    at = text.find(INJECTED)
+    return text[max(0, at - 120) : at + 120]
 
 
 def observe(result: PathRecord, exchanges: list, gym_result: Any) -> None:

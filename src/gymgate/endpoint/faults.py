@@ -4,10 +4,19 @@ each kind is what a real model server or the proxy in front of it sends."""
 from __future__ import annotations
 
 import json
-from typing import Any, Protocol
+import socket
+import struct
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    import asyncio
 
 HTTP_500, HTTP_503, NOT_SCHEMA, CUT_BODY = "http_500", "http_503", "not_schema", "cut_body"
-KINDS = (HTTP_500, HTTP_503, NOT_SCHEMA, CUT_BODY)
+RESET, STALL = "reset", "stall"
+KINDS = (HTTP_500, HTTP_503, NOT_SCHEMA, CUT_BODY, RESET, STALL)
+INJECTED = "gymgate injected fault"  # in every error the endpoint injects: Gym must never pass it on to a model
+NO_ANSWER = (RESET, STALL)  # kinds that send no status at all: the attempt is recorded with status 0
+STALL_CAP_S = 600.0  # a stalled attempt is held while its path runs, never longer than this
 
 
 class FaultPlan(Protocol):
@@ -25,26 +34,52 @@ class FaultPlan(Protocol):
 def error_body(kind: str) -> dict[str, Any]:
     status = 503 if kind == HTTP_503 else 500
     text = "the model server is overloaded" if status == 503 else "internal server error"
-    return {"error": {"message": f"gymgate injected fault: {text}", "type": "server_error", "code": status}}
+    return {"error": {"message": f"{INJECTED}: {text}", "type": "server_error", "code": status}}
 
 
-def response(fault: FaultPlan):
-    """The ASGI response that fails one attempt of the call."""
+def response(fault: FaultPlan, connection: asyncio.Transport | None = None):
+    """The ASGI response that fails one attempt of the call (`connection`: the attempt's own, for a reset)."""
     from starlette.responses import JSONResponse, Response
 
     if fault.kind in (HTTP_500, HTTP_503):
         headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else None
         return JSONResponse(error_body(fault.kind), status_code=503 if fault.kind == HTTP_503 else 500, headers=headers)
     if fault.kind == NOT_SCHEMA:  # valid JSON, not a chat completion: no choices
-        return Response(json.dumps({"object": "error", "message": "model is loading"}), media_type="application/json")
+        body = {"object": "error", "message": f"{INJECTED}: model is loading"}
+        return Response(json.dumps(body), media_type="application/json")
     if fault.kind == CUT_BODY:
         return CutBody()
+    if fault.kind in NO_ANSWER:
+        return Reset(connection)
     raise ValueError(f"unknown fault kind {fault.kind!r}")
 
 
 def status_of(fault: FaultPlan) -> int:
-    """The HTTP status the attempt is recorded with (a cut body started as a 200)."""
-    return {HTTP_500: 500, HTTP_503: 503}.get(fault.kind, 200)
+    """The HTTP status the attempt is recorded with (a cut body started as a 200; a reset or a stall sends none)."""
+    return {HTTP_500: 500, HTTP_503: 503, RESET: 0, STALL: 0}.get(fault.kind, 200)
+
+
+class Reset:
+    """Drops the connection with a TCP reset before any answer: what the client of a server killed mid-call sees.
+    Gym's HTTP client (aiohttp) raises ClientOSError for it, the class a refused connection raises
+    (ClientConnectorError is a ClientOSError): the endpoint, one port for every Gym instance, cannot refuse one
+    instance's connections, and no release's client tells the two apart (docs/architecture.md, "Fault paths")."""
+
+    def __init__(self, connection: asyncio.Transport | None):
+        self.connection = connection  # None: the client has gone already (it gave up on a stalled attempt)
+
+    async def __call__(self, scope, receive, send) -> None:
+        if self.connection is not None:
+            sock = self.connection.get_extra_info("socket")
+            if sock is not None:  # linger 0: close sends RST, not FIN
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.connection.abort()
+        import asyncio
+
+        # Return only once the server has seen the connection go: it then sends nothing (no 500 of its own).
+        async with asyncio.timeout(5):
+            while (await receive())["type"] != "http.disconnect":
+                pass
 
 
 class CutBody:
@@ -57,4 +92,4 @@ class CutBody:
         headers = [(b"content-type", b"application/json"), (b"content-length", str(len(self.body)).encode())]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": self.body[: len(self.body) // 2], "more_body": True})
-        raise ConnectionAbortedError("gymgate injected fault: connection closed mid-body")
+        raise ConnectionAbortedError(f"{INJECTED}: connection closed mid-body")

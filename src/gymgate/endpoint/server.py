@@ -77,6 +77,7 @@ class ModelEndpoint:
         self._lock = threading.Lock()
         self.exchanges: list[Exchange] = []
         self._server = None
+        self._connections: dict[tuple, asyncio.Transport] = {}  # client address -> its connection (a reset drops it)
         self._thread: threading.Thread | None = None
         self.port: int | None = None
 
@@ -168,7 +169,9 @@ class ModelEndpoint:
                 exchange.injected, exchange.status = fault.name, injected_faults.status_of(fault)
                 with self._lock:
                     self.exchanges.append(exchange)
-                return injected_faults.response(fault)
+                if fault.kind == injected_faults.STALL:
+                    await self._hold(request, exchange.activation)
+                return injected_faults.response(fault, self._connections.get(tuple(request.scope["client"] or ())))
             reply = fn(script, body, exchange)
         except Rejected as exc:
             exchange.status, exchange.violation, exchange.fault = 400, exc.message, exc.fault
@@ -196,6 +199,18 @@ class ModelEndpoint:
             1 for e in self.exchanges if e.activation == exchange.activation and (e.kind, e.turn) == (kind, turn)
         )
         return fault.fails(attempt)
+
+    async def _hold(self, request, activation: int) -> None:
+        """A stalled attempt: no answer while its path runs (bounded), unless Gym gives up on it first."""
+        deadline = time.monotonic() + injected_faults.STALL_CAP_S
+        while time.monotonic() < deadline and self._running(activation):
+            if await request.is_disconnected():
+                return
+            await asyncio.sleep(0.2)
+
+    def _running(self, activation: int) -> bool:
+        with self._lock:
+            return any(active == activation for _, active in self._scripts.values())
 
     def _turn(self, activation: int, kind: str) -> int:
         """The caller's calls answered so far in this activation (the row's own history may already hold assistant
@@ -340,6 +355,8 @@ class ModelEndpoint:
         sock.bind(("127.0.0.1", 0))
         self.port = sock.getsockname()[1]
         config = uvicorn.Config(self.app(), log_level="warning", lifespan="off", access_log=False)
+        config.load()
+        config.http_protocol_class = _tracking(config.http_protocol_class, self._connections)
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(
             target=lambda: asyncio.run(self._server.serve(sockets=[sock])), name="gymgate-endpoint", daemon=True
@@ -364,3 +381,20 @@ class ModelEndpoint:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def _tracking(protocol: type, connections: dict[tuple, asyncio.Transport]) -> type:
+    """The server's own HTTP protocol, keeping each open connection by its client's address: the app reaches the
+    connection of a request only through it (a reset fault drops that connection)."""
+
+    class Tracking(protocol):
+        def connection_made(self, transport) -> None:
+            super().connection_made(transport)
+            self._gymgate_peer = tuple(transport.get_extra_info("peername") or ())
+            connections[self._gymgate_peer] = transport
+
+        def connection_lost(self, exc) -> None:
+            connections.pop(getattr(self, "_gymgate_peer", ()), None)
+            super().connection_lost(exc)
+
+    return Tracking

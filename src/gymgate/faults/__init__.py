@@ -1,3 +1,7 @@
 """Faults a real model server has (refused or failed calls, bodies cut or not the schema), declared as data
 (faults.toml) and injected by the endpoint on one chosen call of a path: how Gym handles each is part of its
 contract (acceptance/faulted.py judges it)."""
+
+# Which faults a run's fault paths come from (--faults): none, the default set's, or every declared one.
+NONE, DEFAULT, ALL = "none", "default", "all"
+SELECTIONS = (NONE, DEFAULT, ALL)

@@ -11,6 +11,7 @@ from typing import Any
 from gymgate.endpoint.faults import KINDS
 from gymgate.endpoint.script import Script
 from gymgate.endpoint.server import JUDGE, POLICY
+from gymgate.faults import ALL, NONE, SELECTIONS
 
 CATALOGUE = Path(__file__).with_name("faults.toml")
 EVERY = "every"  # `times`: every attempt of the call fails
@@ -27,6 +28,7 @@ class Fault:
     why: str = ""
     retry_after: int | None = None
     absorb: bool = False  # every Gym is expected to try again and get the answer (a transient fault)
+    default: bool = True  # in the default set (false: only with --faults all, e.g. one that hangs known releases)
 
     @property
     def path_name(self) -> str:
@@ -47,7 +49,7 @@ class Fault:
         return self.call < len(script.turns)
 
     def to_json(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v is not None and k != "why"}
+        return {k: v for k, v in asdict(self).items() if v is not None and k not in ("why", "default")}
 
 
 def _fault(entry: dict[str, Any]) -> Fault:
@@ -79,3 +81,11 @@ def catalogue(path: Path = CATALOGUE) -> tuple[tuple[Fault, ...], int]:
     if len(set(names)) != len(names):
         raise ValueError(f"{path.name}: a fault name appears twice")
     return faults, int(data["max_attempts"])
+
+
+def selected(selection: str) -> tuple[Fault, ...]:
+    """The faults a run's fault paths come from (--faults: one of SELECTIONS)."""
+    if selection not in SELECTIONS:
+        raise ValueError(f"--faults {selection!r}: expected one of {', '.join(SELECTIONS)}")
+    faults = catalogue()[0]
+    return () if selection == NONE else tuple(f for f in faults if selection == ALL or f.default)

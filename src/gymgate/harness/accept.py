@@ -12,6 +12,7 @@ from argparse import Namespace
 from pathlib import Path
 
 from gymgate.errors import EXIT_ERROR, UsageError
+from gymgate.faults import NONE
 from gymgate.harness.run import RunOptions, open_run, prepare, record_environment, run_ref, service_args
 from gymgate.pathid import PathId
 from gymgate.refs import resolve_ref
@@ -45,7 +46,7 @@ def planned(envs: list, sources: list, args: Namespace) -> tuple[list[str], RunO
     from gymgate.paths.replayed import path_name
 
     replaying = [s for s in sources if s is not None] if getattr(args, "replay", True) else []
-    expected, recordings = selection(envs, replaying, getattr(args, "faults", False))
+    expected, recordings = selection(envs, replaying, getattr(args, "faults", NONE))
     if getattr(args, "paths", None):
         wanted = read_paths(args.paths, expected)
         expected = [p for p in expected if p in wanted]

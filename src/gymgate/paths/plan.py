@@ -9,6 +9,7 @@ from collections.abc import Iterable
 
 from gymgate.cases.case import load_case
 from gymgate.cases.environments import Environment
+from gymgate.faults import NONE
 from gymgate.paths.faulted import fault_paths
 from gymgate.paths.handwritten import case_paths
 from gymgate.paths.replayed import replay_path
@@ -40,16 +41,16 @@ def union(*sources: Iterable[Recording]) -> list[Recording]:
     return list(seen.values())
 
 
-def plan(envs: Iterable[Environment], recordings: Iterable[Recording] = (), faults: bool = False) -> list[PathSpec]:
+def plan(envs: Iterable[Environment], recordings: Iterable[Recording] = (), faults: str = NONE) -> list[PathSpec]:
     """Every path of these environments, in order: per environment its case's paths, its fault paths (`faults`:
-    gymgate.faults), then its replays by key."""
+    which, gymgate.faults.spec.SELECTIONS), then its replays by key."""
     by_env: dict[str, list[Recording]] = {}
     for recording in recordings:
         by_env.setdefault(recording.env, []).append(recording)
     paths: list[PathSpec] = []
     for env in envs:
         case = case_paths(env)
-        paths += case + (fault_paths(case) if faults else [])
+        paths += case + fault_paths(case, faults)
         paths += [replay_path(env, r) for r in sorted(by_env.get(env.name, []), key=lambda r: r.key)]
     return paths
 
@@ -59,9 +60,9 @@ def ids(paths: Iterable[PathSpec]) -> list[str]:
 
 
 def selection(
-    envs: list[Environment], sources: Iterable[GymSource], faults: bool = False
+    envs: list[Environment], sources: Iterable[GymSource], faults: str = NONE
 ) -> tuple[list[str], list[Recording]]:
-    """The path ids of these environments judged on these refs (with their fault paths when `faults`), and the
+    """The path ids of these environments judged on these refs (with the fault paths `faults` selects), and the
     recordings they replay: the union of what each ref ships (the first ref's copy of a recording both ship), read
     from each ref's files without installing it."""
     from gymgate.refs.distribution import Distribution

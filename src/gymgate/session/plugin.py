@@ -81,6 +81,7 @@ def session_paths(config) -> list:
     """The paths this session runs (gymgate.paths.plan): the selected environments' cases, the fault paths the
     harness expects (its run mark) or --path names, and the recordings the harness handed the run (replays.jsonl),
     or, in a session started by hand, the recordings this Gym ships; narrowed by --path."""
+    from gymgate.faults import ALL, NONE
     from gymgate.faults.spec import PREFIX as FAULT_PATH
     from gymgate.paths.plan import plan, recordings_of
     from gymgate.recordings.read import LocalFiles, Recording
@@ -96,7 +97,7 @@ def session_paths(config) -> list:
     faulted = {p for p in wanted | set(mark.expected if mark else []) if PathId(p).mode.startswith(FAULT_PATH)}
     return [
         p
-        for p in plan(envs, recordings, faults=bool(faulted))
+        for p in plan(envs, recordings, faults=ALL if faulted else NONE)
         if (not wanted or p.id in wanted) and (p.fault is None or p.id in faulted)
     ]
 
