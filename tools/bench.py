@@ -1035,18 +1035,23 @@ def render_hang(pin: str, data: dict, command: str) -> str:
     return table(f"hang:{pin}", f"A verifier that never returns, nemo-gym {pin}", data, command, rows, notes)
 
 
-def bench_faults(pins: list[str]) -> dict:
-    """What each fault does on each release (`accept --faults --no-baseline`, the default set's environments, the
-    fault paths only): per fault, how Gym handled it in each environment, how many attempts of the failed call the
-    endpoint saw, and the path's outcome."""
+FAULT_DEADLINE_S = "15"  # the faults bench's --path-timeout: what a fault that hangs a release costs per path
+
+
+def bench_faults(pins: list[str], repeats: int) -> dict:
+    """What each fault does on each release (`accept --faults all --no-baseline`, the default set's environments,
+    their case and fault paths): per fault, how Gym handled it in each environment, how many attempts of the failed
+    call the endpoint saw, and the path's outcome. Then what the default faults cost the default set on the newest
+    pin: `--faults none` against `--faults default`, alternated, `repeats` times each."""
     from gymgate.faults.spec import catalogue
 
     names = [f.path_name for f in catalogue()[0]]
-    out: dict = {"pins": {}}
+    out: dict = {"pins": {}, "cost": {}}
     for pin in pins:
         runs = tempfile.mkdtemp(prefix="gg-bench-faults-")
-        args = ["accept", "--gym-ref", pin, "--faults", "--no-baseline", "--no-cache", "--no-replays"]
-        seconds, text, code = timed(gymgate(*args, "--path-timeout", "30", "--runs-dir", runs), dict(os.environ))
+        args = ["accept", "--gym-ref", pin, "--faults", "all", "--no-baseline", "--no-cache", "--no-replays"]
+        argv = gymgate(*args, "--path-timeout", FAULT_DEADLINE_S, "--runs-dir", runs)
+        seconds, text, code = timed(argv, dict(os.environ))
         assert code in (0, 1), text
         rows: dict = {}
         for record in _one_run(runs).records().values():
@@ -1062,6 +1067,17 @@ def bench_faults(pins: list[str]) -> dict:
             }
         out["pins"][pin] = {"exit_code": code, "wall_s": round(seconds, 1), "faults": rows}
         subprocess.run(["rm", "-rf", runs], check=False)
+    newest = pins[-1]
+    for _ in range(repeats):
+        for selection in ("none", "default"):
+            runs = tempfile.mkdtemp(prefix="gg-bench-faults-")
+            argv = gymgate("accept", "--gym-ref", newest, "--no-baseline", "--faults", selection, "--runs-dir", runs)
+            seconds, text, code = timed(argv, dict(os.environ))
+            assert code == 0, text
+            paths = len(_one_run(runs).records())
+            out["cost"].setdefault(selection, []).append({"wall_s": round(seconds, 1), "paths": paths})
+            subprocess.run(["rm", "-rf", runs], check=False)
+    out["cost_pin"] = newest
     return out
 
 
@@ -1108,7 +1124,20 @@ def render_faults(data: dict, command: str) -> str:
             cells.append(_fault_cell(per_env) if per_env else "—")
         lines.append(f"| `{fault.name}` | " + " | ".join(cells) + " |")
     walls = ", ".join(f"{p} {v['wall_s']} s (exit {v['exit_code']})" for p, v in data["faults"]["pins"].items())
-    lines += ["", f"Runs: {walls}.", "<!-- faults:every:end -->"]
+    lines += ["", f"Runs (`--faults all`, `--path-timeout {FAULT_DEADLINE_S}`): {walls}."]
+    cost = data["faults"].get("cost")
+    if cost:
+        none = [r["wall_s"] for r in cost["none"]]
+        default = [r["wall_s"] for r in cost["default"]]
+        lines += [
+            "",
+            f"What the default faults cost the default set (nemo-gym {data['faults']['cost_pin']}, warm, `--no-baseline`, "
+            f"alternated): `--faults none` {cost['none'][0]['paths']} paths, median {statistics.median(none):.1f} s "
+            f"({', '.join(map(str, none))}); `--faults default` {cost['default'][0]['paths']} paths, median "
+            f"{statistics.median(default):.1f} s ({', '.join(map(str, default))}): "
+            f"×{statistics.median(default) / statistics.median(none):.2f}.",
+        ]
+    lines.append("<!-- faults:every:end -->")
     return "\n".join(lines)
 
 
@@ -1145,6 +1174,9 @@ def main() -> int:
         "--pins", default="", help="fidelity --env-set all, faults: comma-separated pins (default: every)"
     )
     args = parser.parse_args()
+    # Every bench but `faults` measures what it always has, without fault paths (the default set gained them with
+    # issue 30): the series stay comparable, and the faults bench says what they cost.
+    os.environ.setdefault("GYMGATE_FAULTS", "none")
     data = {
         "pin": args.pin,
         "repeats": args.repeats,
@@ -1212,7 +1244,7 @@ def main() -> int:
         pins = args.pins.split(",") if args.pins else pins_in_order()
         command = "nox -s bench -- faults" + (f" --pins {args.pins}" if args.pins else "")
         args.pin = "every"
-        data["faults"] = bench_faults(pins)
+        data["faults"] = bench_faults(pins, args.repeats)
         section = render_faults(data, command)
     elif args.what == "hang":
         data["hang"] = bench_hang(args.pin, args.repeats)
