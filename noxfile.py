@@ -221,8 +221,8 @@ def tests(session: nox.Session) -> None:
     """Lint; harness unit and integration tests (git SHA, parallel runs, baseline reuse, real bump verdicts, the
     Gym mutation suite on 0.4.0 and 0.7.0);
     inside 0.7.0: in-env unit tests, the default set's real paths and fault paths (with gymgate's negative
-    self-tests), the ten paths of
-    the `more` environments and the real-services tests; inside 0.4.0 and 0.2.1: the real-services tests."""
+    self-tests), the ten paths of the `more` environments and the real-services tests; inside 0.4.0 and 0.2.1: the
+    real-services tests."""
     _harness(session)
     _machine(session)
     session.run("ruff", "check", "src", "tests", "tools", "noxfile.py")
