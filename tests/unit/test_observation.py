@@ -242,3 +242,38 @@ def test_a_clean_step_is_written_so_chains_link_through_it(tmp_path):
     comparison = compare_runs(old, new, acks)
     assert {p.category for p in comparison.paths} == {"same-pass"}
     assert comparison.paths[0].changes[0].ack == "0.5.0 → 0.7.0: Gym 0.7.0 sends a seed"
+
+
+def test_a_change_reviewed_on_the_accepted_path_covers_its_fault_paths_and_nothing_else(tmp_path):
+    """A fault path runs the accepted case again: the same change (field and exact values) reviewed on
+    `mcqa:accepted` is covered on `mcqa:fault.*`, directly and along a chain; not on `mcqa:rejected`, and not a
+    change only the fault path shows."""
+    acks = tmp_path / "acks"
+    paths = ("mcqa:accepted", "mcqa:rejected", "mcqa:fault.policy_500_once")
+
+    def run(pin, seed, handled="absorbed"):
+        made = []
+        for p in paths:
+            observed = observation(params={} if seed is None else {"seed": seed})
+            if "fault." in p:
+                observed["fault"] = {"handled": handled}
+            made.append(record(p, "PASS", observed=observed))
+        return stored_run(tmp_path, f"run-{pin}-{handled}", pin, made)
+
+    old, mid, new = run("0.4.0", None), run("0.5.0", 0), run("0.7.0", 1)
+    for base, cand, reason in ((old, mid, "Gym 0.5.0 sends a seed"), (mid, new, "Gym 0.7.0 seeds from the attempt")):
+        written = _review(acks, base, cand, reason)
+        text = written.read_text()
+        written.write_text(
+            text.replace('    "mcqa:fault.policy_500_once",\n', "").replace('    "mcqa:rejected",\n', "")
+        )
+    direct = {p.path: p.category for p in compare_runs(old, mid, acks).paths}
+    assert direct == {
+        "mcqa:accepted": "same-pass",
+        "mcqa:rejected": "changed",
+        "mcqa:fault.policy_500_once": "same-pass",
+    }
+    chained = {p.path: p.category for p in compare_runs(old, new, acks).paths}
+    assert chained["mcqa:fault.policy_500_once"] == "same-pass" and chained["mcqa:rejected"] == "changed"
+    handled = {p.path: p.category for p in compare_runs(old, run("0.5.0", 0, "reported by /run"), acks).paths}
+    assert handled["mcqa:fault.policy_500_once"] == "changed"  # how Gym handled the fault: reviewed on its own path

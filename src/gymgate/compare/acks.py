@@ -14,6 +14,10 @@ steps whose files link its baseline to its candidate (0.4.0 -> 0.5.0 -> … -> 0
 starting from its baseline value, each step either leaves the value alone or has an entry (with a reason) taking
 it from exactly the value so far to the next, and the last value is the candidate's. The change then says which
 steps acknowledged it; anything the chain does not carry value by value stays unacknowledged.
+
+A fault path (gymgate.faults) runs its environment's accepted case again: an entry naming `<env>:accepted` covers the
+same change (field and exact values) on that environment's fault paths too. What only a fault path shows (how Gym
+handled the fault) is reviewed on the fault path itself.
 """
 
 from __future__ import annotations
@@ -29,7 +33,9 @@ import tomli_w
 from gymgate.atomic import write_text_atomic
 from gymgate.compare.observation import CONTRACT, Change, side_by_side
 from gymgate.errors import UsageError
+from gymgate.faults import replays_case
 from gymgate.locations import repo_root
+from gymgate.pathid import MODES, PathId
 
 HEADER = """\
 # gymgate acknowledgements: {baseline} -> {candidate}
@@ -88,6 +94,12 @@ class AckReport:
     covered: int = 0
 
 
+def reviewed_as(path: str) -> tuple[str, ...]:
+    """The paths whose entries can cover a change on `path`: itself, and for a fault path its accepted path."""
+    pid = PathId(path)
+    return (path, PathId.of(pid.env, MODES[0])) if replays_case(pid.mode) else (path,)
+
+
 def match_key(change: Change) -> str:
     _, before, after = change.key
     return f"{fold(change.field)}: {before} -> {after}"
@@ -135,7 +147,8 @@ def apply(acks: list[Ack], changes: dict[str, list[Change]]) -> AckReport:
     index = {(a.match, p): a for a in acks for p in a.paths}
     for path, items in changes.items():
         for change in items:
-            ack = index.get((match_key(change), path))
+            key = match_key(change)
+            ack = next((index[(key, p)] for p in reviewed_as(path) if (key, p) in index), None)
             if change.kind != CONTRACT or ack is None:
                 continue
             ack.used = True
@@ -181,7 +194,8 @@ def apply_chain(steps: list[Step], changes: dict[str, list[Change]]) -> AckRepor
             for step in steps:
                 for ack in step.acks:
                     parts = _MATCH.match(ack.match)
-                    if parts and path in ack.paths and parts["field"] == field_name and parts["before"] == current:
+                    named = any(p in ack.paths for p in reviewed_as(path))
+                    if parts and named and parts["field"] == field_name and parts["before"] == current:
                         used.append((step, ack))
                         current = parts["after"]
                         break

@@ -5,3 +5,10 @@ contract (acceptance/faulted.py judges it)."""
 # Which faults a run's fault paths come from (--faults): none, the default set's, or every declared one.
 NONE, DEFAULT, ALL = "none", "default", "all"
 SELECTIONS = (NONE, DEFAULT, ALL)
+PREFIX = "fault."  # a fault path's name: fault.<fault name>
+
+
+def replays_case(mode: str) -> bool:
+    """A fault path runs its environment's accepted case again: what the model receives there is the accepted
+    path's (a change reviewed on the accepted path is the same change on its fault paths)."""
+    return mode.startswith(PREFIX)

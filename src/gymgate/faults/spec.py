@@ -11,11 +11,10 @@ from typing import Any
 from gymgate.endpoint.faults import KINDS
 from gymgate.endpoint.script import Script
 from gymgate.endpoint.server import JUDGE, POLICY
-from gymgate.faults import ALL, NONE, SELECTIONS
+from gymgate.faults import ALL, NONE, PREFIX, SELECTIONS
 
 CATALOGUE = Path(__file__).with_name("faults.toml")
 EVERY = "every"  # `times`: every attempt of the call fails
-PREFIX = "fault."  # a fault path's name: fault.<fault name>
 
 
 @dataclass(frozen=True)

@@ -82,7 +82,7 @@ def session_paths(config) -> list:
     harness expects (its run mark) or --path names, and the recordings the harness handed the run (replays.jsonl),
     or, in a session started by hand, the recordings this Gym ships; narrowed by --path."""
     from gymgate.faults import ALL, NONE
-    from gymgate.faults.spec import PREFIX as FAULT_PATH
+    from gymgate.faults import PREFIX as FAULT_PATH
     from gymgate.paths.plan import plan, recordings_of
     from gymgate.recordings.read import LocalFiles, Recording
 
