@@ -1071,7 +1071,8 @@ def bench_faults(pins: list[str], repeats: int) -> dict:
     for _ in range(repeats):
         for selection in ("none", "default"):
             runs = tempfile.mkdtemp(prefix="gg-bench-faults-")
-            argv = gymgate("accept", "--gym-ref", newest, "--no-baseline", "--faults", selection, "--runs-dir", runs)
+            args = ["accept", "--gym-ref", newest, "--no-baseline", "--no-cache", "--faults", selection]
+            argv = gymgate(*args, "--runs-dir", runs)
             seconds, text, code = timed(argv, dict(os.environ))
             assert code == 0, text
             paths = len(_one_run(runs).records())
@@ -1109,7 +1110,7 @@ def render_faults(data: dict, command: str) -> str:
         "### What each fault does, per release",
         "",
         f"Command: `{command}` — {data['host']}, {data['when']}. Each release's fault paths in the default set's "
-        "environments, one run each (`--path-timeout 30`). A cell: how Gym handled the fault (absorbed: it tried "
+        f"environments, one run each (`--path-timeout {FAULT_DEADLINE_S}`). A cell: how Gym handled the fault (absorbed: it tried "
         "again and the path passed every check of the accepted case; reported in the row: the row came back "
         "with a failure marker; reported by /run: /run answered an error status), and in brackets the attempts of "
         "the failed call the endpoint saw. **FAIL** marks a rule broken (acceptance/faulted.py).",
