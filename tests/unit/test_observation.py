@@ -221,11 +221,21 @@ def test_reviews_compose_along_a_chain_of_steps(tmp_path):
         tmp_path, "run-other", "0.7.0", [record("mcqa:accepted", "PASS", observed=observation(params={"seed": 2}))]
     )
     assert {p.category for p in compare_runs(old, other, acks).paths} == {"changed", "unjudged"}
-    # A review of the pair itself wins over the chain: this one reviews nothing, so the change stands.
+    # A review of the pair itself is applied first and the chain covers the rest: an empty one changes nothing...
     (acks / "0.4.0-to-0.7.0.toml").write_text(
         '[baseline]\nname = "0.4.0"\ndigest = "d-0.4.0"\n[candidate]\nname = "0.7.0"\ndigest = "d-0.7.0"\n'
     )
-    assert {p.category for p in compare_runs(old, new, acks).paths} == {"changed"}
+    assert {p.category for p in compare_runs(old, new, acks).paths} == {"same-pass"}
+    # ...and what the chain cannot carry is reviewed there once, the chain's own reviews still standing.
+    params = {"seed": 1, "top_k": 2}
+    made = [record(p, "PASS", observed=observation(params=params)) for p in ("mcqa:accepted", "mcqa:rejected")]
+    twice = stored_run(tmp_path, "run-0.7.0-top-k", "0.7.0", made)
+    assert {p.category for p in compare_runs(old, twice, acks).paths} == {"changed"}
+    own = _review(acks, old, twice, "0.7.0 samples with top_k 2 (reviewed for this bump alone)")
+    entries = tomllib.loads(own.read_text())["change"]
+    assert [e["field"] for e in entries] == ["requests.policy.*.body.top_k"]  # the seed: carried by the chain
+    judged = compare_runs(old, twice, acks)
+    assert {p.category for p in judged.paths} == {"same-pass"} and judged.exit_code == 0
 
 
 def test_a_clean_step_is_written_so_chains_link_through_it(tmp_path):
@@ -277,3 +287,19 @@ def test_a_change_reviewed_on_the_accepted_path_covers_its_fault_paths_and_nothi
     assert chained["mcqa:fault.policy_500_once"] == "same-pass" and chained["mcqa:rejected"] == "changed"
     handled = {p.path: p.category for p in compare_runs(old, run("0.5.0", 0, "reported by /run"), acks).paths}
     assert handled["mcqa:fault.policy_500_once"] == "changed"  # how Gym handled the fault: reviewed on its own path
+
+
+def test_a_pairs_own_review_is_a_step_of_longer_chains_without_hiding_the_steps_it_skips(tmp_path):
+    """0.5.0 -> 0.7.0 reviewed on its own (what the steps could not carry) and through 0.6.0: a bump from 0.4.0
+    takes each change from whichever chain carries it."""
+    acks = tmp_path / "acks"
+    old, mid = _run(tmp_path, "0.4.0", {}), _run(tmp_path, "0.5.0", {"seed": 0})
+    late, new = _run(tmp_path, "0.6.0", {"seed": 1}), _run(tmp_path, "0.7.0", {"seed": 1, "top_k": 2})
+    _review(acks, old, mid, "0.5.0 sends a seed")
+    _review(acks, mid, late, "0.6.0 seeds from the attempt")
+    _review(acks, late, new, "0.7.0 sends top_k")
+    # The pair 0.5.0 -> 0.7.0 reviewed on its own with nothing left open: a step with no entries, a shortcut.
+    assert main(["ack", str(mid), str(new), "--acks", str(acks)]) == 0
+    assert tomllib.loads((acks / "0.5.0-to-0.7.0.toml").read_text()).get("change") == []
+    judged = compare_runs(old, new, acks)
+    assert {p.category for p in judged.paths} == {"same-pass"} and judged.exit_code == 0

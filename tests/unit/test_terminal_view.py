@@ -83,9 +83,10 @@ def test_reviews_are_directed_an_upgrades_acks_never_cover_its_downgrade():
     """The committed reviews link 0.4.0 to 0.7.0; nothing links 0.7.0 back to 0.4.0."""
     files = acks.read(acks.acks_dir())
     digest = {f.baseline: f.digests[0] for f in files} | {f.candidate: f.digests[1] for f in files}
-    up = acks.chain(files, {"digest": digest["0.4.0"]}, {"digest": digest["0.7.0"]})
-    assert [f"{s.baseline}→{s.candidate}" for s in up] == ["0.4.0→0.5.0", "0.5.0→0.5.1", "0.5.1→0.6.0", "0.6.0→0.7.0"]
-    assert acks.chain(files, {"digest": digest["0.7.0"]}, {"digest": digest["0.4.0"]}) == []
+    up = acks.chains(files, {"digest": digest["0.4.0"]}, {"digest": digest["0.7.0"]})
+    steps = ["0.4.0→0.5.0", "0.5.0→0.5.1", "0.5.1→0.6.0", "0.6.0→0.7.0"]
+    assert [[f"{s.baseline}→{s.candidate}" for s in route] for route in up] == [steps]  # not the pair's own file
+    assert acks.chains(files, {"digest": digest["0.7.0"]}, {"digest": digest["0.4.0"]}) == []
     assert downgrade({"version": "0.7.0"}, {"version": "0.4.0"})
     assert not downgrade({"version": "0.4.0"}, {"version": "0.7.0"})
     assert not downgrade({"version": "0.4.0"}, {"version": "a-branch"})  # unknown order: not called a downgrade

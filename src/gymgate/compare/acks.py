@@ -9,11 +9,13 @@ paths that pass on both refs: they never hide a FAIL, an ERROR or a missing path
 
 One file per ref pair (`[baseline]` and `[candidate]` name the refs and carry their digests).
 
-Reviews compose. A bump with no file of its own (0.4.0 straight to 0.7.0) is judged against a chain of reviewed
+Reviews compose. A bump with no file of its own (0.4.0 straight to 0.7.0) is judged against the chains of reviewed
 steps whose files link its baseline to its candidate (0.4.0 -> 0.5.0 -> … -> 0.7.0): a change is covered when,
-starting from its baseline value, each step either leaves the value alone or has an entry (with a reason) taking
-it from exactly the value so far to the next, and the last value is the candidate's. The change then says which
-steps acknowledged it; anything the chain does not carry value by value stays unacknowledged.
+starting from its baseline value, each step of one chain either leaves the value alone or has an entry (with a
+reason) taking it from exactly the value so far to the next, and the last value is the candidate's. The change then says which
+steps acknowledged it; anything the chain does not carry value by value stays unacknowledged. A pair's own file
+is applied first and the chain covers the rest, so what a chain cannot carry (a value one step set whole and a later
+step changed inside) is reviewed once, in the pair's own file, without reviewing the chain's changes again.
 
 A fault path (gymgate.faults) runs its environment's accepted case again: an entry naming `<env>:accepted` covers the
 same change (field and exact values) on that environment's fault paths too. What only a fault path shows (how Gym
@@ -163,50 +165,76 @@ def apply(acks: list[Ack], changes: dict[str, list[Change]]) -> AckReport:
 _MATCH = re.compile(r"^(?P<field>.*): (?P<before>\S+) -> (?P<after>\S+)$")
 
 
-def chain(files: list[Step], baseline: dict[str, Any], candidate: dict[str, Any]) -> list[Step]:
-    """The shortest chain of reviewed steps from the baseline's digest to the candidate's ([] when none links
-    them, or when the pair has a file of its own: that file alone decides)."""
+ROUTE_LIMIT = 64  # chains tried per comparison: ack files are a few per release, their routes fewer
+
+
+def chains(files: list[Step], baseline: dict[str, Any], candidate: dict[str, Any]) -> list[list[Step]]:
+    """Every chain of two or more reviewed steps from the baseline's digest to the candidate's, shortest first (at
+    most ROUTE_LIMIT; [] when none links them). The pair's own file is not a step of them: its entries are applied
+    first (`covered_by`); another pair's file is, and a chain through it carries what that file reviewed."""
     start, goal = baseline.get("digest"), candidate.get("digest")
-    if any(step.digests == (start, goal) for step in files):
-        return []
-    routes: dict[str | None, list[Step]] = {start: []}
-    frontier = [start]
-    while frontier and goal not in routes:
-        reached = []
-        for node in frontier:
-            for step in files:
-                if step.digests[0] == node and step.digests[1] not in routes:
-                    routes[step.digests[1]] = [*routes[node], step]
-                    reached.append(step.digests[1])
-        frontier = reached
-    return routes.get(goal, [])
+    steps = [step for step in files if step.digests != (start, goal)]
+    found: list[list[Step]] = []
+
+    def walk(node: str | None, route: list[Step], seen: set[str | None]) -> None:
+        if len(found) >= ROUTE_LIMIT:
+            return
+        if node == goal and route:
+            found.append(route)
+            return
+        for step in steps:
+            if step.digests[0] == node and step.digests[1] not in seen:
+                walk(step.digests[1], [*route, step], seen | {step.digests[1]})
+
+    walk(start, [], {start})
+    return sorted(found, key=len)
 
 
-def apply_chain(steps: list[Step], changes: dict[str, list[Change]]) -> AckReport:
-    """Mark each contract change the chain carries value by value from baseline to candidate (module docstring)."""
-    report = AckReport(files=[s.file for s in steps])
+def _carried(route: list[Step], path: str, change: Change) -> list[tuple[Step, Ack]] | None:
+    """The entries that carry `change` value by value along `route`, or None when it does not."""
+    field_name, current, goal = fold(change.field), *change.key[1:]
+    used: list[tuple[Step, Ack]] = []
+    for step in route:
+        for ack in step.acks:
+            parts = _MATCH.match(ack.match)
+            named = any(p in ack.paths for p in reviewed_as(path))
+            if parts and named and parts["field"] == field_name and parts["before"] == current:
+                used.append((step, ack))
+                current = parts["after"]
+                break
+    return used if used and current == goal else None
+
+
+def apply_chain(routes: list[list[Step]], changes: dict[str, list[Change]]) -> AckReport:
+    """Mark each contract change a chain carries value by value from baseline to candidate (module docstring): the
+    first chain that carries it with a reason at every entry; one that carries it through an entry without a
+    reason is refused."""
+    report = AckReport(files=sorted({s.file for route in routes for s in route}))
     for path, items in changes.items():
         for change in items:
-            if change.kind != CONTRACT:
+            if change.kind != CONTRACT or change.ack:  # covered already (by the pair's own file)
                 continue
-            field_name, current, goal = fold(change.field), *change.key[1:]
-            used: list[tuple[Step, Ack]] = []
-            for step in steps:
-                for ack in step.acks:
-                    parts = _MATCH.match(ack.match)
-                    named = any(p in ack.paths for p in reviewed_as(path))
-                    if parts and named and parts["field"] == field_name and parts["before"] == current:
-                        used.append((step, ack))
-                        current = parts["after"]
-                        break
-            if current != goal or not used:
+            carriers = [used for route in routes if (used := _carried(route, path, change))]
+            reviewed = next((used for used in carriers if all(ack.reason for _, ack in used)), None)
+            if reviewed is None:
+                report.refused += [a for u in carriers for _, a in u if not a.reason and a not in report.refused]
                 continue
-            if any(not ack.reason for _, ack in used):
-                report.refused += [a for _, a in used if not a.reason and a not in report.refused]
-                continue
-            change.ack = " | ".join(f"{s.baseline} → {s.candidate}: {a.reason}" for s, a in used)
-            change.ack_file = " + ".join(a.ref for _, a in used)
+            change.ack = " | ".join(f"{s.baseline} → {s.candidate}: {a.reason}" for s, a in reviewed)
+            change.ack_file = " + ".join(a.ref for _, a in reviewed)
             report.covered += 1
+    return report
+
+
+def covered_by(files: list[Step], baseline: dict[str, Any], candidate: dict[str, Any], changes) -> AckReport:
+    """Mark every contract change the reviews cover: the pair's own file first, then the chains of reviewed steps
+    between the two refs for what it leaves open (module docstring). `changes` is per path."""
+    report = apply(load(files, baseline, candidate), changes)
+    routes = chains(files, baseline, candidate)
+    if routes:
+        carried = apply_chain(routes, changes)
+        report.files += [f for f in carried.files if f not in report.files]
+        report.refused += [a for a in carried.refused if a not in report.refused]
+        report.covered += carried.covered
     return report
 
 

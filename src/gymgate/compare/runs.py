@@ -232,12 +232,7 @@ def compare_runs(baseline_dir: Path, candidate_dir: Path, acks_dir: Path | None 
         paths.append(item)
     directory = acks_dir or ack_files.acks_dir()
     pair_changes = {p.path: p.changes for p in paths}
-    files = ack_files.read(directory)
-    steps = ack_files.chain(files, base_info, cand_info)
-    if steps:  # no review of this exact pair: the reviewed steps between them compose
-        report = ack_files.apply_chain(steps, pair_changes)
-    else:
-        report = ack_files.apply(ack_files.load(files, base_info, cand_info), pair_changes)
+    report = ack_files.covered_by(ack_files.read(directory), base_info, cand_info, pair_changes)
     for item in paths:  # the reviews are in: an unacknowledged contract change is judged by the table too
         if any(c.kind == CONTRACT and not c.ack for c in item.changes):
             item.category = categorize(*evidences[item.path], changed=True)
