@@ -22,7 +22,9 @@ print(json.dumps({"cwd": os.getcwd(), "argv": sys.argv, "path0": sys.path[0], "f
                   "name": __name__, "var": os.environ.get("SERVER_VAR"), "pythonpath": sys.path[1]}))
 sys.exit(int(sys.argv[1]))
 """
-SLEEPER = "import time\nprint('up', flush=True)\ntime.sleep(60)\n"
+# Sleeps in short steps: a SIGINT that lands between the print and the sleep's system call runs Python's handler only
+# at the next step (one long sleep would hold a KeyboardInterrupt for its whole length, under `python app.py` too).
+SLEEPER = "import time\nprint('up', flush=True)\nfor _ in range(600):\n    time.sleep(0.1)\n"
 GROUPED = "import os, time\nprint(os.getpid(), os.getpgrp(), flush=True)\ntime.sleep(60)\n"
 
 
