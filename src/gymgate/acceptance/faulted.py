@@ -27,9 +27,14 @@ NEVER_CALLED = "never called"  # the rollout never reached the faulted call: the
 FAULT = "fault"  # the failure kind these rules report (runfolder/record.py Failure.kind)
 
 
+def _attempts(exchanges: list, fault: Fault) -> list:
+    """The endpoint's exchanges that were attempts of the faulted call, in order."""
+    return [e for e in exchanges if (e.kind, e.turn) == (fault.caller, fault.call)]
+
+
 def calls(exchanges: list, fault: Fault) -> tuple[int, bool]:
     """How many attempts of the faulted call the endpoint saw, and whether one of them got its answer."""
-    tried = [e for e in exchanges if (e.kind, e.turn) == (fault.caller, fault.call)]
+    tried = _attempts(exchanges, fault)
     return len(tried), any(e.status == 200 and not e.injected for e in tried)
 
 
@@ -43,7 +48,7 @@ def _held(result: PathRecord, fault: Fault, attempts: int, handled: str, exchang
     limit = catalogue()[1]
     if attempts > limit:
         result.fail(FAULT, "attempts of the failed call", f"at most {limit}", attempts)
-    tried = [e for e in exchanges if (e.kind, e.turn) == (fault.caller, fault.call)]
+    tried = _attempts(exchanges, fault)
     differs = next((i for i, e in enumerate(tried) if _conversation(e) != _conversation(tried[0])), None)
     if differs is not None:
         result.fail(

@@ -69,13 +69,13 @@ class Reset:
         self.connection = connection  # None: the client has gone already (it gave up on a stalled attempt)
 
     async def __call__(self, scope, receive, send) -> None:
+        import asyncio
+
         if self.connection is not None:
             sock = self.connection.get_extra_info("socket")
             if sock is not None:  # linger 0: close sends RST, not FIN
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             self.connection.abort()
-        import asyncio
-
         # Return only once the server has seen the connection go: it then sends nothing (no 500 of its own).
         async with asyncio.timeout(5):
             while (await receive())["type"] != "http.disconnect":
