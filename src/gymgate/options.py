@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gymgate import faults
+from gymgate import faults, variants
 from gymgate.errors import UsageError
 
 SESSION, UP = "session", "up"  # the in-environment entry points: the pytest session plugin, and `up`'s services run
@@ -277,6 +277,17 @@ OPTIONS: tuple[Option, ...] = (
         default=faults.DEFAULT,
         var="GYMGATE_FAULTS",
         extra={"choices": faults.SELECTIONS},
+    ),
+    Option(
+        "variants",
+        ("--variants",),
+        "each answer's variants (the same answer written in another form, gymgate/variants/forms.toml), judged "
+        "against their original on the same Gym: `default` (the default set's forms), `all` or `none` "
+        "(default: {default})",
+        JUDGING,
+        default=variants.DEFAULT,
+        var="GYMGATE_VARIANTS",
+        extra={"choices": variants.SELECTIONS},
     ),
     Option(
         "selftest",

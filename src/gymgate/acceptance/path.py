@@ -7,11 +7,11 @@ import json
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from gymgate.acceptance import checks, faulted
+from gymgate.acceptance import checks, faulted, variant
 from gymgate.acceptance.expected import judge_params
 from gymgate.cases.case import InputDrift, apply_transforms, read_pinned
 from gymgate.consumer.batch import full_result_tables
@@ -181,6 +181,15 @@ def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | N
     data_file.write_text(json.dumps(fed) + "\n")
     batch = collate([process_datum(row, i) for i, row in enumerate(load_rows(data_file))])
 
+    original: dict[str, Any] | None = None
+    if path.variant_of is not None and script is None:
+        script = _variant_script(path, fed)
+        if script is None:
+            result.skip(f"the form {path.form.name if path.form else '?'} does not fit this row's answer")
+            return
+        original, source = _original_verdict(ctx, path, result)
+        if original is None:
+            return
     script = script or path.script
     mark = len(ctx.endpoint.exchanges)
     ctx.endpoint.set_script(env.name, script, path.fault)
@@ -233,6 +242,7 @@ def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | N
     else:
         result.observe(((e.kind or e.route, e.status, e.body) for e in exchanges), processed["gym_result"])
     tables = full_result_tables(batch["extra_env_info"], rollout.results)
+    judged_as = path.variant_of or path  # a variant's failure markers are allowed as its original's are
     # The judge's sampling comes from the environment's own config (read only when a judge was asked).
     judged = any(e.kind == JUDGE for e in exchanges)
     judge = judge_params(ctx.gym_root / env.config) if judged else None
@@ -243,7 +253,7 @@ def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | N
         (
             "gym_failure",
             lambda: checks.check_gym_failure(
-                result, full, path.recorded and path.recorded.fields, fidelity.verdict_markers(env.name)
+                result, full, judged_as.recorded and judged_as.recorded.fields, fidelity.verdict_markers(env.name)
             ),
         ),
         ("tokens", lambda: checks.check_tokens(result, script, exchanges, processed)),
@@ -261,6 +271,10 @@ def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | N
         ("tool_output", lambda: checks.check_tool_output(result, path, full)),
         ("recording", lambda: checks.check_recording(result, path, full, exchanges)),
         ("continuity", lambda: checks.check_continuity(result, exchanges)),
+        (
+            "variant",
+            lambda: original is None or variant.judge(result, path, script, processed["gym_result"], original, source),
+        ),
     ):
         try:
             check()
@@ -268,6 +282,30 @@ def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | N
             result.error(GYM, f"check {name} could not read Gym's result: {type(exc).__name__}: {exc}\n{_trace(exc)}")
             return
     result.complete()
+
+
+def _variant_script(path: PathSpec, fed: dict[str, Any]) -> Script | None:
+    """A variant's answer, its form applied again to the row it is fed (a form may read the row: an option's text)."""
+    assert path.form is not None and path.variant_of is not None
+    script = path.form.apply(path.variant_of.script, fed)
+    return None if script is None else replace(script, mode=path.name)
+
+
+def _original_verdict(ctx: RunContext, path: PathSpec, result: PathRecord) -> tuple[dict[str, Any] | None, str]:
+    """A variant's oracle: its original's verdict on this Gym, from this run's record of it (the original runs first
+    on the same worker), else from running the original now, in the same Gym, into the run's originals/. When the
+    original cannot be one (it did not run to its end) the variant is an ERROR: nothing to judge it against."""
+    original = path.variant_of
+    assert original is not None
+    found, why = variant.oracle(ctx.run.record(original.id))
+    if found is not None:
+        return found, variant.THIS_RUN
+    record = run_path(replace(ctx, attempts=1), original, into=ctx.run.originals)
+    found, why = variant.oracle(record)
+    if found is None:
+        blame = record.blame if record.outcome == ERROR and record.blame else GYM
+        result.error(blame, f"its original {original.id} cannot be its oracle: {why}")
+    return found, variant.RUN_AGAIN
 
 
 def _row_of(ctx: RunContext, path: PathSpec) -> str:

@@ -32,6 +32,7 @@ from typing import Any
 
 import tomli_w
 
+from gymgate import variants
 from gymgate.atomic import write_text_atomic
 from gymgate.compare.observation import CONTRACT, Change, side_by_side
 from gymgate.errors import UsageError
@@ -97,9 +98,13 @@ class AckReport:
 
 
 def reviewed_as(path: str) -> tuple[str, ...]:
-    """The paths whose entries can cover a change on `path`: itself, and for a fault path its accepted path."""
+    """The paths whose entries can cover a change on `path`: itself, for a fault path its accepted path, for a
+    variant its original (what the model receives there is the original's, its answer aside)."""
     pid = PathId(path)
-    return (path, PathId.of(pid.env, MODES[0])) if replays_case(pid.mode) else (path,)
+    if replays_case(pid.mode):
+        return (path, PathId.of(pid.env, MODES[0]))
+    original = variants.original_of(pid.mode)
+    return (path, PathId.of(pid.env, original)) if original else (path,)
 
 
 def match_key(change: Change) -> str:

@@ -11,6 +11,7 @@ import sys
 from argparse import Namespace
 from pathlib import Path
 
+from gymgate import variants
 from gymgate.errors import EXIT_ERROR, UsageError
 from gymgate.faults import NONE
 from gymgate.harness.run import RunOptions, open_run, prepare, record_environment, run_ref, service_args
@@ -46,11 +47,15 @@ def planned(envs: list, sources: list, args: Namespace) -> tuple[list[str], RunO
     from gymgate.paths.replayed import path_name
 
     replaying = [s for s in sources if s is not None] if getattr(args, "replay", True) else []
-    expected, recordings = selection(envs, replaying, getattr(args, "faults", NONE))
+    expected, recordings = selection(
+        envs, replaying, getattr(args, "faults", NONE), getattr(args, "variants", variants.NONE)
+    )
     if getattr(args, "paths", None):
         wanted = read_paths(args.paths, expected)
         expected = [p for p in expected if p in wanted]
-    kept = set(expected)
+    kept = set(expected) | {
+        PathId.of(p.env, variants.original_of(p.mode)) for p in map(PathId, expected) if variants.original_of(p.mode)
+    }
     replays = tuple(r.to_json() for r in recordings if PathId.of(r.env, path_name(r.key)) in kept)
     wide = any(not e.has_case for e in envs)  # their servers' requirements: the ref's wide environment
     return expected, replace(RunOptions.of(args), replays=replays, wide=wide)

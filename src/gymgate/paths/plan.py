@@ -14,6 +14,7 @@ from gymgate.paths.faulted import fault_paths
 from gymgate.paths.handwritten import case_paths
 from gymgate.paths.replayed import replay_path
 from gymgate.paths.spec import PathSpec
+from gymgate.paths.variant import variant_paths
 from gymgate.recordings.read import GymFiles, Recording, data_dir, read_recordings
 from gymgate.refs.source import GymSource
 
@@ -41,17 +42,20 @@ def union(*sources: Iterable[Recording]) -> list[Recording]:
     return list(seen.values())
 
 
-def plan(envs: Iterable[Environment], recordings: Iterable[Recording] = (), faults: str = NONE) -> list[PathSpec]:
+def plan(
+    envs: Iterable[Environment], recordings: Iterable[Recording] = (), faults: str = NONE, variants: str = NONE
+) -> list[PathSpec]:
     """Every path of these environments, in order: per environment its case's paths, its fault paths (`faults`:
-    which, gymgate.faults.spec.SELECTIONS), then its replays by key."""
+    which, gymgate.faults.spec.SELECTIONS), its replays by key, then the variants of its case's and replays'
+    answers (`variants`: which forms, gymgate.variants.SELECTIONS), each after its original."""
     by_env: dict[str, list[Recording]] = {}
     for recording in recordings:
         by_env.setdefault(recording.env, []).append(recording)
     paths: list[PathSpec] = []
     for env in envs:
         case = case_paths(env)
-        paths += case + fault_paths(case, faults)
-        paths += [replay_path(env, r) for r in sorted(by_env.get(env.name, []), key=lambda r: r.key)]
+        replays = [replay_path(env, r) for r in sorted(by_env.get(env.name, []), key=lambda r: r.key)]
+        paths += case + fault_paths(case, faults) + replays + variant_paths(case + replays, variants)
     return paths
 
 
@@ -60,13 +64,14 @@ def ids(paths: Iterable[PathSpec]) -> list[str]:
 
 
 def selection(
-    envs: list[Environment], sources: Iterable[GymSource], faults: str = NONE
+    envs: list[Environment], sources: Iterable[GymSource], faults: str = NONE, variants: str = NONE
 ) -> tuple[list[str], list[Recording]]:
-    """The path ids of these environments judged on these refs (with the fault paths `faults` selects), and the
+    """The path ids of these environments judged on these refs (with the fault paths `faults` and the variants
+    `variants` select), and the
     recordings they replay: the union of what each ref ships (the first ref's copy of a recording both ship), read
     from each ref's files without installing it."""
     from gymgate.refs.distribution import Distribution
 
     found = [recordings_of(Distribution(source), envs, source.version or source.name) for source in sources]
     recordings = union(*found)
-    return ids(plan(envs, recordings, faults)), recordings
+    return ids(plan(envs, recordings, faults, variants)), recordings

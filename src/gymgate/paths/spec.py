@@ -9,8 +9,14 @@ from gymgate.cases.environments import Environment
 from gymgate.endpoint.script import Script
 from gymgate.faults.spec import Fault
 from gymgate.pathid import PathId
+from gymgate.variants.forms import Form
 
-CASE, RECORDING, FAULT = "case", "recording", "fault"  # where a path came from (shown, never judged on)
+CASE, RECORDING, FAULT, VARIANT = (
+    "case",
+    "recording",
+    "fault",
+    "variant",
+)  # where a path came from (shown, never judged on)
 
 
 @dataclass(frozen=True)
@@ -60,6 +66,9 @@ class PathSpec:
     recorded: Recorded | None = None
     unreplayable: str = ""  # why a recorded path cannot run here ("" when it can)
     fault: Fault | None = None  # the call the endpoint fails on this path (a fault path: paths/faulted.py)
+    # A variant path's original (its oracle) and the form its answer is rewritten in (paths/variant.py).
+    variant_of: PathSpec | None = None
+    form: Form | None = None
 
     @property
     def name(self) -> str:

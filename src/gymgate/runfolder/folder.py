@@ -13,6 +13,7 @@ inside a pin's environment. Layout:
     logs/<env>.log, gym/<env>/, data/<env>/, venvs/, setup/   the Gyms' logs, working copies, rows, shared setup
     pytest.log, crash.txt    the session's output; gymgate's own traceback when a command crashed
     reruns/reruns.json, reruns/<role>-<n>/   attempts in fresh Gyms (each one a run folder itself)
+    originals/paths/         an original path run again as a variant's oracle when this run holds no record of it
 
 Readers get one record per expected path: an expected path that left no record is an ERROR ("no record: …"), and
 a record that cannot be read is an ERROR naming the file: never silently absent, never a pass. A folder written by
@@ -59,6 +60,7 @@ PYTEST_LOG = "pytest.log"
 CRASH = "crash.txt"
 RERUNS = "reruns"
 RERUNS_MANIFEST = "reruns.json"
+ORIGINALS = "originals"
 REPLAYS = "replays.jsonl"
 
 _opened: list[Path] = []  # run folders this process opened, newest last (where a crash's trace goes)
@@ -227,6 +229,18 @@ class RunFolder:
 
     def has_record(self, path_id: str) -> bool:
         return self.record_file(path_id).exists()
+
+    def record(self, path_id: str) -> PathRecord | None:
+        """One path's record as written, or None when it has none or it cannot be read."""
+        try:
+            return _record_of(self.record_file(path_id))
+        except (OSError, ValueError, TypeError):
+            return None
+
+    @property
+    def originals(self) -> RunFolder:
+        """Where a variant's original, run again as its oracle, keeps its record (acceptance/path.py)."""
+        return RunFolder(self.root / ORIGINALS)
 
     def written_records(self) -> dict[str, PathRecord]:
         """The records readable right now, by path id (the live progress view: a file being replaced is skipped)."""

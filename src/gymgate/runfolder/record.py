@@ -26,7 +26,7 @@ class Failure:
     """One way a path differs from what it must be. `kind` names the contract that broke."""
 
     kind: str  # reward | verifier | gym_failure | tokens | request_contract | continuity | routing | tool_schema |
-    # row_count | tool_output | first_turn | input_drift | metrics | metadata | recording | fault
+    # row_count | tool_output | first_turn | input_drift | metrics | metadata | recording | fault | variant
     field: str
     expected: Any
     actual: Any
@@ -71,6 +71,8 @@ class PathRecord:
     # A fault path's fault and how Gym handled it (acceptance/faulted.py): the attempts of the failed call, whether
     # it was answered in the end, and what came back; {} for any other path.
     fault: dict[str, Any] = field(default_factory=dict)
+    # A variant path's form, its original, and both verdicts side by side (acceptance/variant.py); {} otherwise.
+    variant: dict[str, Any] = field(default_factory=dict)
 
     def observe(self, requests: Iterable[tuple[str, int, Any]], result: Any) -> None:
         """Keep the path's full observation: every request the model received, as (kind, HTTP status, body), grouped

@@ -78,13 +78,15 @@ def selected_environments(config):
 
 
 def session_paths(config) -> list:
-    """The paths this session runs (gymgate.paths.plan): the selected environments' cases, the fault paths the
+    """The paths this session runs (gymgate.paths.plan): the selected environments' cases, the fault and variant paths the
     harness expects (its run mark) or --path names, and the recordings the harness handed the run (replays.jsonl),
     or, in a session started by hand, the recordings this Gym ships; narrowed by --path."""
     from gymgate.faults import ALL, NONE
     from gymgate.faults import PREFIX as FAULT_PATH
     from gymgate.paths.plan import plan, recordings_of
     from gymgate.recordings.read import LocalFiles, Recording
+    from gymgate.variants import ALL as VARIANTS_ALL
+    from gymgate.variants import original_of
 
     envs = selected_environments(config)
     handed = run_of(config).replays()
@@ -94,11 +96,16 @@ def session_paths(config) -> list:
         recordings = [Recording.from_json(r) for r in handed]
     wanted = set(config.getoption("only_paths") or [])
     mark = run_of(config).mark()
-    faulted = {p for p in wanted | set(mark.expected if mark else []) if PathId(p).mode.startswith(FAULT_PATH)}
+    named = wanted | set(mark.expected if mark else [])
+    faulted = {p for p in named if PathId(p).mode.startswith(FAULT_PATH)}
+    varied = {p for p in named if original_of(PathId(p).mode)}
+    every = plan(envs, recordings, faults=ALL if faulted else NONE, variants=VARIANTS_ALL if varied else NONE)
     return [
         p
-        for p in plan(envs, recordings, faults=ALL if faulted else NONE)
-        if (not wanted or p.id in wanted) and (p.fault is None or p.id in faulted)
+        for p in every
+        if (not wanted or p.id in wanted)
+        and (p.fault is None or p.id in faulted)
+        and (p.variant_of is None or p.id in varied)
     ]
 
 

@@ -1,0 +1,81 @@
+"""A variant path judged: its answer, written in another form (gymgate.variants), must come to what its original
+came to on the same Gym — the same reward, the same failure markers and the same verdict fields (metamorphic
+testing: the original is the oracle, whatever it earned). A variant that does not is a finding on that ref, kept
+with both answers and both verdicts side by side (`PathRecord.variant`); across refs the table judges it as any
+path: agreeing on the baseline and not on the candidate is regressed, the other way fixed, on neither same-fail.
+
+Every other check of the path runs on the variant too (tokens, request contract, metadata, …)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from gymgate.acceptance.checks import failure_markers
+from gymgate.endpoint.script import Script, Turn
+from gymgate.outcomes import FAIL, PASS
+from gymgate.paths.spec import PathSpec
+from gymgate.runfolder import PathRecord
+from gymgate.runfolder.record import RESULT
+from gymgate.text import excerpt
+from gymgate.variants.forms import answer_turn, verdict_fields
+
+VARIANT = "variant"  # the failure kind a disagreement reports (runfolder/record.py Failure.kind)
+REWARD, MARKER = "reward", "marker."  # a verdict's reward, and its failure markers' prefix
+ABSENT = "<absent>"
+THIS_RUN, RUN_AGAIN = "this run's record", "run again for this variant, in the same Gym"
+
+
+def verdict(result: Any) -> dict[str, Any]:
+    """What a variant must agree with its original on: the reward, every failure marker, the declared verdict
+    fields (gymgate/variants/forms.toml) of Gym's result."""
+    if not isinstance(result, dict):
+        return {REWARD: ABSENT}
+    found = {REWARD: result.get(REWARD, ABSENT)}
+    found |= {MARKER + k: v for k, v in failure_markers(result).items()}
+    return found | verdict_fields(result)
+
+
+def oracle(record: PathRecord | None) -> tuple[dict[str, Any] | None, str]:
+    """The original's verdict from its record, or None and why it cannot be one (it did not run to its end)."""
+    if record is None:
+        return None, "it left no record"
+    result = record.observed.get(RESULT) if record.observed else None
+    if record.outcome not in (PASS, FAIL) or not isinstance(result, dict):
+        why = (record.reason or str(record.outcome)).splitlines()[0][:300]
+        return None, f"it did not run to its end ({record.outcome}: {why})"
+    return verdict(result), ""
+
+
+def judge(result: PathRecord, path: PathSpec, script: Script, gym_result: Any, original: dict[str, Any], source: str):
+    """The variant's verdict against its original's, into the record: a failure per field that differs."""
+    mine = verdict(gym_result)
+    form = path.form
+    assert form is not None and path.variant_of is not None
+    before, after = answer(path.variant_of.script), answer(script)
+    shown = excerpt(before, after, context=240)
+    result.variant = {
+        "form": form.name,
+        "kind": form.kind,
+        "why": form.why,
+        "of": str(path.variant_of.id),
+        "original_from": source,
+        "agrees": mine == original,
+        "original": original,
+        "variant": mine,
+        "answers": {"original": shown[0], "variant": shown[1]},
+    }
+    for key in sorted(set(original) | set(mine)):
+        want, got = original.get(key, ABSENT), mine.get(key, ABSENT)
+        if want != got:
+            result.fail(VARIANT, f"{key} (the original's, {form.name})", want, got)
+
+
+def answer(script: Script) -> str:
+    """The model's answer as a reader compares two forms of it: the answering turn's reasoning and text, and every
+    tool call."""
+    index = answer_turn(script)
+    turn = script.turns[index] if index is not None else Turn()
+    calls = [f"{c.name}({c.arguments})" for t in script.turns for c in t.tool_calls]
+    parts = [f"[reasoning] {turn.reasoning}" if turn.reasoning else "", turn.content, *calls]
+    return "\n".join(p for p in parts if p) or json.dumps([])

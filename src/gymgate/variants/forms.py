@@ -1,0 +1,229 @@
+"""The form catalogue (forms.toml) read and checked once, and a form applied to a path's script: the same answer,
+written another way, or None when the form does not fit the answer."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+import tomllib
+from dataclasses import dataclass, field, replace
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from gymgate.endpoint.script import Script, ToolCall, Turn
+from gymgate.variants import ALL, NONE, SELECTIONS
+
+CATALOGUE = Path(__file__).with_name("forms.toml")
+TEXT, CODE, ARGUMENTS, REASONING = "text", "code", "arguments", "reasoning"
+WHERE = (TEXT, CODE, ARGUMENTS, REASONING)
+DECOY, OPTION = "<decoy>", "<option>"
+# The last fenced python block of a text: what code verifiers run (the text between the last two fences).
+_FENCE = re.compile(r"```(?:python|py|python3)?[ \t]*\n(?P<code>.*?)```", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Substitution:
+    pattern: re.Pattern[str]
+    with_: str
+    last: bool = False
+
+
+@dataclass(frozen=True)
+class Form:
+    name: str
+    kind: str  # what kind of answer it rewrites (the report groups by it)
+    why: str
+    where: str
+    fits: tuple[re.Pattern[str], ...] = ()
+    unfit: tuple[re.Pattern[str], ...] = ()
+    substitutions: tuple[Substitution, ...] = ()
+    prepend: str = ""
+    append: str = ""
+    json: dict[str, Any] = field(default_factory=dict)
+    decoys: tuple[str, ...] = ()
+    default: bool = True
+
+    def apply(self, script: Script, row: dict[str, Any] | None = None) -> Script | None:
+        """The script with its answer in this form, or None when the form does not fit it (or changes nothing).
+        `row`: the row the path is fed, for a form that reads it (None: not known yet, and the form fits as far as
+        the answer tells)."""
+        turns = list(script.turns)
+        if self.where == ARGUMENTS:
+            rewritten = [self._turn_arguments(t) for t in turns]
+            if rewritten == turns:
+                return None
+            return replace(script, turns=tuple(rewritten))
+        index = answer_turn(script)
+        if index is None:
+            return None
+        turn = turns[index]
+        if self.where == REASONING:
+            reasoning = self.prepend + turn.reasoning if turn.reasoning else self.prepend.rstrip("\n")
+            turns[index] = replace(turn, reasoning=reasoning)
+        elif self.where == CODE:
+            blocks = list(_FENCE.finditer(turn.content))
+            if not blocks:
+                return None
+            block = blocks[-1]
+            code = self._rewrite(block.group("code"), row)
+            if code is None:
+                return None
+            content = turn.content[: block.start("code")] + code + turn.content[block.end("code") :]
+            turns[index] = replace(turn, content=content)
+        else:
+            content = self._rewrite(turn.content, row)
+            if content is None:
+                return None
+            turns[index] = replace(turn, content=content)
+        if turns[index] == turn:
+            return None
+        return replace(script, turns=tuple(turns))
+
+    def _fits(self, text: str) -> bool:
+        return all(p.search(text) for p in self.fits) and not any(p.search(text) for p in self.unfit)
+
+    def _rewrite(self, text: str, row: dict[str, Any] | None) -> str | None:
+        if not self._fits(text):
+            return None
+        for sub in self.substitutions:
+            matches = list(sub.pattern.finditer(text))
+            if not matches:
+                return None
+            for match in reversed(matches[-1:] if sub.last else matches):
+                expanded = self._expand(match, sub.with_, row)
+                if expanded is None:
+                    return None
+                text = text[: match.start()] + expanded + text[match.end() :]
+        return self.prepend + text + self.append
+
+    def _expand(self, match: re.Match[str], template: str, row: dict[str, Any] | None) -> str | None:
+        answer = match.group(1) if match.groups() else match.group(0)
+        if DECOY in template:
+            decoy = next((d for d in self.decoys if d != answer), None)
+            if decoy is None:
+                return None
+            template = template.replace(DECOY, decoy)
+        if OPTION in template:
+            option = OPTION if row is None else option_text(row, answer)  # no row yet: applied again to it
+            if option is None:
+                return None
+            template = template.replace(OPTION, option.replace("\\", "\\\\"))
+        return match.expand(template)
+
+    def _turn_arguments(self, turn: Turn) -> Turn:
+        calls = tuple(ToolCall(c.name, self._arguments(c.arguments)) for c in turn.tool_calls)
+        return replace(turn, tool_calls=calls)
+
+    def _arguments(self, arguments: str) -> str:
+        try:
+            value = json.loads(arguments)
+        except ValueError:
+            return arguments
+        if not isinstance(value, dict) or len(value) < int(self.json.get("min_keys", 1)):
+            return arguments
+        if self.json.get("reverse_keys"):
+            value = _reversed_keys(value)
+        separators = tuple(self.json["separators"]) if "separators" in self.json else None
+        return json.dumps(value, indent=self.json.get("indent"), separators=separators, ensure_ascii=False)
+
+
+def answer_turn(script: Script) -> int | None:
+    """The turn that gives the final answer: the last one that says something."""
+    return next((i for i in range(len(script.turns) - 1, -1, -1) if script.turns[i].content.strip()), None)
+
+
+def option_text(row: dict[str, Any] | None, letter: str) -> str | None:
+    """The text a row's `options` (a list of {letter: text}) give this letter, or None."""
+    for option in (row or {}).get("options") or []:
+        if isinstance(option, dict) and isinstance(option.get(letter), str):
+            return option[letter]
+    return None
+
+
+def _reversed_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _reversed_keys(value[k]) for k in reversed(list(value))}
+    if isinstance(value, list):
+        return [_reversed_keys(v) for v in value]
+    return value
+
+
+def _form(entry: dict[str, Any]) -> Form:
+    entry = dict(entry)
+    name = entry.pop("name", "")
+    problems = []
+    if not name.replace("_", "").isalnum():
+        problems.append(f"name {name!r} (letters, digits, _: it names a path)")
+    if entry.get("where") not in WHERE:
+        problems.append(f"where {entry.get('where')!r} ({', '.join(WHERE)})")
+    try:
+        fits = tuple(re.compile(p) for p in entry.pop("fits", []))
+        unfit = tuple(re.compile(p) for p in entry.pop("unfit", []))
+        subs = tuple(
+            Substitution(re.compile(s["pattern"]), s["with"], bool(s.get("last", False)))
+            for s in entry.pop("replace", [])
+        )
+    except (re.error, KeyError) as exc:
+        raise ValueError(f"{CATALOGUE.name}: form {name!r}: bad pattern: {exc}") from exc
+    rewrites = subs or entry.get("prepend") or entry.get("append") or entry.get("json")
+    if not rewrites:
+        problems.append("rewrite (replace, prepend, append or json)")
+    if (entry.get("where") == ARGUMENTS) != bool(entry.get("json")):
+        problems.append("json (for `arguments`, and only there)")
+    if problems:
+        raise ValueError(f"{CATALOGUE.name}: form {name!r}: bad {'; '.join(problems)}")
+    decoys = tuple(entry.pop("decoys", ()))
+    return Form(name=name, fits=fits, unfit=unfit, substitutions=subs, decoys=decoys, **entry)
+
+
+@cache
+def catalogue(path: Path = CATALOGUE) -> tuple[tuple[Form, ...], tuple[str, ...]]:
+    """Every declared form, and the verdict fields a variant must agree with its original on."""
+    data = tomllib.loads(path.read_text())
+    forms = tuple(_form(entry) for entry in data.get("form", []))
+    names = [f.name for f in forms]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{path.name}: a form name appears twice")
+    return forms, tuple(data["verdict"]["fields"])
+
+
+def selected(selection: str) -> tuple[Form, ...]:
+    """The forms a run's variant paths come from (--variants: one of SELECTIONS)."""
+    if selection not in SELECTIONS:
+        raise ValueError(f"--variants {selection!r}: expected one of {', '.join(SELECTIONS)}")
+    forms = catalogue()[0]
+    return () if selection == NONE else tuple(f for f in forms if selection == ALL or f.default)
+
+
+def verdict_fields(result: dict[str, Any], patterns: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """The declared verdict fields a result carries, by dotted name (`*` in a pattern: any key or list index)."""
+    patterns = catalogue()[1] if patterns is None else patterns
+    found: dict[str, Any] = {}
+
+    def walk(value: Any, prefix: str) -> None:
+        for pattern in patterns:
+            if prefix and fnmatch.fnmatchcase(prefix, pattern):
+                found[prefix] = value
+                return
+        if isinstance(value, dict):
+            items = value.items()
+        elif isinstance(value, list):
+            items = enumerate(value)
+        else:
+            return
+        for key, item in items:
+            name = f"{prefix}.{key}" if prefix else str(key)
+            if any(_could_match(name, p) for p in patterns):
+                walk(item, name)
+
+    walk(result, "")
+    return found
+
+
+def _could_match(prefix: str, pattern: str) -> bool:
+    """Whether a dotted prefix can still lead to a field the pattern names."""
+    depth = prefix.count(".") + 1
+    head = ".".join(pattern.split(".")[:depth])
+    return fnmatch.fnmatchcase(prefix, head)
