@@ -1178,6 +1178,8 @@ def main() -> int:
     # Every bench but `faults` measures what it always has, without fault paths (the default set gained them with
     # issue 30): the series stay comparable, and the faults bench says what they cost.
     os.environ.setdefault("GYMGATE_FAULTS", "none")
+    if args.what != "variants":  # likewise the variant paths (issue 31): the variants bench says what they cost
+        os.environ.setdefault("GYMGATE_VARIANTS", "none")
     data = {
         "pin": args.pin,
         "repeats": args.repeats,

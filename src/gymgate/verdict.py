@@ -152,6 +152,12 @@ TABLE: dict[str | None, dict[str | None, Category]] = {
 }
 
 
+def known_defect(record: PathRecord) -> bool:
+    """A variant that disagrees with its original as a reviewed entry says this Gym does (gymgate.variants.known):
+    it passes its run judged alone, and is a disagreement (FAIL) to every comparison."""
+    return record.outcome == PASS and record.variant.get("agrees") is False
+
+
 def label(record: PathRecord | None) -> str | None:
     """What one record says about Gym, as the table reads it."""
     if record is None:
@@ -159,6 +165,8 @@ def label(record: PathRecord | None) -> str | None:
     outcome = record.outcome
     if record.missing:
         return NO_RECORD
+    if known_defect(record):
+        return FAIL
     if outcome == ERROR and record.blame == HARNESS:
         return HARNESS_ERROR
     if outcome in (PASS, FAIL, ERROR, SKIP, BROKEN):

@@ -9,6 +9,8 @@ import pytest
 # Fault paths (issue 30) are judged by test_fault_mutants.py, which asks for them (`--faults`); every other gymgate
 # these tests start runs without them, so that each keeps judging what it is about in the time CI has.
 os.environ.setdefault("GYMGATE_FAULTS", "none")
+# Variant paths (issue 31) likewise: test_variant_mutants.py asks for them (`--variants`).
+os.environ.setdefault("GYMGATE_VARIANTS", "none")
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gymgate.outcomes import PASS
 from gymgate.runfolder import PathRecord, RunFolder
-from gymgate.verdict import label
+from gymgate.verdict import known_defect, label
 
 
 def labels(run: RunFolder) -> dict[str, str | None]:
@@ -20,8 +21,11 @@ def attempt_labels(run: RunFolder) -> dict[str, list[str | None]]:
     return {path: [label(a) for a in record.attempt_records()] for path, record in run.records().items()}
 
 
-def all_labels(run: RunFolder) -> list[str | None]:
-    return [got for history in attempt_labels(run).values() for got in history]
+def alone_labels(run: RunFolder) -> list[str | None]:
+    """Every attempt's label as the run judged alone reads it: a known defect passes there (gymgate.verdict)."""
+    return [
+        PASS if known_defect(a) else label(a) for record in run.records().values() for a in record.attempt_records()
+    ]
 
 
 def load_attempts(candidate_dir: Path, baseline_dir: Path | None) -> dict[str, dict[str, list[PathRecord]]]:

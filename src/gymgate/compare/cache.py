@@ -58,7 +58,7 @@ def unstable(run: RunFolder) -> bool:
 def find_cached(runs_dir: Path, digest: str) -> RunFolder | None:
     """The newest clean, complete run with exactly these inputs, or None. Folders of another gymgate version, or
     damaged, are passed over."""
-    from gymgate.compare.attempts import all_labels
+    from gymgate.compare.attempts import alone_labels
 
     candidates = []
     for run in stored_runs(runs_dir):
@@ -68,7 +68,7 @@ def find_cached(runs_dir: Path, digest: str) -> RunFolder | None:
             continue
         if mark is None or not mark.complete or mark.inputs != digest or mark.pytest_exit not in FINISHED_STATUSES:
             continue
-        if run.lifecycle_failures() or not set(all_labels(run)) <= CLEAN or unstable(run):
+        if run.lifecycle_failures() or not set(alone_labels(run)) <= CLEAN or unstable(run):
             continue
         candidates.append((mark.finished or 0, str(run.root), run))
     return max(candidates)[2] if candidates else None

@@ -18,8 +18,8 @@ def variant_paths(originals: Iterable[PathSpec], selection: str = DEFAULT) -> li
     forms = selected(selection)
     found: list[PathSpec] = []
     for original in originals:
-        if original.fault is not None or original.variant_of is not None:
-            continue  # a fault path's answer is its accepted path's
+        if original.fault is not None or original.variant_of is not None or original.unreplayable:
+            continue  # a fault path's answer is its accepted path's; a recording that cannot run has no oracle
         for form in forms:
             # A hand-written case's row is read from the running Gym: a form that reads the row fits it for now
             # and is applied again to the row the path is fed (acceptance/variant.py).

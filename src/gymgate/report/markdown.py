@@ -19,6 +19,7 @@ from gymgate.report.grouping import (
     cause_lines,
     describe_paths,
 )
+from gymgate.report.variants import disagreements, variant_columns
 from gymgate.verdict import ACTIONABLE, CHANGED, FIXED, FLAKY, NEW_PATH, REMOVED_PATH, SAME_FAIL, downgrade
 
 TERMINAL_LINES = 40  # the terminal's view of a comparison fits one screen; `-v` prints report.md instead
@@ -32,7 +33,7 @@ def ref_label(info: dict[str, Any]) -> str:
 def render_markdown(comparison: Comparison) -> str:
     """report.md: every section."""
     sections = (_header, _broken, _lifecycle, _locks, _summary, _root_causes, _categories, _contract_changes)
-    sections += (_acknowledged, _additive, _ack_notes, _fidelity, _unchanged)
+    sections += (_acknowledged, _additive, _ack_notes, _fidelity, _variants, _unchanged)
     return "\n".join(line for section in sections for line in section(comparison))
 
 
@@ -42,7 +43,7 @@ def render_terminal(comparison: Comparison, reports: str = "report.md, report.ht
     footer = [f"Full report: {reports} (`-v` prints it here)."]
     sections = [_header(comparison), _lifecycle(comparison), _terminal_locks(comparison), _summary(comparison)]
     sections += [_terminal_causes(comparison), _terminal_others(comparison), _terminal_changes(comparison)]
-    sections += [_terminal_fidelity(comparison)]
+    sections += [_terminal_fidelity(comparison), _terminal_variants(comparison)]
     budget = TERMINAL_LINES - len(footer)
     lines: list[str] = []
     for section in sections:
@@ -214,12 +215,7 @@ def _categories(comparison: Comparison) -> list[str]:
 
 
 def _fidelity_of(comparison: Comparison):
-    return fidelity_columns(
-        [
-            (ref_label(comparison.baseline), list(comparison.baseline_records.values())),
-            (ref_label(comparison.candidate), list(comparison.candidate_records.values())),
-        ]
-    )
+    return fidelity_columns(_sides(comparison))
 
 
 def _fidelity(comparison: Comparison) -> list[str]:
@@ -245,6 +241,39 @@ def _terminal_fidelity(comparison: Comparison) -> list[str]:
     _, _, totals = _fidelity_of(comparison)
     parts = [f"{reproduce}/{replays} reproduce on {label}" for label, reproduce, replays in totals]
     return [f"recorded rollouts replayed: {'; '.join(parts)} (per environment: report.md)"] if parts else []
+
+
+def _sides(comparison: Comparison):
+    return [
+        (ref_label(comparison.baseline), list(comparison.baseline_records.values())),
+        (ref_label(comparison.candidate), list(comparison.candidate_records.values())),
+    ]
+
+
+def _variants(comparison: Comparison) -> list[str]:
+    """Variants that disagree with their original on either ref (the category above says what the bump did), and
+    the candidate's disagreements with both answers and verdicts side by side."""
+    rows = variant_columns(_sides(comparison))
+    if not rows:
+        return []
+    category = {p.path: p.category for p in comparison.paths}
+    lines = ["### Forms the verifier gets wrong (variants that disagree with their original)", ""]
+    lines += [f"| variant | {' | '.join(label for label, _ in _sides(comparison))} | category |", "|---|---|---|---|"]
+    lines += [f"| `{path}` | {' | '.join(cells)} | {category.get(path, '')} |" for path, cells in rows]
+    lines.append("")
+    for item in disagreements(list(comparison.candidate_records.values())).values():
+        lines += [*item.details(), ""]
+    return lines
+
+
+def _terminal_variants(comparison: Comparison) -> list[str]:
+    counts = []
+    for label, records in _sides(comparison):
+        found = disagreements(records).values()
+        if found:
+            known = sum(1 for d in found if d.known)
+            counts.append(f"{len(found)} on {label}" + (f" ({known} known)" if known else ""))
+    return [f"forms the verifier gets wrong: {'; '.join(counts)} (report.md)"] if counts else []
 
 
 def _unchanged(comparison: Comparison) -> list[str]:

@@ -7,6 +7,7 @@ import sys
 
 from gymgate.outcomes import BROKEN, ERROR, FAIL, PASS, SKIP
 from gymgate.report.fidelity import fidelity, fidelity_lines
+from gymgate.report.variants import KNOWN, disagreements, known_reason
 from gymgate.runfolder import PathRecord, RunFolder
 from gymgate.text import reward_text
 from gymgate.verdict import RunVerdict
@@ -25,12 +26,15 @@ def print_summary(judged: RunVerdict, run: RunFolder, out=sys.stdout) -> None:
     print(f"{'path':<56} {'outcome':<7} {'blame':<8} {'reward':>6}  reason", file=out)
     for record in records:
         reward = reward_text(record.reward)
-        reason = record.reason.splitlines()[0][:110] if record.reason else ""
+        reason = (record.reason.splitlines()[0] if record.reason else known_reason(record))[:110]
         print(f"{record.path:<56} {record.outcome:<7} {record.blame:<8} {reward:>6}  {reason}", file=out)
     for problem in judged.lifecycle:
         print(f"{'lifecycle':<56} {FAIL:<7} {'':<8} {'':>6}  did not stop within its bound: {problem}", file=out)
     for path, line in judged.disagreements.items():
         print(f"{path:<56} {'NONDET':<7} {'gym':<8} {'':>6}  {line[:200]}", file=out)
+    known = [d for d in disagreements(judged.records).values() if d.known]
+    if known:
+        print(f"\nforms the verifier gets wrong, reviewed ({KNOWN}s): " + ", ".join(d.path for d in known), file=out)
     replayed = fidelity_lines(judged.records)
     if replayed:
         print("\nrecorded rollouts replayed: " + "; ".join(replayed), file=out)
@@ -60,7 +64,13 @@ def run_document(judged: RunVerdict, run: RunFolder, cached: bool = False) -> di
         "nondeterministic": judged.disagreements,
         "fidelity": {env: f.to_json() for env, f in fidelity(judged.records).items()},
         "paths": [
-            {"path": r.path, "outcome": r.outcome, "blame": r.blame, "reward": r.reward, "reason": r.reason}
+            {
+                "path": r.path,
+                "outcome": r.outcome,
+                "blame": r.blame,
+                "reward": r.reward,
+                "reason": r.reason or known_reason(r),
+            }
             for r in records
         ],
     }

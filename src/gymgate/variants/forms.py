@@ -41,7 +41,7 @@ class Form:
     substitutions: tuple[Substitution, ...] = ()
     prepend: str = ""
     append: str = ""
-    json: dict[str, Any] = field(default_factory=dict)
+    json: dict[str, Any] = field(default_factory=dict, hash=False)
     decoys: tuple[str, ...] = ()
     default: bool = True
 

@@ -1,0 +1,79 @@
+"""A variant judged against its original (acceptance/variant.py): a failure exactly where the verdicts differ, both
+answers side by side, a reviewed known defect on record without failing, and no oracle from an original that did
+not run to its end."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from gymgate.acceptance import variant
+from gymgate.endpoint.script import Script, Turn
+from gymgate.outcomes import FAIL, PASS
+from gymgate.pathid import PathId
+from gymgate.runfolder import PathRecord
+from gymgate.variants.forms import catalogue
+
+FORMS = {f.name: f for f in catalogue()[0]}
+
+
+def case(env: str, form: str, text: str) -> tuple[SimpleNamespace, Script]:
+    original = SimpleNamespace(id=PathId.of(env, "accepted"), script=Script(env, "accepted", (Turn(content=text),)))
+    path = SimpleNamespace(id=PathId.of(env, f"form.{form}.accepted"), form=FORMS[form], variant_of=original)
+    return path, FORMS[form].apply(original.script, {"options": [{"B": "PCR"}]})
+
+
+def record(path, version: str = "0.7.0") -> PathRecord:
+    return PathRecord(path=path.id, env=path.id.env, mode=path.id.mode, gym={"version": version})
+
+
+def test_a_variant_that_comes_to_its_originals_verdict_passes():
+    path, script = case("mcqa", "boxed_text", "\\boxed{B}")
+    result = record(path)
+    same = {"reward": 1.0, "extracted_answer": "B", "response": {"output_text": "anything"}}
+    variant.judge(result, path, script, same, variant.verdict(same | {"response": {}}), variant.THIS_RUN)
+    assert result.complete().outcome == PASS
+    assert result.variant["agrees"] is True and result.variant["of"] == "mcqa:accepted"
+    assert result.variant["answers"] == {"original": "\\boxed{B}", "variant": "\\boxed{\\text{B}}"}
+
+
+def test_a_variant_that_does_not_fails_on_each_field_that_differs():
+    path, script = case("mcqa", "boxed_text", "\\boxed{B}")
+    result = record(path)
+    original = variant.verdict({"reward": 1.0, "extracted_answer": "B"})
+    variant.judge(result, path, script, {"reward": 0.0, "extracted_answer": None}, original, variant.THIS_RUN)
+    assert result.complete().outcome == FAIL
+    assert {(f.kind, f.field.split(" ")[0], f.expected, f.actual) for f in result.failures} == {
+        ("variant", "reward", 1.0, 0.0),
+        ("variant", "extracted_answer", "B", None),
+    }
+    assert result.variant["agrees"] is False and result.variant["variant"]["reward"] == 0.0
+
+
+def test_a_failure_marker_on_the_variant_alone_is_a_disagreement():
+    path, script = case("mcqa", "boxed_text", "\\boxed{B}")
+    result = record(path)
+    original = variant.verdict({"reward": 0.0})
+    variant.judge(result, path, script, {"reward": 0.0, "failure_kind": "judge"}, original, variant.THIS_RUN)
+    assert [f.field.split(" ")[0] for f in result.failures] == ["marker.failure_kind"]
+
+
+def test_a_reviewed_known_defect_is_on_record_and_passes_on_its_gym_only():
+    path, script = case("math_with_judge", "boxed_last_number", "\\boxed{32}")
+    original = variant.verdict({"reward": 1.0, "extracted_answer": "32", "library_reward": 1.0})
+    got = {"reward": 0.0, "extracted_answer": "{0, 32}", "library_reward": 0.0}
+    known = record(path, "0.7.0")
+    variant.judge(known, path, script, got, original, variant.THIS_RUN)
+    assert known.complete().outcome == PASS and known.variant["agrees"] is False and known.variant["known"]["reason"]
+    elsewhere = record(path, "0.1.0")  # a version the entry does not name: news
+    variant.judge(elsewhere, path, script, got, original, variant.THIS_RUN)
+    assert elsewhere.complete().outcome == FAIL and "known" not in elsewhere.variant
+
+
+def test_an_original_that_did_not_run_to_its_end_is_no_oracle():
+    errored = PathRecord(path="mcqa:accepted", env="mcqa", mode="accepted", gym={}).error("gym", "startup: it died")
+    assert variant.oracle(errored) == (None, "it did not run to its end (ERROR: startup: it died)")
+    assert variant.oracle(None)[0] is None
+    ran = PathRecord(path="mcqa:accepted", env="mcqa", mode="accepted", gym={}, outcome=FAIL)
+    assert variant.oracle(ran)[0] is None  # no result observed: nothing to agree with
+    ran.observe([], {"reward": 0.0})
+    assert variant.oracle(ran) == ({"reward": 0.0}, "")

@@ -1,0 +1,201 @@
+"""The form catalogue (gymgate/variants/forms.toml): each form fits answers by what they look like, rewrites only
+the answer a verifier reads, and keeps its meaning (a program's variants print what it prints, on a real stdin);
+variant paths are planned after their originals, and a known defect passes a run alone while every comparison
+still sees the disagreement."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from gymgate import variants
+from gymgate.cases.environments import load_environments
+from gymgate.compare.acks import reviewed_as
+from gymgate.endpoint.script import Script, ToolCall, Turn
+from gymgate.outcomes import FAIL, PASS
+from gymgate.pathid import PathId
+from gymgate.paths.plan import plan
+from gymgate.variants.forms import catalogue, selected, verdict_fields
+from gymgate.variants.known import Defect
+from gymgate.verdict import label, run_exit
+from tests.helpers import record
+
+FORMS = {f.name: f for f in catalogue()[0]}
+OPTIONS = {"options": [{"A": "Karyotyping"}, {"B": "Polymerase Chain Reaction (PCR)"}]}
+PROGRAM = """t = int(input())
+total = 0
+for _ in range(t):
+    a, b = map(int, input().split())
+    total += a * b
+name = input()
+print(total, name)
+"""
+
+
+def said(text: str, reasoning: str = "") -> Script:
+    return Script("env", "accepted", (Turn(content=text, reasoning=reasoning),))
+
+
+def text_of(script: Script | None) -> str | None:
+    return None if script is None else script.turns[-1].content
+
+
+def test_the_catalogue_reads_and_every_form_names_a_path():
+    forms, fields = catalogue()
+    assert forms and "extracted_answer" in fields
+    for form in forms:
+        name = variants.name_of(form.name, "rec.3f2a9c1b0d")
+        assert PathId.of("mcqa", name).mode == name
+        assert variants.original_of(name) == "rec.3f2a9c1b0d"
+    assert variants.original_of("accepted") == "" and variants.original_of("fault.policy_500_once") == ""
+    assert selected(variants.NONE) == () and set(selected(variants.DEFAULT)) < set(selected(variants.ALL))
+    with pytest.raises(ValueError):
+        selected("some")
+
+
+@pytest.mark.parametrize(
+    "form, text, want",
+    [
+        ("boxed_text", "so \\boxed{A}, no: \\boxed{B}", "so \\boxed{A}, no: \\boxed{\\text{B}}"),
+        ("boxed_option", "\\boxed{B}", "\\boxed{B: Polymerase Chain Reaction (PCR)}"),
+        ("boxed_last_letter", "\\boxed{A}", "\\boxed{B} No, wait: \\boxed{A}"),
+        ("boxed_last_letter", "\\boxed{C}", "\\boxed{A} No, wait: \\boxed{C}"),
+        ("boxed_last_number", "The answer is \\boxed{32}", "The answer is \\boxed{0} No, wait: \\boxed{32}"),
+        ("answer_bold", "Thinking.\nAnswer: C", "Thinking.\n**Answer:** C"),
+        ("trailing_remark", "\\boxed{B}", "\\boxed{B}\n\nI hope this helps."),
+        ("reasoning_in_text", "42", "Let me work through this step by step before I answer.\n\n42"),
+    ],
+)
+def test_a_form_rewrites_the_answer_a_verifier_reads(form, text, want):
+    assert text_of(FORMS[form].apply(said(text), OPTIONS)) == want
+
+
+@pytest.mark.parametrize(
+    "form, text",
+    [
+        ("boxed_text", "\\boxed{Darwin}"),  # not a letter
+        ("boxed_option", "\\boxed{J}"),  # the row gives J no option text
+        ("boxed_last_number", "\\boxed{x+1}"),
+        ("stdin_readline", "```python\nprint(1)\n```"),  # reads no input
+        ("stdin_iterate", "```python\nimport sys\nn = int(sys.stdin.readline())\nprint(input())\n```"),
+        ("trailing_remark", '{"name": "x"}'),  # a document: text around it changes what it is
+        ("trailing_remark", ""),
+    ],
+)
+def test_a_form_that_does_not_fit_makes_no_variant(form, text):
+    assert FORMS[form].apply(said(text), OPTIONS) is None
+
+
+def test_a_form_that_reads_the_row_fits_for_now_without_one():
+    planned = FORMS["boxed_option"].apply(said("\\boxed{B}"), None)
+    assert planned is not None and "<option>" in text_of(planned)
+
+
+def test_reasoning_goes_before_the_answer_in_the_reasoning_channel():
+    form = FORMS["reasoning_first"]
+    assert form.apply(said("42")).turns[0].reasoning == "Let me work through this step by step before I answer."
+    assert form.apply(said("42", "I add.")).turns[0].reasoning.endswith("\nI add.")
+    assert form.apply(Script("e", "m", (Turn(tool_calls=(ToolCall("f", "{}"),)),))) is None
+
+
+@pytest.mark.parametrize("form", ["stdin_readline", "stdin_iterate", "stdin_read", "stdin_buffer"])
+def test_a_program_read_another_way_prints_what_it_printed(form):
+    """Each way of reading input keeps the program's meaning: on a real stdin, original and variant agree."""
+    text = f"Here it is:\n```python\n{PROGRAM}```\nDone."
+    variant = text_of(FORMS[form].apply(said(text)))
+    assert variant is not None and variant.startswith("Here it is:\n```python\n") and variant.endswith("```\nDone.")
+    code = variant.split("```python\n")[1].split("```")[0]
+    assert "input()" not in code
+
+    def run(source: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", source], input="2\n3 4\n5 6\nada\n", capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    assert run(code) == run(PROGRAM) == "42 ada\n"
+
+
+def test_tool_call_arguments_are_the_same_json_written_otherwise():
+    calls = (ToolCall("reply", '{"email_id": "57", "body": "Thanks"}'), ToolCall("noop", "not json"))
+    script = Script("e", "m", (Turn(tool_calls=calls), Turn(content="Done.")))
+    for name in ("json_reordered", "json_indented", "json_compact"):
+        rewritten = FORMS[name].apply(script)
+        first, second = rewritten.turns[0].tool_calls
+        assert first.arguments != calls[0].arguments and json.loads(first.arguments) == json.loads(calls[0].arguments)
+        assert second == calls[1] and rewritten.turns[1] == script.turns[1]
+    assert list(json.loads(FORMS["json_reordered"].apply(script).turns[0].tool_calls[0].arguments)) == [
+        "body",
+        "email_id",
+    ]
+    one_key = Script("e", "m", (Turn(tool_calls=(ToolCall("f", '{"a": 1}'),)),))
+    assert FORMS["json_reordered"].apply(one_key) is None  # the same text: no variant
+
+
+def test_the_verdict_fields_a_result_carries():
+    result = {
+        "reward": 1.0,
+        "extracted_answer": "B",
+        "extracted_model_code": "print(1)",
+        "judge_evaluations": [{"verdict_label": "[[A=B]]", "response": {"x": 1}}],
+    }
+    assert verdict_fields(result) == {"extracted_answer": "B", "judge_evaluations.0.verdict_label": "[[A=B]]"}
+
+
+def test_variants_are_planned_after_their_originals_and_reviewed_as_them():
+    (mcqa,) = load_environments(["mcqa"])
+    ids = [p.id for p in plan([mcqa], variants=variants.DEFAULT)]
+    assert ids[:2] == ["mcqa:accepted", "mcqa:rejected"]
+    assert "mcqa:form.boxed_text.accepted" in ids and "mcqa:form.boxed_text.rejected" in ids
+    assert not any(variants.original_of(PathId(i).mode).startswith("fault.") for i in ids)
+    assert [p.id for p in plan([mcqa])] == ["mcqa:accepted", "mcqa:rejected"]  # none unless asked
+    assert reviewed_as("mcqa:form.boxed_text.rec.3f2a9c1b0d") == (
+        "mcqa:form.boxed_text.rec.3f2a9c1b0d",
+        "mcqa:rec.3f2a9c1b0d",
+    )
+
+
+def test_a_known_defect_passes_alone_and_is_a_disagreement_to_every_comparison():
+    known = record("mcqa:form.boxed_text.accepted", PASS, variant={"agrees": False, "known": {"reason": "r"}})
+    agreeing = record("mcqa:form.boxed_text.rejected", PASS, variant={"agrees": True})
+    assert label(known) == FAIL and label(agreeing) == PASS
+    assert run_exit([known, agreeing], 0) == 0
+
+
+def test_a_known_defect_covers_only_its_fields_on_its_gyms_with_a_reason():
+    defect = Defect(("math_with_judge:form.boxed_last_number.*",), ("reward", "extracted_answer"), "why", ("0.7.0",))
+    path = "math_with_judge:form.boxed_last_number.accepted"
+    assert defect.covers(path, "0.7.0", ["reward"])
+    assert not defect.covers(path, "0.6.0", ["reward"])
+    assert not defect.covers(path, "0.7.0", ["reward", "library_reward"])  # a field nobody reviewed is news
+    assert not defect.covers("mcqa:form.boxed_text.accepted", "0.7.0", ["reward"])
+    assert not Defect(defect.paths, defect.fields, " ", defect.gyms).covers(path, "0.7.0", ["reward"])
+
+
+def test_reports_show_each_disagreement_with_both_answers_side_by_side():
+    from gymgate.report.variants import disagreements, known_reason, variant_columns
+
+    shown = {
+        "form": "boxed_text",
+        "why": "a letter boxed as LaTeX text",
+        "original": {"reward": 1.0},
+        "variant": {"reward": 0.0},
+        "answers": {"original": "\\boxed{B}", "variant": "\\boxed{\\text{B}}"},
+    }
+    news = record("mcqa:form.boxed_text.accepted", FAIL, variant={**shown, "agrees": False})
+    known = record("mcqa:form.boxed_text.rejected", PASS, variant={**shown, "agrees": False, "known": {"reason": "r"}})
+    fine = record("mcqa:form.boxed_option.accepted", PASS, variant={**shown, "agrees": True})
+    found = disagreements([news, known, fine])
+    assert list(found) == ["mcqa:form.boxed_text.accepted", "mcqa:form.boxed_text.rejected"]
+    details = "\n".join(found["mcqa:form.boxed_text.accepted"].details())
+    assert "<code>\\boxed{B}</code>" in details and "<code>\\boxed{\\text{B}}</code>" in details
+    assert known_reason(known) == "known defect: r" and known_reason(fine) == ""
+    rows = variant_columns([("base", [fine]), ("cand", [news, known, fine])])
+    assert rows == [
+        ("mcqa:form.boxed_text.accepted", ["—", "disagrees"]),
+        ("mcqa:form.boxed_text.rejected", ["—", "disagrees (known defect)"]),
+    ]
