@@ -1142,6 +1142,94 @@ def render_faults(data: dict, command: str) -> str:
     return "\n".join(lines)
 
 
+def bench_variants(pins: list[str], repeats: int) -> dict:
+    """Which forms each release's verifiers get wrong (`accept --variants all --no-baseline`, the default set's
+    environments, their cases and recordings): per form and environment, how many variant paths ran and which
+    disagreed with their original (reviewed known defects among them). Then what the default forms cost the
+    default set on the newest pin: `--variants none` against `--variants default`, alternated, `repeats` times."""
+    out: dict = {"pins": {}, "cost": {}}
+    for pin in pins:
+        runs = tempfile.mkdtemp(prefix="gg-bench-variants-")
+        args = ["accept", "--gym-ref", pin, "--variants", "all", "--no-baseline", "--no-cache", "--runs-dir", runs]
+        seconds, text, code = timed(gymgate(*args), dict(os.environ))
+        assert code in (0, 1), text
+        forms: dict = {}
+        for record in _one_run(runs).records().values():
+            variant = record.variant or {}
+            if not variant or record.outcome == "SKIP":
+                continue
+            seen = forms.setdefault(variant["form"], {}).setdefault(record.env, {"ran": 0, "wrong": [], "known": 0})
+            seen["ran"] += 1
+            if variant.get("agrees") is False:
+                seen["wrong"].append(record.mode)
+                seen["known"] += 1 if variant.get("known") else 0
+        out["pins"][pin] = {"exit_code": code, "wall_s": round(seconds, 1), "forms": forms}
+        subprocess.run(["rm", "-rf", runs], check=False)
+    newest = pins[-1]
+    for _ in range(repeats):
+        for selection in ("none", "default"):
+            runs = tempfile.mkdtemp(prefix="gg-bench-variants-")
+            args = ["accept", "--gym-ref", newest, "--no-baseline", "--no-cache", "--variants", selection]
+            seconds, text, code = timed(gymgate(*args, "--runs-dir", runs), dict(os.environ))
+            assert code == 0, text
+            paths = len(_one_run(runs).records())
+            out["cost"].setdefault(selection, []).append({"wall_s": round(seconds, 1), "paths": paths})
+            subprocess.run(["rm", "-rf", runs], check=False)
+    out["cost_pin"] = newest
+    return out
+
+
+def _variant_cell(per_env: dict) -> str:
+    """One release's verdicts on one form: how many of its variants ran, and the environments whose verifier got
+    some wrong (how many)."""
+    ran = sum(seen["ran"] for seen in per_env.values())
+    wrong = {env: seen for env, seen in sorted(per_env.items()) if seen["wrong"]}
+    if not ran:
+        return "—"
+    if not wrong:
+        return f"{ran} right"
+    named = ", ".join(f"{env} {len(seen['wrong'])}/{seen['ran']}" for env, seen in wrong.items())
+    return f"**{sum(len(s['wrong']) for s in wrong.values())} of {ran} wrong**: {named}"
+
+
+def render_variants(data: dict, command: str) -> str:
+    from gymgate.variants.forms import catalogue
+
+    pins = list(data["variants"]["pins"])
+    lines = [
+        "<!-- variants:every:begin -->",
+        "### Forms the verifiers get wrong, per release",
+        "",
+        f"Command: `{command}` — {data['host']}, {data['when']}. Each release's default-set environments, their "
+        "hand-written answers and the recordings that release ships, every form of gymgate/variants/forms.toml "
+        "(`--variants all`), one run each. A cell: how many variant paths of that form ran and, where a verifier came "
+        "to another verdict than on the original answer, how many and in which environment (wrong/ran).",
+        "",
+        "| form | " + " | ".join(pins) + " |",
+        "|---|" + "---|" * len(pins),
+    ]
+    for form in catalogue()[0]:
+        cells = [_variant_cell(data["variants"]["pins"][pin]["forms"].get(form.name, {})) for pin in pins]
+        if any(c != "—" for c in cells):
+            lines.append(f"| `{form.name}` | " + " | ".join(cells) + " |")
+    walls = ", ".join(f"{p} {v['wall_s']} s (exit {v['exit_code']})" for p, v in data["variants"]["pins"].items())
+    lines += ["", f"Runs (`--variants all`): {walls}."]
+    cost = data["variants"].get("cost")
+    if cost:
+        none = [r["wall_s"] for r in cost["none"]]
+        default = [r["wall_s"] for r in cost["default"]]
+        lines += [
+            "",
+            f"What the default forms cost the default set (nemo-gym {data['variants']['cost_pin']}, warm, "
+            f"`--no-baseline`, alternated): `--variants none` {cost['none'][0]['paths']} paths, median "
+            f"{statistics.median(none):.1f} s ({', '.join(map(str, none))}); `--variants default` "
+            f"{cost['default'][0]['paths']} paths, median {statistics.median(default):.1f} s "
+            f"({', '.join(map(str, default))}): ×{statistics.median(default) / statistics.median(none):.2f}.",
+        ]
+    lines.append("<!-- variants:every:end -->")
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument(
@@ -1164,6 +1252,7 @@ def main() -> int:
             "fidelity",
             "all",
             "faults",
+            "variants",
         ),
     )
     parser.add_argument("--pin", default="0.4.0")
@@ -1172,7 +1261,7 @@ def main() -> int:
     parser.add_argument("--baseline", default="0.4.0", help="compare: the baseline ref (all: none unless given)")
     parser.add_argument("--env-set", default="default", help="fidelity: `all` for every runnable environment")
     parser.add_argument(
-        "--pins", default="", help="fidelity --env-set all, faults: comma-separated pins (default: every)"
+        "--pins", default="", help="fidelity --env-set all, faults, variants: comma-separated pins (default: every)"
     )
     args = parser.parse_args()
     # Every bench but `faults` measures what it always has, without fault paths (the default set gained them with
@@ -1249,6 +1338,14 @@ def main() -> int:
         args.pin = "every"
         data["faults"] = bench_faults(pins, args.repeats)
         section = render_faults(data, command)
+    elif args.what == "variants":
+        from gymgate.refs.pins import pins_in_order
+
+        pins = args.pins.split(",") if args.pins else pins_in_order()
+        command = "nox -s bench -- variants" + (f" --pins {args.pins}" if args.pins else "")
+        args.pin = "every"
+        data["variants"] = bench_variants(pins, args.repeats)
+        section = render_variants(data, command)
     elif args.what == "hang":
         data["hang"] = bench_hang(args.pin, args.repeats)
         section = render_hang(args.pin, data, command)
