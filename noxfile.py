@@ -247,7 +247,7 @@ def tests(session: nox.Session) -> None:
         in_env = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
         if pin == ACCEPTANCE_TEST_PIN:
             session.run(*in_env, "tests/inenv", external=True)
-            _gymgate(session, "accept", "--gym-ref", pin, "--selftest")  # the default set, its fault paths too
+            _gymgate(session, "accept", "--gym-ref", pin, "--selftest")  # the default set, fault and variant paths too
             # The `more` environments' own paths: their fault paths are the default set's faults again (CI's time).
             _gymgate(session, "accept", "--gym-ref", pin, "--env-set", "more", "--no-baseline", "--faults", "none")
         session.run(*in_env, "tests/services", f"--gym-pin={pin}", external=True)

@@ -1067,19 +1067,40 @@ def bench_faults(pins: list[str], repeats: int) -> dict:
             }
         out["pins"][pin] = {"exit_code": code, "wall_s": round(seconds, 1), "faults": rows}
         subprocess.run(["rm", "-rf", runs], check=False)
-    newest = pins[-1]
+    out["cost"], out["cost_pin"] = _selection_cost(pins[-1], "--faults", repeats), pins[-1]
+    return out
+
+
+def _selection_cost(pin: str, option: str, repeats: int) -> dict:
+    """What a selection option's default set costs the default set of `pin` (warm, `--no-baseline`): `none`
+    against `default`, alternated `repeats` times, each run's wall time and path count."""
+    cost: dict = {}
     for _ in range(repeats):
         for selection in ("none", "default"):
-            runs = tempfile.mkdtemp(prefix="gg-bench-faults-")
-            args = ["accept", "--gym-ref", newest, "--no-baseline", "--no-cache", "--faults", selection]
-            argv = gymgate(*args, "--runs-dir", runs)
-            seconds, text, code = timed(argv, dict(os.environ))
+            runs = tempfile.mkdtemp(prefix="gg-bench-cost-")
+            args = ["accept", "--gym-ref", pin, "--no-baseline", "--no-cache", option, selection, "--runs-dir", runs]
+            seconds, text, code = timed(gymgate(*args), dict(os.environ))
             assert code == 0, text
             paths = len(_one_run(runs).records())
-            out["cost"].setdefault(selection, []).append({"wall_s": round(seconds, 1), "paths": paths})
+            cost.setdefault(selection, []).append({"wall_s": round(seconds, 1), "paths": paths})
             subprocess.run(["rm", "-rf", runs], check=False)
-    out["cost_pin"] = newest
-    return out
+    return cost
+
+
+def _cost_line(cost: dict, pin: str, what: str, option: str) -> list[str]:
+    """The cost of a selection's default set as report lines (none when it was not measured)."""
+    if not cost:
+        return []
+    none = [r["wall_s"] for r in cost["none"]]
+    default = [r["wall_s"] for r in cost["default"]]
+    return [
+        "",
+        f"What the default {what} cost the default set (nemo-gym {pin}, warm, `--no-baseline`, alternated): "
+        f"`{option} none` {cost['none'][0]['paths']} paths, median {statistics.median(none):.1f} s "
+        f"({', '.join(map(str, none))}); `{option} default` {cost['default'][0]['paths']} paths, median "
+        f"{statistics.median(default):.1f} s ({', '.join(map(str, default))}): "
+        f"×{statistics.median(default) / statistics.median(none):.2f}.",
+    ]
 
 
 def _fault_cell(per_env: dict) -> str:
@@ -1126,18 +1147,7 @@ def render_faults(data: dict, command: str) -> str:
         lines.append(f"| `{fault.name}` | " + " | ".join(cells) + " |")
     walls = ", ".join(f"{p} {v['wall_s']} s (exit {v['exit_code']})" for p, v in data["faults"]["pins"].items())
     lines += ["", f"Runs (`--faults all`, `--path-timeout {FAULT_DEADLINE_S}`): {walls}."]
-    cost = data["faults"].get("cost")
-    if cost:
-        none = [r["wall_s"] for r in cost["none"]]
-        default = [r["wall_s"] for r in cost["default"]]
-        lines += [
-            "",
-            f"What the default faults cost the default set (nemo-gym {data['faults']['cost_pin']}, warm, `--no-baseline`, "
-            f"alternated): `--faults none` {cost['none'][0]['paths']} paths, median {statistics.median(none):.1f} s "
-            f"({', '.join(map(str, none))}); `--faults default` {cost['default'][0]['paths']} paths, median "
-            f"{statistics.median(default):.1f} s ({', '.join(map(str, default))}): "
-            f"×{statistics.median(default) / statistics.median(none):.2f}.",
-        ]
+    lines += _cost_line(data["faults"].get("cost"), data["faults"].get("cost_pin"), "faults", "--faults")
     lines.append("<!-- faults:every:end -->")
     return "\n".join(lines)
 
@@ -1165,17 +1175,7 @@ def bench_variants(pins: list[str], repeats: int) -> dict:
                 seen["known"] += 1 if variant.get("known") else 0
         out["pins"][pin] = {"exit_code": code, "wall_s": round(seconds, 1), "forms": forms}
         subprocess.run(["rm", "-rf", runs], check=False)
-    newest = pins[-1]
-    for _ in range(repeats):
-        for selection in ("none", "default"):
-            runs = tempfile.mkdtemp(prefix="gg-bench-variants-")
-            args = ["accept", "--gym-ref", newest, "--no-baseline", "--no-cache", "--variants", selection]
-            seconds, text, code = timed(gymgate(*args, "--runs-dir", runs), dict(os.environ))
-            assert code == 0, text
-            paths = len(_one_run(runs).records())
-            out["cost"].setdefault(selection, []).append({"wall_s": round(seconds, 1), "paths": paths})
-            subprocess.run(["rm", "-rf", runs], check=False)
-    out["cost_pin"] = newest
+    out["cost"], out["cost_pin"] = _selection_cost(pins[-1], "--variants", repeats), pins[-1]
     return out
 
 
@@ -1214,18 +1214,7 @@ def render_variants(data: dict, command: str) -> str:
             lines.append(f"| `{form.name}` | " + " | ".join(cells) + " |")
     walls = ", ".join(f"{p} {v['wall_s']} s (exit {v['exit_code']})" for p, v in data["variants"]["pins"].items())
     lines += ["", f"Runs (`--variants all`): {walls}."]
-    cost = data["variants"].get("cost")
-    if cost:
-        none = [r["wall_s"] for r in cost["none"]]
-        default = [r["wall_s"] for r in cost["default"]]
-        lines += [
-            "",
-            f"What the default forms cost the default set (nemo-gym {data['variants']['cost_pin']}, warm, "
-            f"`--no-baseline`, alternated): `--variants none` {cost['none'][0]['paths']} paths, median "
-            f"{statistics.median(none):.1f} s ({', '.join(map(str, none))}); `--variants default` "
-            f"{cost['default'][0]['paths']} paths, median {statistics.median(default):.1f} s "
-            f"({', '.join(map(str, default))}): ×{statistics.median(default) / statistics.median(none):.2f}.",
-        ]
+    lines += _cost_line(data["variants"].get("cost"), data["variants"].get("cost_pin"), "forms", "--variants")
     lines.append("<!-- variants:every:end -->")
     return "\n".join(lines)
 
@@ -1330,22 +1319,17 @@ def main() -> int:
         data["all"] = bench_all(args.pin, baseline)
         section = render_all(args.pin, baseline, data, command)
         args.pin = f"{baseline}-to-{args.pin}" if baseline else args.pin  # the section's tag and json name
-    elif args.what == "faults":
+    elif args.what in ("faults", "variants"):  # every release, one run each, then the default set's cost
         from gymgate.refs.pins import pins_in_order
 
         pins = args.pins.split(",") if args.pins else pins_in_order()
-        command = "nox -s bench -- faults" + (f" --pins {args.pins}" if args.pins else "")
+        command = f"nox -s bench -- {args.what}" + (f" --pins {args.pins}" if args.pins else "")
         args.pin = "every"
-        data["faults"] = bench_faults(pins, args.repeats)
-        section = render_faults(data, command)
-    elif args.what == "variants":
-        from gymgate.refs.pins import pins_in_order
-
-        pins = args.pins.split(",") if args.pins else pins_in_order()
-        command = "nox -s bench -- variants" + (f" --pins {args.pins}" if args.pins else "")
-        args.pin = "every"
-        data["variants"] = bench_variants(pins, args.repeats)
-        section = render_variants(data, command)
+        measure, render = {"faults": (bench_faults, render_faults), "variants": (bench_variants, render_variants)}[
+            args.what
+        ]
+        data[args.what] = measure(pins, args.repeats)
+        section = render(data, command)
     elif args.what == "hang":
         data["hang"] = bench_hang(args.pin, args.repeats)
         section = render_hang(args.pin, data, command)

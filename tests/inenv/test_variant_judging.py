@@ -77,3 +77,18 @@ def test_an_original_that_did_not_run_to_its_end_is_no_oracle():
     assert variant.oracle(ran)[0] is None  # no result observed: nothing to agree with
     ran.observe([], {"reward": 0.0})
     assert variant.oracle(ran) == ({"reward": 0.0}, "")
+
+
+def test_the_originals_nondeterministic_fields_are_no_oracle():
+    """A recording whose reward is a function of CPU time (a reviewed nondeterministic entry masks it) gives its
+    variants no reward to agree with: the rest of its verdict still is one."""
+    ran = PathRecord(path="math_with_judge:rec.e7", env="math_with_judge", mode="rec.e7", gym={}, outcome=PASS)
+    ran.observe([], {"reward": 1.0, "library_reward": 1.0, "extracted_answer": "x"})
+    ran.fidelity = {"reproduces": False, "masks": ["reward", "library_reward"]}
+    original, _ = variant.oracle(ran)
+    assert original == {"extracted_answer": "x", "masked": ["library_reward", "reward"]}
+    path, script = case("math_with_judge", "trailing_remark", "\\boxed{x}")
+    result = record(path)
+    got = {"reward": 0.0, "library_reward": 0.0, "extracted_answer": "x"}
+    variant.judge(result, path, script, got, original, variant.THIS_RUN)
+    assert result.complete().outcome == PASS and result.variant["agrees"] is True

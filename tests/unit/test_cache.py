@@ -43,3 +43,16 @@ def test_red_unfinished_or_foreign_runs_are_never_served(tmp_path):
     assert find_cached(tmp_path, "k") is None
     clean = _run(tmp_path, "clean", finished=1.0)
     assert find_cached(tmp_path, "k").root == clean  # older than every red run, and still the only one served
+
+
+def test_a_run_whose_only_disagreements_are_known_defects_is_clean(tmp_path):
+    """A reviewed known defect (gymgate.variants.known) passes its run alone, so the run is served; a variant that
+    disagrees without a review is red."""
+    known = {"agrees": False, "known": {"reason": "reviewed"}}
+    variant = "mcqa:form.boxed_text.accepted"
+    mark = {"expected": [variant], "pytest_exit": 0, "finished": 1.0}
+    reviewed = stored_run(tmp_path, "r1", "0.4.0", [record(variant, "PASS", variant=known)], inputs="k", **mark)
+    assert find_cached(tmp_path, "k").root == reviewed
+    red = [record(variant, "FAIL", variant={"agrees": False})]
+    stored_run(tmp_path, "r2", "0.4.0", red, inputs="n", **mark)
+    assert find_cached(tmp_path, "n") is None

@@ -24,6 +24,7 @@ from gymgate.variants.known import known
 VARIANT = "variant"  # the failure kind a disagreement reports (runfolder/record.py Failure.kind)
 REWARD, MARKER = "reward", "marker."  # a verdict's reward, and its failure markers' prefix
 ABSENT = "<absent>"
+MASKED = "masked"  # in an oracle: the fields left out of it (its original's nondeterministic ones)
 THIS_RUN, RUN_AGAIN = "this run's record", "run again for this variant, in the same Gym"
 
 
@@ -38,19 +39,24 @@ def verdict(result: Any) -> dict[str, Any]:
 
 
 def oracle(record: PathRecord | None) -> tuple[dict[str, Any] | None, str]:
-    """The original's verdict from its record, or None and why it cannot be one (it did not run to its end)."""
+    """The original's verdict from its record, or None and why it cannot be one (it did not run to its end). The
+    fields a reviewed entry says the original's own replays do not agree on from run to run (Gym's nondeterminism,
+    recordings/fidelity.py: `fidelity.masks`) are no oracle, and are left out of it (`MASKED` lists them)."""
     if record is None:
         return None, "it left no record"
     result = record.observed.get(RESULT) if record.observed else None
     if record.outcome not in (PASS, FAIL) or not isinstance(result, dict):
         why = (record.reason or str(record.outcome)).splitlines()[0][:300]
         return None, f"it did not run to its end ({record.outcome}: {why})"
-    return verdict(result), ""
+    masks = sorted(set(record.fidelity.get("masks") or []))
+    found = {k: v for k, v in verdict(result).items() if k not in masks}
+    return (found | {MASKED: masks} if masks else found), ""
 
 
 def judge(result: PathRecord, path: PathSpec, script: Script, gym_result: Any, original: dict[str, Any], source: str):
     """The variant's verdict against its original's, into the record: a failure per field that differs."""
-    mine = verdict(gym_result)
+    masked = original.get(MASKED, [])
+    mine = {k: v for k, v in verdict(gym_result).items() if k not in masked} | ({MASKED: masked} if masked else {})
     form = path.form
     assert form is not None and path.variant_of is not None
     before, after = answer(path.variant_of.script), answer(script)
