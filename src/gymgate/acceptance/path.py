@@ -297,15 +297,14 @@ def _original_verdict(ctx: RunContext, path: PathSpec, result: PathRecord) -> tu
     original cannot be one (it did not run to its end) the variant is an ERROR: nothing to judge it against."""
     original = path.variant_of
     assert original is not None
-    found, why = variant.oracle(ctx.run.record(original.id))
-    if found is not None:
-        return found, variant.THIS_RUN
-    record = run_path(replace(ctx, attempts=1), original, into=ctx.run.originals)
+    record, source = ctx.run.record(original.id), variant.THIS_RUN
+    if record is None:  # a --path of the variant alone, or a rerun in a fresh Gym
+        record, source = run_path(replace(ctx, attempts=1), original, into=ctx.run.originals), variant.RUN_AGAIN
     found, why = variant.oracle(record)
     if found is None:
         blame = record.blame if record.outcome == ERROR and record.blame else GYM
         result.error(blame, f"its original {original.id} cannot be its oracle: {why}")
-    return found, variant.RUN_AGAIN
+    return found, source
 
 
 def _row_of(ctx: RunContext, path: PathSpec) -> str:
