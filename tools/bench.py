@@ -1152,15 +1152,19 @@ def render_faults(data: dict, command: str) -> str:
     return "\n".join(lines)
 
 
-def bench_variants(pins: list[str], repeats: int) -> dict:
+def bench_variants(pins: list[str], repeats: int, every_env: bool = False) -> dict:
     """Which forms each release's verifiers get wrong (`accept --variants all --no-baseline`, the default set's
     environments, their cases and recordings): per form and environment, how many variant paths ran and which
     disagreed with their original (reviewed known defects among them). Then what the default forms cost the
-    default set on the newest pin: `--variants none` against `--variants default`, alternated, `repeats` times."""
-    out: dict = {"pins": {}, "cost": {}}
+    default set on the newest pin: `--variants none` against `--variants default`, alternated, `repeats` times.
+    `every_env`: every runnable environment instead (`--env-set all`), the default forms only, no cost runs."""
+    out: dict = {"pins": {}, "cost": {}, "every_env": every_env}
+    selection = (
+        ["--env-set", "all", "--variants", "default", "--faults", "none"] if every_env else ["--variants", "all"]
+    )
     for pin in pins:
         runs = tempfile.mkdtemp(prefix="gg-bench-variants-")
-        args = ["accept", "--gym-ref", pin, "--variants", "all", "--no-baseline", "--no-cache", "--runs-dir", runs]
+        args = ["accept", "--gym-ref", pin, *selection, "--no-baseline", "--no-cache", "--runs-dir", runs]
         seconds, text, code = timed(gymgate(*args), dict(os.environ))
         assert code in (0, 1), text
         forms: dict = {}
@@ -1175,7 +1179,8 @@ def bench_variants(pins: list[str], repeats: int) -> dict:
                 seen["known"] += 1 if variant.get("known") else 0
         out["pins"][pin] = {"exit_code": code, "wall_s": round(seconds, 1), "forms": forms}
         subprocess.run(["rm", "-rf", runs], check=False)
-    out["cost"], out["cost_pin"] = _selection_cost(pins[-1], "--variants", repeats), pins[-1]
+    if not every_env:
+        out["cost"], out["cost_pin"] = _selection_cost(pins[-1], "--variants", repeats), pins[-1]
     return out
 
 
@@ -1196,14 +1201,26 @@ def render_variants(data: dict, command: str) -> str:
     from gymgate.variants.forms import catalogue
 
     pins = list(data["variants"]["pins"])
+    tag, scope = (
+        (
+            "every-env",
+            "every runnable environment (`--env-set all`), their hand-written answers and "
+            "the recordings that release ships, the default forms (`--variants default`)",
+        )
+        if data["variants"].get("every_env")
+        else (
+            "every",
+            "default-set environments, their hand-written answers and the recordings that release ships, "
+            "every form of gymgate/variants/forms.toml (`--variants all`)",
+        )
+    )
     lines = [
-        "<!-- variants:every:begin -->",
-        "### Forms the verifiers get wrong, per release",
+        f"<!-- variants:{tag}:begin -->",
+        "### Forms the verifiers get wrong, per release" + (", every runnable environment" if tag != "every" else ""),
         "",
-        f"Command: `{command}` — {data['host']}, {data['when']}. Each release's default-set environments, their "
-        "hand-written answers and the recordings that release ships, every form of gymgate/variants/forms.toml "
-        "(`--variants all`), one run each. A cell: how many variant paths of that form ran and, where a verifier came "
-        "to another verdict than on the original answer, how many and in which environment (wrong/ran).",
+        f"Command: `{command}` — {data['host']}, {data['when']}. Each release's {scope}, one run each. A cell: how "
+        "many variant paths of that form ran and, where a verifier came to another verdict than on the original "
+        "answer, how many and in which environment (wrong/ran).",
         "",
         "| form | " + " | ".join(pins) + " |",
         "|---|" + "---|" * len(pins),
@@ -1213,9 +1230,9 @@ def render_variants(data: dict, command: str) -> str:
         if any(c != "—" for c in cells):
             lines.append(f"| `{form.name}` | " + " | ".join(cells) + " |")
     walls = ", ".join(f"{p} {v['wall_s']} s (exit {v['exit_code']})" for p, v in data["variants"]["pins"].items())
-    lines += ["", f"Runs (`--variants all`): {walls}."]
+    lines += ["", f"Runs: {walls}."]
     lines += _cost_line(data["variants"].get("cost"), data["variants"].get("cost_pin"), "forms", "--variants")
-    lines.append("<!-- variants:every:end -->")
+    lines.append(f"<!-- variants:{tag}:end -->")
     return "\n".join(lines)
 
 
@@ -1248,7 +1265,7 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--workers", default="1,auto", help="paths: comma-separated -n settings to compare")
     parser.add_argument("--baseline", default="0.4.0", help="compare: the baseline ref (all: none unless given)")
-    parser.add_argument("--env-set", default="default", help="fidelity: `all` for every runnable environment")
+    parser.add_argument("--env-set", default="default", help="fidelity, variants: `all` for every runnable environment")
     parser.add_argument(
         "--pins", default="", help="fidelity --env-set all, faults, variants: comma-separated pins (default: every)"
     )
@@ -1328,7 +1345,11 @@ def main() -> int:
         measure, render = {"faults": (bench_faults, render_faults), "variants": (bench_variants, render_variants)}[
             args.what
         ]
-        data[args.what] = measure(pins, args.repeats)
+        if args.what == "variants" and args.env_set == "all":
+            command, args.pin = command + " --env-set all", "every-env"
+            data[args.what] = bench_variants(pins, args.repeats, every_env=True)
+        else:
+            data[args.what] = measure(pins, args.repeats)
         section = render(data, command)
     elif args.what == "hang":
         data["hang"] = bench_hang(args.pin, args.repeats)
