@@ -58,13 +58,13 @@ def test_a_failure_marker_on_the_variant_alone_is_a_disagreement():
 
 
 def test_a_reviewed_known_defect_is_on_record_and_passes_on_its_gym_only():
-    path, script = case("math_with_judge", "boxed_last_number", "\\boxed{32}")
-    original = variant.verdict({"reward": 1.0, "extracted_answer": "32", "library_reward": 1.0})
-    got = {"reward": 0.0, "extracted_answer": "{0, 32}", "library_reward": 0.0}
-    known = record(path, "0.7.0")
+    path, script = case("mcqa", "boxed_text", "\\boxed{B}")
+    original = variant.verdict({"reward": 1.0, "extracted_answer": "B"})
+    got = {"reward": 0.0, "extracted_answer": None}
+    known = record(path, "0.4.0")  # cases/variants/known.toml: mcqa's boxed forms before 0.5.0
     variant.judge(known, path, script, got, original, variant.THIS_RUN)
     assert known.complete().outcome == PASS and known.variant["agrees"] is False and known.variant["known"]["reason"]
-    elsewhere = record(path, "0.1.0")  # a version the entry does not name: news
+    elsewhere = record(path, "0.7.0")  # a version the entry does not name: news
     variant.judge(elsewhere, path, script, got, original, variant.THIS_RUN)
     assert elsewhere.complete().outcome == FAIL and "known" not in elsewhere.variant
 
