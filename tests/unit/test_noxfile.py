@@ -1,0 +1,77 @@
+"""The nox sessions' exit codes (noxfile.py, loaded with a stand-in for nox): a pin of the matrix that finds failures
+lets nox go on to the next pin and the report over every ref — which alone gives the verdict — while an error stops
+everything, and every other session leaves nox with gymgate's own code."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _stand_in_nox() -> types.ModuleType:
+    def session(*args, **kwargs):
+        if args and callable(args[0]):
+            return args[0]
+        return lambda function: function
+
+    nox = types.ModuleType("nox")
+    nox.session = session
+    nox.parametrize = lambda *args, **kwargs: (lambda function: function)
+    nox.options = types.SimpleNamespace()
+    nox.Session = object
+    return nox
+
+
+@pytest.fixture
+def noxfile(monkeypatch):
+    monkeypatch.setitem(sys.modules, "nox", _stand_in_nox())
+    monkeypatch.chdir(ROOT)  # the pins are listed from the checkout
+    spec = importlib.util.spec_from_file_location("gymgate_noxfile", ROOT / "noxfile.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(module, "_forward_sigterm", lambda: None)
+    monkeypatch.setattr(module, "_harness", lambda session: None)
+    return module
+
+
+class Session:
+    """Runs nothing: gymgate "exits" with `code`, written where the real CLI writes it."""
+
+    def __init__(self, code: int, posargs: list[str] | None = None):
+        self.code, self.posargs, self.ran, self.logged = code, posargs or [], [], []
+
+    def run(self, *args, env, **kwargs):
+        self.ran.append(args)
+        Path(env["GYMGATE_EXIT_FILE"]).write_text(str(self.code))
+
+    def log(self, text: str) -> None:
+        self.logged.append(text)
+
+
+def test_a_pin_with_failures_lets_the_matrix_go_on_to_its_report(noxfile):
+    pin = Session(1)
+    noxfile.matrix(pin, "0.2.0")  # returns: nox runs the next pin
+    assert pin.ran == [("gymgate", "matrix", "--only", "0.2.0")] and "judges" in pin.logged[0]
+    with pytest.raises(SystemExit) as stopped:
+        noxfile.matrix(Session(1), noxfile.MATRIX_ALL)  # the report over every ref is the verdict
+    assert stopped.value.code == 1
+
+
+@pytest.mark.parametrize("code", [2, 7])
+def test_an_error_on_a_pin_stops_the_matrix(noxfile, code):
+    with pytest.raises(SystemExit) as stopped:
+        noxfile.matrix(Session(code), "0.2.0")
+    assert stopped.value.code == code
+
+
+def test_accept_leaves_nox_with_gymgates_code(noxfile):
+    noxfile.accept(Session(0))
+    with pytest.raises(SystemExit) as stopped:
+        noxfile.accept(Session(1, ["--gym-ref", "0.7.0"]))
+    assert stopped.value.code == 1
