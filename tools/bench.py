@@ -48,9 +48,12 @@ import threading
 import time
 from pathlib import Path
 
+from gymgate import variants
+from gymgate.outcomes import SKIP
 from gymgate.refs.index import cached_sdist as sdist
 from gymgate.refs.index import unpack_sdist as unpack
 from gymgate.refs.scratch import commit_all, git
+from gymgate.report.variants import disagreements
 from gymgate.runfolder import RunFolder
 
 REPO = Path(__file__).resolve().parent.parent
@@ -1108,7 +1111,7 @@ def _fault_cell(per_env: dict) -> str:
     handling most of them share, with its attempts, then each environment that differs, named."""
     kinds: dict[str, list[str]] = {}
     for env, seen in sorted(per_env.items()):
-        if seen["outcome"] == "SKIP":
+        if seen["outcome"] == SKIP:
             continue
         how = seen["handled"] or seen["outcome"]
         how += f" ({seen['attempts']})" if seen["attempts"] is not None else ""
@@ -1168,15 +1171,18 @@ def bench_variants(pins: list[str], repeats: int, every_env: bool = False) -> di
         seconds, text, code = timed(gymgate(*args), dict(os.environ))
         assert code in (0, 1), text
         forms: dict = {}
-        for record in _one_run(runs).records().values():
-            variant = record.variant or {}
-            if not variant or record.outcome == "SKIP":
-                continue
-            seen = forms.setdefault(variant["form"], {}).setdefault(record.env, {"ran": 0, "wrong": [], "known": 0})
+        ran = [r for r in _one_run(runs).records().values() if variants.form_of(r.mode) and r.outcome != SKIP]
+        wrong = disagreements(ran)
+        for record in ran:
+            seen = forms.setdefault(variants.form_of(record.mode), {}).setdefault(
+                record.env, {"ran": 0, "wrong": [], "known": 0, "unjudged": 0}
+            )
             seen["ran"] += 1
-            if variant.get("agrees") is False:
+            if record.path in wrong:
                 seen["wrong"].append(record.mode)
-                seen["known"] += 1 if variant.get("known") else 0
+                seen["known"] += 1 if wrong[record.path].known else 0
+            elif (record.variant or {}).get("agrees") is not True:
+                seen["unjudged"] += 1  # no verdict against its original (an ERROR): neither right nor wrong
         out["pins"][pin] = {"exit_code": code, "wall_s": round(seconds, 1), "forms": forms}
         subprocess.run(["rm", "-rf", runs], check=False)
     if not every_env:
@@ -1185,16 +1191,20 @@ def bench_variants(pins: list[str], repeats: int, every_env: bool = False) -> di
 
 
 def _variant_cell(per_env: dict) -> str:
-    """One release's verdicts on one form: how many of its variants ran, and the environments whose verifier got
-    some wrong (how many)."""
+    """One release's verdicts on one form: how many of its variants ran, the environments whose verifier got some
+    wrong (how many; how many of those a reviewed entry knows), and how many could not be judged."""
     ran = sum(seen["ran"] for seen in per_env.values())
     wrong = {env: seen for env, seen in sorted(per_env.items()) if seen["wrong"]}
+    unjudged = sum(seen.get("unjudged", 0) for seen in per_env.values())
+    tail = f"; {unjudged} not judged" if unjudged else ""
     if not ran:
         return "—"
     if not wrong:
-        return f"{ran} right"
+        return f"{ran - unjudged} right{tail}"
     named = ", ".join(f"{env} {len(seen['wrong'])}/{seen['ran']}" for env, seen in wrong.items())
-    return f"**{sum(len(s['wrong']) for s in wrong.values())} of {ran} wrong**: {named}"
+    known = sum(seen.get("known", 0) for seen in wrong.values())
+    count = sum(len(s["wrong"]) for s in wrong.values())
+    return f"**{count} of {ran} wrong**{f' ({known} known)' if known else ''}: {named}{tail}"
 
 
 def render_variants(data: dict, command: str) -> str:

@@ -71,24 +71,32 @@ def test_a_reviewed_known_defect_is_on_record_and_passes_on_its_gym_only():
 
 def test_an_original_that_did_not_run_to_its_end_is_no_oracle():
     errored = PathRecord(path="mcqa:accepted", env="mcqa", mode="accepted", gym={}).error("gym", "startup: it died")
-    assert variant.oracle(errored) == (None, "it did not run to its end (ERROR: startup: it died)")
-    assert variant.oracle(None)[0] is None
+    assert variant.oracle(errored, "0.7.0") == (None, "it did not run to its end (ERROR: startup: it died)")
+    assert variant.oracle(None, "0.7.0")[0] is None
     ran = PathRecord(path="mcqa:accepted", env="mcqa", mode="accepted", gym={}, outcome=FAIL)
-    assert variant.oracle(ran)[0] is None  # no result observed: nothing to agree with
+    assert variant.oracle(ran, "0.7.0")[0] is None  # no result observed: nothing to agree with
     ran.observe([], {"reward": 0.0})
-    assert variant.oracle(ran) == ({"reward": 0.0}, "")
+    assert variant.oracle(ran, "0.7.0") == ({"reward": 0.0}, "")
 
 
 def test_the_originals_nondeterministic_fields_are_no_oracle():
-    """A recording whose reward is a function of CPU time (a reviewed nondeterministic entry masks it) gives its
-    variants no reward to agree with: the rest of its verdict still is one."""
-    ran = PathRecord(path="math_with_judge:rec.e7", env="math_with_judge", mode="rec.e7", gym={}, outcome=PASS)
+    """A recording whose reward is a function of CPU time (a reviewed nondeterministic entry in
+    cases/recordings/fidelity.toml) gives its variants no reward to agree with — also on a run where it happened to
+    reproduce: the rest of its verdict still is one. Another recording's reward is an oracle."""
+    ran = PathRecord(
+        path="math_with_judge:rec.e7297cacf5", env="math_with_judge", mode="rec.e7297cacf5", gym={}, outcome=PASS
+    )
     ran.observe([], {"reward": 1.0, "library_reward": 1.0, "extracted_answer": "x"})
-    ran.fidelity = {"reproduces": False, "masks": ["reward", "library_reward"]}
-    original, _ = variant.oracle(ran)
+    ran.fidelity = {"reproduces": True}
+    original, _ = variant.oracle(ran, "0.7.0")
     assert original == {"extracted_answer": "x", "masked": ["library_reward", "reward"]}
     path, script = case("math_with_judge", "trailing_remark", "\\boxed{x}")
     result = record(path)
     got = {"reward": 0.0, "library_reward": 0.0, "extracted_answer": "x"}
     variant.judge(result, path, script, got, original, variant.THIS_RUN)
     assert result.complete().outcome == PASS and result.variant["agrees"] is True
+    other = PathRecord(
+        path="math_with_judge:rec.28020e7576", env="math_with_judge", mode="rec.28", gym={}, outcome=PASS
+    )
+    other.observe([], {"reward": 1.0, "library_reward": 1.0, "extracted_answer": "x"})
+    assert variant.oracle(other, "0.7.0")[0] == {"reward": 1.0, "library_reward": 1.0, "extracted_answer": "x"}

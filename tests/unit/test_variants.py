@@ -6,6 +6,7 @@ still sees the disagreement."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -15,13 +16,14 @@ from gymgate import variants
 from gymgate.cases.environments import load_environments
 from gymgate.compare.acks import reviewed_as
 from gymgate.endpoint.script import Script, ToolCall, Turn
-from gymgate.outcomes import FAIL, PASS
+from gymgate.errors import UsageError
+from gymgate.outcomes import ERROR, FAIL, PASS
 from gymgate.pathid import PathId
 from gymgate.paths.plan import plan
 from gymgate.variants.forms import catalogue, selected, verdict_fields
-from gymgate.variants.known import Defect
-from gymgate.verdict import label, run_exit
-from tests.helpers import record
+from gymgate.variants.known import Defect, defects
+from gymgate.verdict import known_defect, label
+from tests.helpers import record, stored_run
 
 FORMS = {f.name: f for f in catalogue()[0]}
 OPTIONS = {"options": [{"A": "Karyotyping"}, {"B": "Polymerase Chain Reaction (PCR)"}]}
@@ -148,9 +150,11 @@ def test_the_verdict_fields_a_result_carries():
 
 def test_variants_are_planned_after_their_originals_and_reviewed_as_them():
     (mcqa,) = load_environments(["mcqa"])
-    ids = [p.id for p in plan([mcqa], variants=variants.DEFAULT)]
+    planned = plan([mcqa], faults=variants.ALL, variants=variants.DEFAULT)
+    ids = [p.id for p in planned]
     assert ids[:2] == ["mcqa:accepted", "mcqa:rejected"]
     assert "mcqa:form.boxed_text.accepted" in ids and "mcqa:form.boxed_text.rejected" in ids
+    assert any(p.fault is not None for p in planned)  # fault paths are planned, and no variant is one of theirs
     assert not any(variants.original_of(PathId(i).mode).startswith("fault.") for i in ids)
     assert [p.id for p in plan([mcqa])] == ["mcqa:accepted", "mcqa:rejected"]  # none unless asked
     assert reviewed_as("mcqa:form.boxed_text.rec.3f2a9c1b0d") == (
@@ -162,18 +166,44 @@ def test_variants_are_planned_after_their_originals_and_reviewed_as_them():
 def test_a_known_defect_passes_alone_and_is_a_disagreement_to_every_comparison():
     known = record("mcqa:form.boxed_text.accepted", PASS, variant={"agrees": False, "known": {"reason": "r"}})
     agreeing = record("mcqa:form.boxed_text.rejected", PASS, variant={"agrees": True})
+    assert known_defect(known) and not known_defect(agreeing)
     assert label(known) == FAIL and label(agreeing) == PASS
-    assert run_exit([known, agreeing], 0) == 0
+    unreviewed = record("mcqa:form.boxed_text.accepted", PASS, variant={"agrees": False})  # no entry: not one
+    assert not known_defect(unreviewed)
 
 
-def test_a_known_defect_covers_only_its_fields_on_its_gyms_with_a_reason():
+def test_a_known_defect_covers_only_its_fields_values_and_gyms_with_a_reason():
+    pinned = {"reward": 0.0}
     defect = Defect(("math_with_judge:form.boxed_last_number.*",), ("reward", "extracted_answer"), "why", ("0.7.0",))
     path = "math_with_judge:form.boxed_last_number.accepted"
-    assert defect.covers(path, "0.7.0", ["reward"])
-    assert not defect.covers(path, "0.6.0", ["reward"])
-    assert not defect.covers(path, "0.7.0", ["reward", "library_reward"])  # a field nobody reviewed is news
-    assert not defect.covers("mcqa:form.boxed_text.accepted", "0.7.0", ["reward"])
-    assert not Defect(defect.paths, defect.fields, " ", defect.gyms).covers(path, "0.7.0", ["reward"])
+    assert defect.covers(path, "0.7.0", ["reward"], {"reward": 0.0})
+    assert not defect.covers(path, "0.6.0", ["reward"], {})
+    assert not defect.covers(path, "0.7.0", ["reward", "library_reward"], {})  # a field nobody reviewed is news
+    assert not defect.covers("mcqa:form.boxed_text.accepted", "0.7.0", ["reward"], {})
+    assert not Defect(defect.paths, defect.fields, " ", defect.gyms).covers(path, "0.7.0", ["reward"], {})
+    direction = Defect(defect.paths, defect.fields, "why", (), pinned)
+    assert direction.covers(path, "0.2.0", ["reward"], {"reward": 0.0})
+    assert not direction.covers(path, "0.2.0", ["reward"], {"reward": 1.0})  # wrong the other way: news
+
+
+@pytest.mark.parametrize(
+    "entry, complaint",
+    [
+        ('paths = "mcqa:form.*"\nfields = ["reward"]\nreason = "r"', "`paths` must be a non-empty list"),
+        ('paths = ["mcqa:form.*"]\nfields = ["reward"]\nreason = 3', "`reason` must say why"),
+        ('paths = ["mcqa:form.*"]\nfields = ["reward"]\nreason = "r"\nvariant = { score = 0 }', "`variant` must be"),
+        ('paths = ["mcqa:form.*"]\nfields = ["reward"]\nreason = "r"\ngym = ["0.7.0"]', "unknown key `gym`"),
+    ],
+)
+def test_a_malformed_known_defect_is_a_usage_error_naming_it(tmp_path, entry, complaint):
+    file = tmp_path / "known.toml"
+    file.write_text("[[defect]]\n" + entry + "\n")
+    with pytest.raises(UsageError, match=re.escape("[[defect]] 1: ") + ".*" + re.escape(complaint)):
+        defects(file)
+
+
+def test_the_committed_known_defects_read():
+    assert all(d.reason and d.paths and d.fields for d in defects())
 
 
 def test_reports_show_each_disagreement_with_both_answers_side_by_side():
@@ -191,11 +221,35 @@ def test_reports_show_each_disagreement_with_both_answers_side_by_side():
     fine = record("mcqa:form.boxed_option.accepted", PASS, variant={**shown, "agrees": True})
     found = disagreements([news, known, fine])
     assert list(found) == ["mcqa:form.boxed_text.accepted", "mcqa:form.boxed_text.rejected"]
-    details = "\n".join(found["mcqa:form.boxed_text.accepted"].details())
-    assert "<code>\\boxed{B}</code>" in details and "<code>\\boxed{\\text{B}}</code>" in details
+    assert found["mcqa:form.boxed_text.accepted"].answers["variant"] == "\\boxed{\\text{B}}"
     assert known_reason(known) == "known defect: r" and known_reason(fine) == ""
-    rows = variant_columns([("base", [fine]), ("cand", [news, known, fine])])
+    errored = record("mcqa:form.boxed_text.accepted", ERROR)  # no oracle: it never came to a verdict
+    rows = variant_columns([("base", [fine, errored]), ("cand", [news, known, fine])])
     assert rows == [
-        ("mcqa:form.boxed_text.accepted", ["—", "disagrees"]),
+        ("mcqa:form.boxed_text.accepted", ["ERROR", "disagrees"]),
         ("mcqa:form.boxed_text.rejected", ["—", "disagrees (known defect)"]),
     ]
+
+
+def test_report_md_and_html_show_a_regressed_form_with_both_answers(tmp_path):
+    from gymgate.compare.runs import compare_runs
+    from gymgate.report.html import render_html
+    from gymgate.report.markdown import render_markdown
+
+    path = "mcqa:form.boxed_text.accepted"
+    shown = {
+        "why": "a letter boxed as LaTeX text",
+        "original": {"reward": 1.0},
+        "answers": {"original": "\\boxed{B}", "variant": "\\boxed{\\text{<B>}}"},
+    }
+    base = stored_run(tmp_path, "a", "0.4.0", [record(path, PASS, variant={**shown, "agrees": True})])
+    wrong = {**shown, "agrees": False, "variant": {"reward": 0.0}}
+    cand = stored_run(tmp_path, "b", "0.5.0", [record(path, FAIL, reason="[variant] reward", variant=wrong)])
+    comparison = compare_runs(base, cand)
+    markdown = render_markdown(comparison)
+    assert "### Forms the verifier gets wrong" in markdown
+    assert f"| `{path}` | agrees | disagrees | regressed |" in markdown
+    assert "`\\boxed{B}`" in markdown and "`\\boxed{\\text{<B>}}`" in markdown
+    page = render_html(comparison)
+    assert 'id="variants"' in page and "<td>agrees</td><td>disagrees</td>" in page
+    assert "<pre>\\boxed{\\text{&lt;B&gt;}}</pre>" in page  # the answer, escaped, beside the original's

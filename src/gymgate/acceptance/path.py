@@ -182,6 +182,7 @@ def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | N
     batch = collate([process_datum(row, i) for i, row in enumerate(load_rows(data_file))])
 
     original: dict[str, Any] | None = None
+    source = ""
     if path.variant_of is not None and script is None:
         script = _variant_script(path, fed)
         if script is None:
@@ -242,7 +243,9 @@ def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | N
     else:
         result.observe(((e.kind or e.route, e.status, e.body) for e in exchanges), processed["gym_result"])
     tables = full_result_tables(batch["extra_env_info"], rollout.results)
-    judged_as = path.variant_of or path  # a variant's failure markers are allowed as its original's are
+    # A variant's failure markers are allowed as its original's are, and its echoed row fields are held as its
+    # original's (a replay's by its recording, where a reviewed entry can classify them).
+    judged_as = path.variant_of or path
     # The judge's sampling comes from the environment's own config (read only when a judge was asked).
     judged = any(e.kind == JUDGE for e in exchanges)
     judge = judge_params(ctx.gym_root / env.config) if judged else None
@@ -263,7 +266,7 @@ def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | N
                 result, path, script, exchanges, sent_row, full, ctx.config, judge, top
             ),
         ),
-        ("metadata", lambda: checks.check_metadata(result, path, fed, full)),
+        ("metadata", lambda: checks.check_metadata(result, judged_as, fed, full)),
         ("metrics", lambda: checks.check_metrics(result, path, metrics, tables, full)),
         ("first_turn", lambda: checks.check_first_turn(result, fed, exchanges, processed, ctx.tokenizer)),
         ("routing", lambda: checks.check_routing(result, path, script, exchanges, processed.get("gym_agent_ref"))),
@@ -272,7 +275,7 @@ def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | N
         ("recording", lambda: checks.check_recording(result, path, full, exchanges)),
         ("continuity", lambda: checks.check_continuity(result, exchanges)),
         (
-            "variant",
+            variant.VARIANT,
             lambda: original is None or variant.judge(result, path, script, processed["gym_result"], original, source),
         ),
     ):
@@ -300,7 +303,7 @@ def _original_verdict(ctx: RunContext, path: PathSpec, result: PathRecord) -> tu
     record, source = ctx.run.record(original.id), variant.THIS_RUN
     if record is None:  # a --path of the variant alone, or a rerun in a fresh Gym
         record, source = run_path(replace(ctx, attempts=1), original, into=ctx.run.originals), variant.RUN_AGAIN
-    found, why = variant.oracle(record)
+    found, why = variant.oracle(record, str(ctx.gym.get("version", "")))
     if found is None:
         blame = record.blame if record.outcome == ERROR and record.blame else GYM
         result.error(blame, f"its original {original.id} cannot be its oracle: {why}")

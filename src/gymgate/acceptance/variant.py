@@ -15,6 +15,7 @@ from gymgate.acceptance.checks import failure_markers
 from gymgate.endpoint.script import Script, Turn
 from gymgate.outcomes import FAIL, PASS
 from gymgate.paths.spec import PathSpec
+from gymgate.recordings import fidelity
 from gymgate.runfolder import PathRecord
 from gymgate.runfolder.record import RESULT
 from gymgate.text import excerpt
@@ -38,19 +39,22 @@ def verdict(result: Any) -> dict[str, Any]:
     return found | verdict_fields(result)
 
 
-def oracle(record: PathRecord | None) -> tuple[dict[str, Any] | None, str]:
+def oracle(record: PathRecord | None, gym: str) -> tuple[dict[str, Any] | None, str]:
     """The original's verdict from its record, or None and why it cannot be one (it did not run to its end). The
-    fields a reviewed entry says the original's own replays do not agree on from run to run (Gym's nondeterminism,
-    recordings/fidelity.py: `fidelity.masks`) are no oracle, and are left out of it (`MASKED` lists them)."""
+    fields reviewed entries say the original's replays do not agree on from run to run on this Gym
+    (recordings/fidelity.nondeterministic) are no oracle, whether or not this run of it diverged: they are left out
+    (`MASKED` lists the verdict's keys left out)."""
     if record is None:
         return None, "it left no record"
     result = record.observed.get(RESULT) if record.observed else None
     if record.outcome not in (PASS, FAIL) or not isinstance(result, dict):
         why = (record.reason or str(record.outcome)).splitlines()[0][:300]
         return None, f"it did not run to its end ({record.outcome}: {why})"
-    masks = sorted(set(record.fidelity.get("masks") or []))
-    found = {k: v for k, v in verdict(result).items() if k not in masks}
-    return (found | {MASKED: masks} if masks else found), ""
+    noisy = fidelity.nondeterministic(record.path, gym)
+    found = verdict(result)
+    masked = sorted(k for k in found if any(fidelity.under(k.removeprefix(MARKER), m) for m in noisy))
+    kept = {k: v for k, v in found.items() if k not in masked}
+    return (kept | {MASKED: masked} if masked else kept), ""
 
 
 def judge(result: PathRecord, path: PathSpec, script: Script, gym_result: Any, original: dict[str, Any], source: str):
@@ -73,7 +77,7 @@ def judge(result: PathRecord, path: PathSpec, script: Script, gym_result: Any, o
         "answers": {"original": shown[0], "variant": shown[1]},
     }
     differing = sorted(k for k in set(original) | set(mine) if original.get(k, ABSENT) != mine.get(k, ABSENT))
-    defect = known(str(path.id), str(result.gym.get("version", "")), differing) if differing else None
+    defect = known(str(path.id), str(result.gym.get("version", "")), differing, mine) if differing else None
     if defect is not None:
         result.variant["known"] = defect.to_json()  # reviewed: the run alone passes it; comparisons still see it
         return

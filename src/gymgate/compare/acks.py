@@ -19,7 +19,10 @@ step changed inside) is reviewed once, in the pair's own file, without reviewing
 
 A fault path (gymgate.faults) runs its environment's accepted case again: an entry naming `<env>:accepted` covers the
 same change (field and exact values) on that environment's fault paths too. What only a fault path shows (how Gym
-handled the fault) is reviewed on the fault path itself.
+handled the fault) is reviewed on the fault path itself. Likewise a variant (gymgate.variants) is its original with
+the answer written another way: an entry naming the original covers the same change on its variants; what depends
+on the answer's text (the tokens it counts, the requests that carry it) has other values there and is reviewed on
+the variant.
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 (faults.toml) and injected by the endpoint on one chosen call of a path: how Gym handles each is part of its
 contract (acceptance/faulted.py judges it)."""
 
-# Which faults a run's fault paths come from (--faults): none, the default set's, or every declared one.
-NONE, DEFAULT, ALL = "none", "default", "all"
-SELECTIONS = (NONE, DEFAULT, ALL)
+from gymgate.selection import ALL, DEFAULT, NONE, SELECTIONS  # which faults a run's fault paths come from (--faults)
+
+__all__ = ["ALL", "DEFAULT", "NONE", "PREFIX", "SELECTIONS", "replays_case"]
 PREFIX = "fault."  # a fault path's name: fault.<fault name>
 
 

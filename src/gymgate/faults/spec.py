@@ -11,7 +11,8 @@ from typing import Any
 from gymgate.endpoint.faults import KINDS
 from gymgate.endpoint.script import Script
 from gymgate.endpoint.server import JUDGE, POLICY
-from gymgate.faults import ALL, NONE, PREFIX, SELECTIONS
+from gymgate.faults import PREFIX
+from gymgate.selection import chosen
 
 CATALOGUE = Path(__file__).with_name("faults.toml")
 EVERY = "every"  # `times`: every attempt of the call fails
@@ -84,7 +85,4 @@ def catalogue(path: Path = CATALOGUE) -> tuple[tuple[Fault, ...], int]:
 
 def selected(selection: str) -> tuple[Fault, ...]:
     """The faults a run's fault paths come from (--faults: one of SELECTIONS)."""
-    if selection not in SELECTIONS:
-        raise ValueError(f"--faults {selection!r}: expected one of {', '.join(SELECTIONS)}")
-    faults = catalogue()[0]
-    return () if selection == NONE else tuple(f for f in faults if selection == ALL or f.default)
+    return chosen(catalogue()[0], selection, "--faults")

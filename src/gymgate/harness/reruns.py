@@ -1,8 +1,10 @@
 """Flaky or real: every non-PASS candidate path (and every path the baseline could not judge) runs again on both
 refs in fresh Gym instances (a new pytest session, so a new Ray cluster and new Gym servers) until its outcomes are
 mixed, the candidate has failed the same way in two Gym instances (reproduced: a further attempt cannot make it
-pass the gate, since a candidate that passes only sometimes is regressed too), or the attempts are used up. The attempts are stored in the candidate's run folder (runfolder/folder.py;
-compare/attempts.py reads them back); a stored baseline run is never modified.
+pass the gate, since a candidate that passes only sometimes is regressed too), or the attempts are used up. A
+reviewed known defect (gymgate.variants.known) is not asked again: its disagreement is on record. The attempts are
+stored in the candidate's run folder (runfolder/folder.py; compare/attempts.py reads them back); a stored baseline
+run is never modified.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from gymgate.outcomes import BROKEN, ERROR, FAIL, SKIP
 from gymgate.refs.source import GymSource
 from gymgate.results import RunResult
 from gymgate.runfolder import RunFolder
-from gymgate.verdict import HARNESS_ERROR, NO_RECORD, mixed
+from gymgate.verdict import HARNESS_ERROR, NO_RECORD, known_defect, mixed
 
 # A pass needs no second opinion; skip (the config is absent) and broken are deterministic.
 RERUN_CANDIDATE = (FAIL, ERROR, HARNESS_ERROR, NO_RECORD)
@@ -49,7 +51,8 @@ def run_reruns(
     cand_run = RunFolder(cand_dir)
     runs = {"candidate": cand_run, "baseline": RunFolder(base_dir)}
     first = {role: labels(run) for role, run in runs.items()}
-    chosen = targets(first["candidate"], first["baseline"])
+    known = {p for p, record in cand_run.records().items() if known_defect(record)}  # reviewed: nothing to re-ask
+    chosen = [p for p in targets(first["candidate"], first["baseline"]) if p not in known]
     every = {role: attempt_labels(run) for role, run in runs.items()}  # the attempts each record holds
     history = {role: {p: every[role][p] for p in chosen if p in every[role]} for role in every}
     manifest = {"baseline_run": base_dir.name, "attempts": attempts, "paths": chosen, "done": 1}

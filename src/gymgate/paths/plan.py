@@ -67,9 +67,8 @@ def selection(
     envs: list[Environment], sources: Iterable[GymSource], faults: str = NONE, variants: str = NONE
 ) -> tuple[list[str], list[Recording]]:
     """The path ids of these environments judged on these refs (with the fault paths `faults` and the variants
-    `variants` select), and the
-    recordings they replay: the union of what each ref ships (the first ref's copy of a recording both ship), read
-    from each ref's files without installing it."""
+    `variants` select), and the recordings they replay: the union of what each ref ships (the first ref's copy of a
+    recording both ship), read from each ref's files without installing it."""
     from gymgate.refs.distribution import Distribution
 
     found = [recordings_of(Distribution(source), envs, source.version or source.name) for source in sources]

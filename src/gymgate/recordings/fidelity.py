@@ -20,6 +20,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from gymgate import reviewed
 from gymgate.compare.observation import ABSENT, Rule, flatten
 from gymgate.errors import UsageError
 from gymgate.locations import repo_root
@@ -64,12 +65,10 @@ class Entry:
 
     def holds(self, path: str, gym: str) -> bool:
         """It names this path (or a glob of it), on this Gym, with a reason: without one it says nothing."""
-        return (
-            fnmatch.fnmatchcase(path, self.path) and bool(self.reason.strip()) and (not self.gyms or gym in self.gyms)
-        )
+        return reviewed.holds((self.path,), self.reason, self.gyms, path, gym)
 
     def covers(self, path: str, gym: str, divergences: list[Divergence]) -> bool:
-        return self.holds(path, gym) and all(any(_under(d.field, f) for f in self.fields) for d in divergences)
+        return self.holds(path, gym) and all(any(under(d.field, f) for f in self.fields) for d in divergences)
 
     @property
     def masks(self) -> tuple[str, ...]:
@@ -85,7 +84,8 @@ class Entry:
         return {**found, "since": self.since} if self.since else found
 
 
-def _under(field: str, covered: str) -> bool:
+def under(field: str, covered: str) -> bool:
+    """The dotted field is the covered one or inside it."""
     return field == covered or field.startswith(covered + ".")
 
 
@@ -125,6 +125,12 @@ def volatile() -> Volatile:
 def entries(path: Path | None = None) -> tuple[Entry, ...]:
     """The reviewed classifications, read once per process (every replayed path asks)."""
     return _entries_of(path or fidelity_file())
+
+
+def nondeterministic(path: str, gym: str) -> tuple[str, ...]:
+    """The result fields reviewed entries say this path's replays do not agree on from run to run on this Gym (Gym's
+    own nondeterminism): no one run of it is an oracle for them, whether that run happened to reproduce or not."""
+    return tuple(sorted({m for e in entries() if e.holds(path, gym) for m in e.masks}))
 
 
 @cache

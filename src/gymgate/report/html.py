@@ -6,6 +6,7 @@ Rendered from the Comparison with Jinja2 (templates/report.html.j2, autoescaped)
 
 from __future__ import annotations
 
+import json
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,8 @@ from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
 from gymgate.report.fidelity import fidelity_columns
 from gymgate.report.grouping import ACKNOWLEDGED, bundle_changes, cause_lines, describe_paths
 from gymgate.report.grouping import FAILING as UNREVIEWED
-from gymgate.report.markdown import bundle_line, cause_groups, flaky_side_text, ref_label
+from gymgate.report.markdown import bundle_line, cause_groups, flaky_side_text, ref_label, sides
+from gymgate.report.variants import disagreements, variant_columns
 from gymgate.verdict import ACTIONABLE, CATEGORIES, CHANGED, FAILING, FLAKY, UNJUDGED
 
 CARDS_OPEN = 30  # path cards shown before the rest are folded (a bump of hundreds of paths stays readable)
@@ -96,6 +98,31 @@ def _bundles(comparison: Comparison) -> tuple[list[dict[str, Any]], list[dict[st
     return unreviewed, acknowledged
 
 
+def _variants(comparison: Comparison) -> dict[str, Any]:
+    """Variants that disagree with their original on either ref, a cell per ref, and the candidate's disagreements
+    with both answers and both verdicts side by side (as report.md shows them)."""
+    category = {p.path: p.category for p in comparison.paths}
+    rows = [
+        {"path": path, "cells": cells, "category": category.get(path, ""), "tone": tone(category.get(path, ""))}
+        for path, cells in variant_columns(sides(comparison))
+    ]
+    found = disagreements(list(comparison.candidate_records.values())).values()
+    return {
+        "labels": [label for label, _ in sides(comparison)],
+        "rows": rows,
+        "disagreements": [
+            {
+                "path": d.path,
+                "why": d.why,
+                "known": d.known,
+                "answers": (d.answers.get("original", ""), d.answers.get("variant", "")),
+                "verdicts": (json.dumps(d.original, indent=1), json.dumps(d.variant, indent=1)),
+            }
+            for d in found
+        ],
+    }
+
+
 def page_model(comparison: Comparison) -> dict[str, Any]:
     """What the template shows, read off the comparison."""
     groups = comparison.by_category()
@@ -158,12 +185,8 @@ def page_model(comparison: Comparison) -> dict[str, Any]:
             }
             for p in comparison.paths
         ],
-        "fidelity": fidelity_columns(
-            [
-                (ref_label(comparison.baseline), list(comparison.baseline_records.values())),
-                (ref_label(comparison.candidate), list(comparison.candidate_records.values())),
-            ]
-        ),
+        "fidelity": fidelity_columns(sides(comparison)),
+        "variants": _variants(comparison),
         "refused": [a.where for a in comparison.acks.refused],
         "stale": [a.where for a in comparison.acks.stale],
     }

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from gymgate.compare import acks as ack_files
@@ -19,7 +20,8 @@ from gymgate.report.grouping import (
     cause_lines,
     describe_paths,
 )
-from gymgate.report.variants import disagreements, variant_columns
+from gymgate.report.variants import KNOWN, disagreements, variant_columns
+from gymgate.runfolder import PathRecord
 from gymgate.verdict import ACTIONABLE, CHANGED, FIXED, FLAKY, NEW_PATH, REMOVED_PATH, SAME_FAIL, downgrade
 
 TERMINAL_LINES = 40  # the terminal's view of a comparison fits one screen; `-v` prints report.md instead
@@ -215,7 +217,7 @@ def _categories(comparison: Comparison) -> list[str]:
 
 
 def _fidelity_of(comparison: Comparison):
-    return fidelity_columns(_sides(comparison))
+    return fidelity_columns(sides(comparison))
 
 
 def _fidelity(comparison: Comparison) -> list[str]:
@@ -243,7 +245,8 @@ def _terminal_fidelity(comparison: Comparison) -> list[str]:
     return [f"recorded rollouts replayed: {'; '.join(parts)} (per environment: report.md)"] if parts else []
 
 
-def _sides(comparison: Comparison):
+def sides(comparison: Comparison) -> list[tuple[str, list[PathRecord]]]:
+    """Each ref's label and records, baseline first: what the per-ref tables (fidelity, variants) read."""
     return [
         (ref_label(comparison.baseline), list(comparison.baseline_records.values())),
         (ref_label(comparison.candidate), list(comparison.candidate_records.values())),
@@ -253,22 +256,34 @@ def _sides(comparison: Comparison):
 def _variants(comparison: Comparison) -> list[str]:
     """Variants that disagree with their original on either ref (the category above says what the bump did), and
     the candidate's disagreements with both answers and verdicts side by side."""
-    rows = variant_columns(_sides(comparison))
+    rows = variant_columns(sides(comparison))
     if not rows:
         return []
     category = {p.path: p.category for p in comparison.paths}
+    labels = [label for label, _ in sides(comparison)]
     lines = ["### Forms the verifier gets wrong (variants that disagree with their original)", ""]
-    lines += [f"| variant | {' | '.join(label for label, _ in _sides(comparison))} | category |", "|---|---|---|---|"]
+    lines += [f"| variant | {' | '.join(labels)} | category |", "|---|" + "---|" * (len(labels) + 1)]
     lines += [f"| `{path}` | {' | '.join(cells)} | {category.get(path, '')} |" for path, cells in rows]
     lines.append("")
     for item in disagreements(list(comparison.candidate_records.values())).values():
-        lines += [*item.details(), ""]
+        lines += [
+            f"<details><summary><code>{item.path}</code>: {item.why}</summary>",
+            "",
+            "| | original | variant |",
+            "|---|---|---|",
+            f"| answer | {_cell(item.answers.get('original', ''))} | {_cell(item.answers.get('variant', ''))} |",
+            f"| verdict | {_cell(json.dumps(item.original))} | {_cell(json.dumps(item.variant))} |",
+            *([f"\n{KNOWN}: {item.known}"] if item.known else []),
+            "",
+            "</details>",
+            "",
+        ]
     return lines
 
 
 def _terminal_variants(comparison: Comparison) -> list[str]:
     counts = []
-    for label, records in _sides(comparison):
+    for label, records in sides(comparison):
         found = disagreements(records).values()
         if found:
             known = sum(1 for d in found if d.known)

@@ -4,7 +4,6 @@ of the forms a verifier gets wrong."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +15,6 @@ KNOWN = "known defect"
 @dataclass(frozen=True)
 class Disagreement:
     path: str
-    form: str
     why: str
     known: str  # the reviewed entry's reason, or "" (news)
     original: dict[str, Any]
@@ -26,20 +24,6 @@ class Disagreement:
     @property
     def label(self) -> str:
         return f"disagrees ({KNOWN})" if self.known else "disagrees"
-
-    def details(self) -> list[str]:
-        """Both answers and both verdicts, side by side (markdown)."""
-        return [
-            f"<details><summary><code>{self.path}</code>: {self.why}</summary>",
-            "",
-            "| | original | variant |",
-            "|---|---|---|",
-            f"| answer | {_cell(self.answers.get('original', ''))} | {_cell(self.answers.get('variant', ''))} |",
-            f"| verdict | {_cell(json.dumps(self.original))} | {_cell(json.dumps(self.variant))} |",
-            *([f"\n{KNOWN}: {self.known}"] if self.known else []),
-            "",
-            "</details>",
-        ]
 
 
 def disagreements(records: list[PathRecord]) -> dict[str, Disagreement]:
@@ -51,7 +35,6 @@ def disagreements(records: list[PathRecord]) -> dict[str, Disagreement]:
             continue
         found[record.path] = Disagreement(
             record.path,
-            str(variant.get("form", "")),
             str(variant.get("why", "")),
             str((variant.get("known") or {}).get("reason", "")),
             dict(variant.get("original") or {}),
@@ -67,22 +50,18 @@ def known_reason(record: PathRecord) -> str:
     return f"{KNOWN}: {known.get('reason', '')}" if known else ""
 
 
-def _cell(text: str) -> str:
-    return "<code>" + text.replace("<", "&lt;").replace("|", "\\|").replace("\n", "<br>") + "</code>"
-
-
 def variant_columns(sides: list[tuple[str, list[PathRecord]]]) -> list[tuple[str, list[str]]]:
-    """One row per variant path that disagrees on some side, one cell per side: agrees, disagrees (known), or "—"
-    where that side has no such path."""
+    """One row per variant path that disagrees on some side, one cell per side: agrees (it came to its original's
+    verdict), disagrees (known), its outcome where it was not judged against its original (an ERROR, a SKIP), or
+    "—" where that side has no such path."""
     found = [({r.path: r for r in records}, disagreements(records)) for _, records in sides]
     paths = sorted({path for _, against in found for path in against})
-    return [
-        (
-            path,
-            [
-                against[path].label if path in against else ("agrees" if path in every else "—")
-                for every, against in found
-            ],
-        )
-        for path in paths
-    ]
+    return [(path, [_cell(every.get(path), against.get(path)) for every, against in found]) for path in paths]
+
+
+def _cell(record: PathRecord | None, disagreement: Disagreement | None) -> str:
+    if disagreement is not None:
+        return disagreement.label
+    if record is None:
+        return "—"
+    return "agrees" if (record.variant or {}).get("agrees") is True else str(record.outcome)

@@ -13,13 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from gymgate.endpoint.script import Script, ToolCall, Turn
-from gymgate.variants import ALL, NONE, SELECTIONS
+from gymgate.selection import chosen
 
 CATALOGUE = Path(__file__).with_name("forms.toml")
 TEXT, CODE, ARGUMENTS, REASONING = "text", "code", "arguments", "reasoning"
 WHERE = (TEXT, CODE, ARGUMENTS, REASONING)
 DECOY, OPTION = "<decoy>", "<option>"
-# The last fenced python block of a text: what code verifiers run (the text between the last two fences).
+# A fenced block, tagged python or untagged: a code form rewrites the last one of the answer (what code verifiers
+# run; an untagged block after the program, its sample output, has no input() and so the form does not fit).
 _FENCE = re.compile(r"```(?:python|py|python3)?[ \t]*\n(?P<code>.*?)```", re.DOTALL)
 
 
@@ -33,7 +34,7 @@ class Substitution:
 @dataclass(frozen=True)
 class Form:
     name: str
-    kind: str  # what kind of answer it rewrites (the report groups by it)
+    kind: str  # what kind of answer it rewrites (kept in a variant's record, for the reader)
     why: str
     where: str
     fits: tuple[re.Pattern[str], ...] = ()
@@ -150,30 +151,48 @@ def _reversed_keys(value: Any) -> Any:
     return value
 
 
-def _form(entry: dict[str, Any]) -> Form:
+# What each `where` may declare beside the keys every form has: the rest would be silently ignored.
+COMMON = {"name", "kind", "why", "where", "default"}
+FITTING = {"fits", "unfit", "match"}
+ALLOWED = {
+    TEXT: COMMON | FITTING | {"replace", "prepend", "append", "decoys"},
+    CODE: COMMON | FITTING | {"replace", "prepend", "append", "decoys"},
+    ARGUMENTS: COMMON | {"json"},
+    REASONING: COMMON | {"prepend"},
+}
+
+
+def _form(entry: dict[str, Any], matches: dict[str, Any], file: str) -> Form:
     entry = dict(entry)
     name = entry.pop("name", "")
+    where = entry.get("where")
     problems = []
-    if not name.replace("_", "").isalnum():
+    if not isinstance(name, str) or not name.replace("_", "").isalnum():
         problems.append(f"name {name!r} (letters, digits, _: it names a path)")
-    if entry.get("where") not in WHERE:
-        problems.append(f"where {entry.get('where')!r} ({', '.join(WHERE)})")
+    if where not in WHERE:
+        problems.append(f"where {where!r} ({', '.join(WHERE)})")
+    else:
+        problems += [f"key `{k}` (not for where = {where!r})" for k in sorted(set(entry) - ALLOWED[where] - {"name"})]
+    problems += [f"`{k}` (missing)" for k in ("kind", "why") if not isinstance(entry.get(k), str)]
+    shared = matches.get(entry.pop("match", "")) if "match" in entry else {}
+    if shared is None:
+        problems.append("match (no such [match.<name>] table)")
+        shared = {}
     try:
-        fits = tuple(re.compile(p) for p in entry.pop("fits", []))
-        unfit = tuple(re.compile(p) for p in entry.pop("unfit", []))
+        fits = tuple(re.compile(p) for p in [*shared.get("fits", []), *entry.pop("fits", [])])
+        unfit = tuple(re.compile(p) for p in [*shared.get("unfit", []), *entry.pop("unfit", [])])
         subs = tuple(
             Substitution(re.compile(s["pattern"]), s["with"], bool(s.get("last", False)))
             for s in entry.pop("replace", [])
         )
-    except (re.error, KeyError) as exc:
-        raise ValueError(f"{CATALOGUE.name}: form {name!r}: bad pattern: {exc}") from exc
-    rewrites = subs or entry.get("prepend") or entry.get("append") or entry.get("json")
-    if not rewrites:
+    except (re.error, KeyError, TypeError) as exc:
+        raise ValueError(f"{file}: form {name!r}: bad pattern: {exc}") from exc
+    if not (subs or entry.get("prepend") or entry.get("append") or entry.get("json")):
         problems.append("rewrite (replace, prepend, append or json)")
-    if (entry.get("where") == ARGUMENTS) != bool(entry.get("json")):
-        problems.append("json (for `arguments`, and only there)")
+    if where == ARGUMENTS and not entry.get("json"):
+        problems.append("json (an `arguments` form rewrites the JSON)")
     if problems:
-        raise ValueError(f"{CATALOGUE.name}: form {name!r}: bad {'; '.join(problems)}")
+        raise ValueError(f"{file}: form {name!r}: bad {'; '.join(problems)}")
     decoys = tuple(entry.pop("decoys", ()))
     return Form(name=name, fits=fits, unfit=unfit, substitutions=subs, decoys=decoys, **entry)
 
@@ -182,7 +201,7 @@ def _form(entry: dict[str, Any]) -> Form:
 def catalogue(path: Path = CATALOGUE) -> tuple[tuple[Form, ...], tuple[str, ...]]:
     """Every declared form, and the verdict fields a variant must agree with its original on."""
     data = tomllib.loads(path.read_text())
-    forms = tuple(_form(entry) for entry in data.get("form", []))
+    forms = tuple(_form(entry, data.get("match", {}), path.name) for entry in data.get("form", []))
     names = [f.name for f in forms]
     if len(set(names)) != len(names):
         raise ValueError(f"{path.name}: a form name appears twice")
@@ -191,10 +210,7 @@ def catalogue(path: Path = CATALOGUE) -> tuple[tuple[Form, ...], tuple[str, ...]
 
 def selected(selection: str) -> tuple[Form, ...]:
     """The forms a run's variant paths come from (--variants: one of SELECTIONS)."""
-    if selection not in SELECTIONS:
-        raise ValueError(f"--variants {selection!r}: expected one of {', '.join(SELECTIONS)}")
-    forms = catalogue()[0]
-    return () if selection == NONE else tuple(f for f in forms if selection == ALL or f.default)
+    return chosen(catalogue()[0], selection, "--variants")
 
 
 def verdict_fields(result: dict[str, Any], patterns: tuple[str, ...] | None = None) -> dict[str, Any]:
