@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import nox
@@ -114,6 +115,9 @@ def _pins() -> list[str]:
 
 
 MATRIX_ALL = "all"  # the matrix session that writes the report over every ref (served from the cache)
+# When this nox invocation began: the matrix sessions pass it (`--reuse-since`), so the report over every ref is served
+# the runs the per-pin sessions of the same invocation made — red ones too, which the cache alone never serves.
+INVOCATION_STARTED = f"{time.time():.3f}"
 
 
 @nox.session(default=False)
@@ -123,10 +127,11 @@ def matrix(session: nox.Session, pin: str) -> None:
     cache); `nox -s "matrix(pin='0.3.0')"` runs one pin; `nox -s matrix -- 0.3.0 main --gym-repo ../Gym` runs the
     refs listed, in that order (options after -- go to `gymgate matrix`)."""
     _harness(session)
+    ours = ("--reuse-since", INVOCATION_STARTED)
     if pin == MATRIX_ALL:
-        _gymgate(session, "matrix", *session.posargs)
+        _gymgate(session, "matrix", *ours, *session.posargs)
     else:
-        _gymgate(session, "matrix", "--only", pin, *session.posargs, judged_later=True)
+        _gymgate(session, "matrix", "--only", pin, *ours, *session.posargs, judged_later=True)
 
 
 @nox.session(default=False)

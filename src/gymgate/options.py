@@ -350,10 +350,22 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "only",
         ("--only",),
-        "run just this ref of the matrix (nox's per-pin sessions): alone when no REFs are listed, not at all when "
-        "REFs are listed without it",
+        "run just this ref of the matrix (nox's per-pin sessions), with the paths the whole matrix plans (the "
+        "recordings of every ref), so the report over every ref finds its run: alone when no REFs are listed, not at "
+        "all when REFs are listed without it",
         ("matrix",),
         extra={"metavar": "REF"},
+    ),
+    Option(
+        "reuse_since",
+        ("--reuse-since",),
+        "also serve a complete stored run with exactly the same inputs that started at or after this time (seconds "
+        "since the epoch) whatever its verdict: nox's matrix sessions pass their invocation's start, so the report "
+        "over every ref reads the runs the per-pin sessions just made, red ones too (default: only clean runs)",
+        ("matrix",),
+        default=0.0,
+        type=float,
+        extra={"metavar": "EPOCH"},
     ),
     Option(
         "good",

@@ -56,3 +56,14 @@ def test_a_run_whose_only_disagreements_are_known_defects_is_clean(tmp_path):
     red = [record(variant, "FAIL", variant={"agrees": False})]
     stored_run(tmp_path, "r2", "0.4.0", red, inputs="n", **mark)
     assert find_cached(tmp_path, "n") is None
+
+
+def test_a_red_run_is_served_only_to_the_invocation_that_made_it(tmp_path):
+    """nox's matrix sessions pass their invocation's start (`--reuse-since`): the report over every ref reads the
+    red run a per-pin session just made; an older red run, or an unfinished one, is never served."""
+    _run(tmp_path, "older-red", ("PASS", "FAIL"), started=100.0, finished=150.0)
+    assert find_cached(tmp_path, "k", since=200.0) is None
+    ours = _run(tmp_path, "ours-red", ("ERROR", "FAIL"), started=210.0, finished=260.0)
+    _run(tmp_path, "ours-cut", complete=False, incomplete="interrupted (SIGTERM)", started=220.0, finished=300.0)
+    assert find_cached(tmp_path, "k", since=200.0).root == ours
+    assert find_cached(tmp_path, "k") is None  # without it, red is never served

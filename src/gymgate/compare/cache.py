@@ -55,9 +55,11 @@ def unstable(run: RunFolder) -> bool:
     return any(disagreement(r.attempt_records()) is not None for r in run.records().values())
 
 
-def find_cached(runs_dir: Path, digest: str) -> RunFolder | None:
+def find_cached(runs_dir: Path, digest: str, since: float = 0.0) -> RunFolder | None:
     """The newest clean, complete run with exactly these inputs, or None. Folders of another gymgate version, or
-    damaged, are passed over."""
+    damaged, are passed over. `since` (> 0): a complete run with these inputs that started at or after it is served
+    whatever its verdict — the same invocation asking again for what it just ran (nox's matrix sessions), never an
+    older red run."""
     from gymgate.compare.attempts import alone_labels
 
     candidates = []
@@ -68,7 +70,8 @@ def find_cached(runs_dir: Path, digest: str) -> RunFolder | None:
             continue
         if mark is None or not mark.complete or mark.inputs != digest or mark.pytest_exit not in FINISHED_STATUSES:
             continue
-        if run.lifecycle_failures() or not set(alone_labels(run)) <= CLEAN or unstable(run):
+        ours = since > 0 and (mark.started or 0) >= since
+        if not ours and (run.lifecycle_failures() or not set(alone_labels(run)) <= CLEAN or unstable(run)):
             continue
         candidates.append((mark.finished or 0, str(run.root), run))
     return max(candidates)[2] if candidates else None

@@ -81,14 +81,16 @@ def matrix_command(args) -> int:
     require_judged_attempts(args)
     envs = judged_environments(args)
     asked = args.refs or pins_in_order()
-    if args.only is not None:
-        if args.only not in asked:
-            print(f"matrix: {args.only} is not among the refs asked for ({', '.join(asked)}); nothing to run")
-            return EXIT_OK
-        asked = [args.only]
+    if args.only is not None and args.only not in asked:
+        print(f"matrix: {args.only} is not among the refs asked for ({', '.join(asked)}); nothing to run")
+        return EXIT_OK
     refs = [(ref, resolve_ref(ref, args.gym_repo)) for ref in asked]  # every ref resolves before anything runs
     envs = with_derived(args, envs, [source for _, source in reversed(refs)])
+    # The paths are the whole matrix's (each ref replays every ref's recordings), also for one ref of it (--only):
+    # its run has the inputs the report over every ref asks for, and is served to it.
     expected, opts = planned(envs, [source for _, source in reversed(refs)], args)
+    if args.only is not None:
+        refs = [(ref, source) for ref, source in refs if ref == args.only]
     out = args.out or report_dir(args.runs_dir, "matrix")  # made when there is something to write
     matrix = run_matrix(refs, expected, opts, out, args.acks)
     print_matrix(matrix, write_matrix_reports(matrix, out))

@@ -42,6 +42,9 @@ class RunOptions:
     path_timeout: float = default("path_timeout")
     stop_timeout: float = default("stop_timeout")
     cache: bool = default("cache")  # serve a ref from a stored clean run with the same inputs (compare/cache.py)
+    # also serve a complete run with the same inputs started at or after this time, whatever its verdict (the runs of
+    # one nox matrix invocation: compare/cache.py)
+    reuse_since: float = default("reuse_since")
     shard: str = default("shard")  # "K/N" when this run is one shard of a ref's environments (shards/plan.py)
     attempts: int = default("attempts")  # attempts of each path in one Gym (acceptance/path.py)
     # path id -> its rollout deadline (acceptance/limits.py); not an option: a bump derives it from its baseline
@@ -139,7 +142,7 @@ def run_ref(
     shared = shared_digest(source.digest, env.project / "uv.lock", f"{env.interpreter.version} {env.interpreter.build}")
     inputs = inputs_digest(shared, expected, opts.attempts, opts.replays)
     if reuse and opts.cache and not opts.selftest:  # gymgate's own negative tests are asked for: they run
-        stored = find_cached(opts.runs_dir or runs_dir(), inputs)
+        stored = find_cached(opts.runs_dir or runs_dir(), inputs, opts.reuse_since)
         if stored is not None:
             print(f"cached: {stored.root} (none of its inputs changed: sha256:{inputs[:12]}; --no-cache runs it again)")
             return judged_result(stored, 0, expected, cached=True)
