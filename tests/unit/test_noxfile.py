@@ -22,7 +22,7 @@ def _stand_in_nox() -> types.ModuleType:
 
     nox = types.ModuleType("nox")
     nox.session = session
-    nox.parametrize = lambda *args, **kwargs: (lambda function: function)
+    nox.parametrize = lambda *args, **kwargs: lambda function: function
     nox.options = types.SimpleNamespace()
     nox.Session = object
     return nox
