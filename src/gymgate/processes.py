@@ -30,9 +30,10 @@ RUN_ENVIRONMENT = {
 }
 
 
-def marked_pids(run_id: str) -> list[int]:
-    """PIDs of live processes whose environment carries this run's marker (excluding this process)."""
-    needle = f"{RUN_MARKER}={run_id}".encode()
+def marked_pids(run_id: str, marker: str = RUN_MARKER) -> list[int]:
+    """PIDs of live processes whose environment carries this run's marker (excluding this process); `marker`: the
+    variable that carries it (a cluster unit marks its processes with its own, gymgate.remote.node)."""
+    needle = f"{marker}={run_id}".encode()
     me = os.getpid()
     found = []
     for entry in Path("/proc").iterdir():
@@ -78,9 +79,9 @@ def kill_group(pgid: int, sig: int = signal.SIGKILL) -> bool:
         return False
 
 
-def sweep(run_id: str, grace_s: float = 3.0) -> list[int]:
+def sweep(run_id: str, grace_s: float = 3.0, marker: str = RUN_MARKER) -> list[int]:
     """Stop every process of this run still alive: SIGTERM, a short grace, then SIGKILL. Returns what it found."""
-    pids = marked_pids(run_id)
+    pids = marked_pids(run_id, marker)
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
