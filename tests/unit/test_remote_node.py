@@ -147,3 +147,25 @@ def test_the_node_module_needs_nothing_beyond_the_standard_library():
     code = "import sys; sys.path.insert(0, sys.argv[1]); import gymgate.remote.node"
     done = subprocess.run([sys.executable, "-S", "-c", code, str(ROOT / "src")], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_caller_ships_what_git_sees_and_writes_back_only_inside_the_run_folder(tmp_path):
+    from gymgate.remote import transfer
+
+    repo = tmp_path / "repo"
+    names = _tree(repo)
+    (repo / ".gitignore").write_text("ignored.txt\n")
+    (repo / "ignored.txt").write_text("local only\n")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", "pkg", ".gitignore"], check=True)
+    (repo / "pkg" / "a.py").write_text("print('edited, not committed')\n")  # shipped as on disk
+    assert transfer.checkout_files(repo) == sorted([".gitignore", *names])
+    digest, blob = transfer.checkout_pack(repo)
+    home = node.materialise(blob, digest, tmp_path / "cache")
+    assert (home / "pkg" / "a.py").read_text() == "print('edited, not committed')\n"
+    assert not (home / "ignored.txt").exists()
+    into = tmp_path / "runs" / "r1"
+    assert transfer.receive({"paths/mcqa-accepted.json": b"{}"}, into) == ["paths/mcqa-accepted.json"]
+    with pytest.raises(node.Refused):
+        transfer.receive({"../r2/run.json": b"{}"}, into)
+    assert not (tmp_path / "runs" / "r2").exists()
