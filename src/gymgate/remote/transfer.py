@@ -22,7 +22,7 @@ def checkout_files(root: Path) -> list[str]:
             timeout=60,
         ).stdout
     except (OSError, subprocess.SubprocessError) as exc:
-        raise UsageError(f"{root}: a cluster run ships the checkout git lists, and git could not list it ({exc})")
+        raise UsageError(f"{root}: a cluster run ships the checkout git lists; git could not list it ({exc})") from None
     names = [n for n in listed.decode().split("\0") if n]
     return sorted(n for n in names if (root / n).is_file() and not (root / n).is_symlink())
 
