@@ -169,3 +169,22 @@ def test_the_caller_ships_what_git_sees_and_writes_back_only_inside_the_run_fold
     with pytest.raises(node.Refused):
         transfer.receive({"../r2/run.json": b"{}"}, into)
     assert not (tmp_path / "runs" / "r2").exists()
+
+
+def test_a_unit_whose_actor_dies_is_stopped_by_its_reaper(tmp_path):
+    """The actor killed (here: a stand-in process, SIGKILLed) leaves the unit's command and its "Gym" behind: the
+    reaper, in a session of its own, sweeps everything carrying the unit's marker."""
+    actor = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    script = tmp_path / "harness.py"
+    script.write_text(FAKE_HARNESS)
+    unit = node.UnitProcess("u-reaped", tmp_path / "run")
+    argv = [sys.executable, str(script), str(unit.run_dir), "300"]
+    unit.start(argv, dict(os.environ), tmp_path, tmp_path / "unit.log", watch=actor.pid)
+    try:
+        _wait(lambda: len(marked_pids("u-reaped", node.UNIT_MARKER)) >= 2)
+        actor.kill()
+        actor.wait(timeout=10)
+        _wait(lambda: marked_pids("u-reaped", node.UNIT_MARKER) == [], timeout_s=30)
+        _wait(lambda: unit.reaper.poll() is not None)  # and the reaper itself is gone
+    finally:
+        unit.stop(grace_s=5)

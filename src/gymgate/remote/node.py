@@ -15,16 +15,18 @@ import gzip
 import hashlib
 import io
 import os
+import select
 import shutil
 import signal
 import subprocess
+import sys
 import tarfile
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gymgate.processes import kill_group, sweep
+from gymgate.processes import alive, kill_group, sweep
 
 UNIT_MARKER = "GYMGATE_UNIT_ID"  # every process of a unit carries it: the unit's stop (and its reaper) sweep by it
 COMPLETE = ".gymgate-complete"  # written last into a materialised checkout or a built environment
@@ -168,13 +170,19 @@ class UnitProcess:
     process: subprocess.Popen | None = None
     seen: dict[str, tuple[int, int]] = field(default_factory=dict)
 
-    def start(self, argv: list[str], environ: Mapping[str, str], cwd: Path, log: Path) -> int:
+    reaper: subprocess.Popen | None = None
+
+    def start(self, argv: list[str], environ: Mapping[str, str], cwd: Path, log: Path, watch: int | None = None) -> int:
+        """Start the command; `watch`: the process whose death (the unit's actor killed, its worker gone) must stop
+        the unit too — a reaper in a session of its own sweeps the unit's marker then."""
         env = {**allowed(environ), UNIT_MARKER: self.unit_id}
         log.parent.mkdir(parents=True, exist_ok=True)
         with log.open("ab") as out:
             self.process = subprocess.Popen(
                 argv, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
             )
+        if watch is not None:
+            self.reaper = start_reaper(self.unit_id, watch, log)
         return self.process.pid
 
     def returncode(self) -> int | None:
@@ -210,4 +218,49 @@ class UnitProcess:
                 kill_group(self.process.pid)
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     self.process.wait(timeout=10)
-        return sweep(self.unit_id, marker=UNIT_MARKER)
+        swept = sweep(self.unit_id, marker=UNIT_MARKER)
+        if self.reaper is not None and self.reaper.poll() is None:
+            self.reaper.kill()  # the unit is stopped: nothing is left for it to watch
+            self.reaper.wait(timeout=10)
+        return swept
+
+
+REAPER_LIFETIME_S = 24 * 3600.0  # the longest a unit may run before its reaper stops it anyway
+
+
+def start_reaper(unit_id: str, watched: int, log: Path) -> subprocess.Popen:
+    """A process in a session of its own (so no stop of the actor's group takes it) that outlives the unit's actor:
+    `python -m gymgate.remote.node reap UNIT_ID PID`, with this package on its path."""
+    package_root = str(Path(__file__).resolve().parents[2])
+    env = {**allowed(os.environ), "PYTHONPATH": package_root}
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "gymgate.remote.node", "reap", unit_id, str(watched)],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+
+def reap(unit_id: str, watched: int, lifetime_s: float = REAPER_LIFETIME_S) -> list[int]:
+    """Wait until `watched` is gone (pidfd: a reused PID cannot fool it), or `lifetime_s` passed, then stop every
+    process carrying the unit's marker."""
+    deadline = time.monotonic() + lifetime_s
+    try:
+        handle = os.pidfd_open(watched)
+    except (AttributeError, OSError):
+        handle = None  # already gone, or no pidfd on this kernel: fall back to /proc below
+    while time.monotonic() < deadline:
+        if handle is not None:
+            if select.select([handle], [], [], 1.0)[0]:
+                break
+        elif not alive(watched):
+            break
+        else:
+            time.sleep(1.0)
+    return sweep(unit_id, marker=UNIT_MARKER)
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["reap"]:
+    reap(sys.argv[2], int(sys.argv[3]))

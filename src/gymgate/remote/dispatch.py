@@ -1,0 +1,200 @@
+"""The Ray driver of a dispatch: one `UnitRunner` actor per unit, placed by the cluster's resources (a `gymgate`
+resource per unit slot, CPUs and memory the unit needs, spread over nodes), each running its unit on its node
+(remote/node.py); what their run folders write streams into the caller's copies; a unit whose node or actor dies
+runs once more elsewhere, else it is reported unjudged; a stop reaches every unit within its bound.
+
+Every actor of a dispatch lives in the dispatch's own namespace (`gymgate-<user>-<id>`): two dispatches on one
+cluster never see or stop each other's units. No actor is detached: a driver that dies takes its units with it, and
+each unit's stop (and its node's sweep by the unit's marker) leaves nothing running."""
+
+from __future__ import annotations
+
+import contextlib
+import getpass
+import os
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gymgate.locations import cache_dir
+from gymgate.remote import node
+from gymgate.remote.plan import Unit
+
+GYMGATE_RESOURCE = "gymgate"  # an operator grants it per node: how many units that node runs at once
+POLL_S = 1.0
+STOP_GRACE_S = 90.0  # a unit's own stop (gymgate's: its Gyms stopped and swept) before its actor is killed
+PLACE_TIMEOUT_S = 600.0  # a unit the cluster cannot place (no node with the resources) within this: unjudged
+# The outcome of a unit as the caller reads it (the verdict is the caller's, from the run folder).
+DONE, UNJUDGED, STOPPED = "done", "unjudged", "stopped"
+
+
+def namespace(dispatch_id: str | None = None) -> str:
+    """The dispatch's own namespace: its user and a fresh id (another dispatch, the same user's too, differs)."""
+    return f"gymgate-{getpass.getuser()}-{dispatch_id or uuid.uuid4().hex[:12]}"
+
+
+class UnitRunner:
+    """One unit on one node (a Ray actor; the methods run on the node). Knows nothing of gymgate beyond node.py."""
+
+    def __init__(self, unit_id: str, cache: str, scratch: str):
+        self.unit_id, self.cache, self.scratch = unit_id, Path(cache) if cache else cache_dir(), Path(scratch) / unit_id
+        self.process: node.UnitProcess | None = None
+
+    def where(self) -> dict[str, Any]:
+        import ray
+
+        context = ray.get_runtime_context()
+        return {"node_id": context.get_node_id(), "pid": os.getpid(), "host": os.uname().nodename}
+
+    def start(
+        self, blob: bytes, digest: str, argv: list[str], command: list[str] | None = None, extra: dict | None = None
+    ) -> int:
+        """Materialise the checkout, build gymgate's environment from its lock, start `gymgate argv…` (or
+        `command`, a test's stand-in for gymgate, run inside the checkout) writing its run into the unit's scratch."""
+        checkout = node.materialise(blob, digest, self.cache)
+        runs = self.scratch / "runs"
+        runs.mkdir(parents=True, exist_ok=True)
+        program = command or [str(node.harness(checkout, self.cache))]
+        self.process = node.UnitProcess(self.unit_id, runs)
+        environ = {**os.environ, **(extra or {}), "GYMGATE_REPO_ROOT": str(checkout), "GYMGATE_CACHE": str(self.cache)}
+        argv = [*program, *argv, "--runs-dir", str(runs)]
+        # This actor's process is watched: killed (by the driver, its death, the memory monitor), its unit goes too.
+        return self.process.start(argv, environ, checkout, self.scratch / "unit.log", watch=os.getpid())
+
+    def poll(self) -> tuple[int | None, dict[str, bytes]]:
+        """Its command's exit code (None while it runs) and the run files new or changed since the last poll."""
+        assert self.process is not None
+        code = self.process.returncode()
+        return code, self.process.changed()  # read after the code: a finished run's last files are in this batch
+
+    def stop(self, grace_s: float) -> list[int]:
+        return self.process.stop(grace_s) if self.process else []
+
+
+@dataclass
+class Placed:
+    unit: Unit
+    actor: Any
+    started: Any = None  # the start call's ObjectRef
+    code: int | None = None
+    files: int = 0
+    why: str = ""
+    node_id: str = ""
+
+
+@dataclass
+class Dispatch:
+    """One dispatch: its units, where each ran and how it ended (its files are in the caller's copies)."""
+
+    namespace: str
+    outcomes: dict[str, str] = field(default_factory=dict)  # unit name -> DONE, UNJUDGED, STOPPED
+    reasons: dict[str, str] = field(default_factory=dict)
+    nodes: dict[str, str] = field(default_factory=dict)  # unit name -> the node id it ran on
+    codes: dict[str, int] = field(default_factory=dict)
+
+
+def run_units(
+    units: Sequence[Unit],
+    checkout: tuple[str, bytes],
+    common: Sequence[str],
+    into: Callable[[Unit], Path],
+    *,
+    cache: str = "",
+    scratch: str,
+    num_cpus: float = 1,
+    memory: int = 0,
+    command: list[str] | None = None,
+    stopping: Callable[[], bool] = lambda: False,
+    receive: Callable[[dict[str, bytes], Path], object] | None = None,
+    environ: dict[str, str] | None = None,
+) -> Dispatch:
+    """Run every unit on the cluster this driver is connected to (`ray.init(address, namespace=…)` done by the
+        caller) and mirror each unit's run folder into `into(unit)`. `cache` (none: each node's own, GYMGATE_CACHE or
+    its default) is where a node keeps checkouts and environments; `environ` adds variables to the units' commands. `stopping()` turning true stops every unit (its
+        own stop first, then its actor). A unit whose actor or node died runs once more (attempt 2, elsewhere when the
+        cluster can); a second loss, or a unit that cannot be placed, is unjudged."""
+    import ray
+    import ray.exceptions
+
+    from gymgate.remote.transfer import receive as write_back
+
+    receive = receive or write_back
+    context = ray.get_runtime_context()
+    result = Dispatch(context.namespace)
+    digest, blob = checkout
+    blob_ref = ray.put(blob)
+    options: dict[str, Any] = {"num_cpus": num_cpus, "resources": {GYMGATE_RESOURCE: 1}, "max_restarts": 0}
+    if memory:
+        options["memory"] = memory
+    runner = ray.remote(UnitRunner).options(scheduling_strategy="SPREAD", max_concurrency=4, **options)
+
+    def place(unit: Unit) -> Placed:
+        actor = runner.options(name=unit.name).remote(unit.name, cache, scratch)
+        placed = Placed(unit, actor)
+        placed.started = actor.start.remote(blob_ref, digest, unit.argv(common), command, environ)
+        return placed
+
+    active = [place(unit) for unit in units]
+    started_at = {p.unit.name: time.monotonic() for p in active}
+    while active:
+        if stopping():
+            _stop_all(active, result)
+            break
+        for placed in list(active):
+            name = placed.unit.name
+            try:
+                if placed.started is not None:
+                    ready, _ = ray.wait([placed.started], timeout=0)
+                    if not ready:
+                        if time.monotonic() - started_at[name] > PLACE_TIMEOUT_S:
+                            raise TimeoutError(f"not placed or started within {PLACE_TIMEOUT_S:g} s")
+                        continue
+                    ray.get(placed.started)  # a node that refused the unit raises here
+                    placed.started = None
+                    result.nodes[name] = ray.get(placed.actor.where.remote())["node_id"]
+                code, files = ray.get(placed.actor.poll.remote(), timeout=120)
+            except (ray.exceptions.ActorDiedError, ray.exceptions.ActorUnavailableError) as exc:
+                active.remove(placed)
+                if placed.unit.attempt == 1:
+                    again = place(placed.unit.again())
+                    active.append(again)
+                    started_at[again.unit.name] = time.monotonic()
+                    result.reasons[name] = f"its actor died ({type(exc).__name__}); ran again as {again.unit.name}"
+                else:
+                    result.outcomes[name], result.reasons[name] = UNJUDGED, f"lost twice: {type(exc).__name__}"
+                continue
+            except Exception as exc:  # noqa: BLE001 - a refused unit, a timeout: never a verdict
+                active.remove(placed)
+                _kill(placed)
+                result.outcomes[name], result.reasons[name] = UNJUDGED, f"{type(exc).__name__}: {exc}"[:600]
+                continue
+            if files:
+                receive(files, into(placed.unit))
+            if code is not None:
+                active.remove(placed)
+                ray.get(placed.actor.stop.remote(10.0), timeout=60)  # its sweep: nothing of it outlives it
+                _kill(placed)
+                result.outcomes[name], result.codes[name] = DONE, code
+        time.sleep(POLL_S)
+    return result
+
+
+def _stop_all(active: list[Placed], result: Dispatch) -> None:
+    """Each unit's own stop (gymgate's stop path: SIGTERM, its Gyms stopped and swept) at once, then its actor."""
+    import ray
+
+    calls = {p.unit.name: p.actor.stop.remote(STOP_GRACE_S) for p in active}
+    ray.wait(list(calls.values()), num_returns=len(calls), timeout=STOP_GRACE_S + 30)
+    for placed in active:
+        _kill(placed)
+        result.outcomes[placed.unit.name] = STOPPED
+
+
+def _kill(placed: Placed) -> None:
+    import ray
+
+    with contextlib.suppress(Exception):  # already gone
+        ray.kill(placed.actor, no_restart=True)

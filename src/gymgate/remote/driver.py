@@ -1,0 +1,90 @@
+"""The dispatch's process: `python -m gymgate.remote.driver REQUEST RESULT`, run with an interpreter that has the
+cluster's own Ray (the harness has none, and a Ray driver must match the cluster's Ray and Python). It connects to
+the cluster in a namespace of its own, runs the request's units (remote/dispatch.py), and writes what happened to
+RESULT as JSON; the run folders themselves are already in the caller's copies by then.
+
+SIGINT or SIGTERM (the caller's Ctrl-C, a CI cancel) stops every unit within its bound; a second one kills their
+actors at once. Exit codes: 0 every unit ran to its end (whatever its verdict), 2 anything else."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from gymgate.remote import dispatch
+from gymgate.remote.plan import Unit
+from gymgate.shards.plan import Shard
+
+
+@dataclass
+class Request:
+    address: str  # what ray.init accepts: ray://host:10001, host:6379, auto
+    units: list[dict]  # Unit fields: ref, shard ("K/N" or ""), attempt
+    common: list[str]  # the options every unit's `gymgate accept` gets
+    checkout_digest: str
+    checkout_pack: str  # a file holding the packed checkout (remote/transfer.py)
+    mirror: str  # the caller's folder the units' run folders stream into, one folder per unit
+    namespace: str = ""
+    num_cpus: float = 1
+    memory: int = 0
+    cache: str = ""  # where nodes keep checkouts and environments (none: each node's own)
+    scratch: str = "/tmp/gymgate-units"
+    command: list[str] = field(default_factory=list)  # a stand-in for gymgate (tests); none: gymgate itself
+    environ: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def read(cls, path: Path) -> Request:
+        return cls(**json.loads(path.read_text()))
+
+    def write(self, path: Path) -> Path:
+        path.write_text(json.dumps(asdict(self), indent=1))
+        return path
+
+    def unit_list(self) -> list[Unit]:
+        return [
+            Unit(u["ref"], Shard.parse(u["shard"]) if u.get("shard") else None, u.get("attempt", 1)) for u in self.units
+        ]
+
+
+def main(argv: list[str]) -> int:
+    import ray
+
+    request, result_file = Request.read(Path(argv[0])), Path(argv[1])
+    signals: list[int] = []
+
+    def stop(signum, frame):
+        signals.append(signum)
+        if len(signals) > 1:
+            raise KeyboardInterrupt  # a second one: the actors are killed now (owner fate-sharing does the rest)
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    os.environ["RAY_ENABLE_UV_RUN_RUNTIME_ENV"] = "0"  # the units' commands choose their own environments
+    ray.init(address=request.address, namespace=request.namespace or dispatch.namespace(), log_to_driver=False)
+    try:
+        done = dispatch.run_units(
+            request.unit_list(),
+            (request.checkout_digest, Path(request.checkout_pack).read_bytes()),
+            request.common,
+            lambda unit: Path(request.mirror) / unit.name,
+            cache=request.cache,
+            scratch=request.scratch,
+            num_cpus=request.num_cpus,
+            memory=request.memory,
+            command=request.command or None,
+            stopping=lambda: bool(signals),
+            environ=request.environ,
+        )
+    finally:
+        ray.shutdown()
+    result_file.write_text(json.dumps(asdict(done), indent=1))
+    finished = all(outcome == dispatch.DONE for outcome in done.outcomes.values())
+    return 0 if finished and not signals else 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
