@@ -1,0 +1,92 @@
+"""The harness's side of a dispatch (the harness has no Ray): pack the checkout, write the request, start the driver
+(`python -m gymgate.remote.driver`) with an interpreter that has the cluster's own Ray, pass Ctrl-C and SIGTERM on
+to it, and read back what happened to each unit. The units' run folders stream into `mirror/<unit>/` meanwhile."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from gymgate.errors import InfraError
+from gymgate.locations import PACKAGE_DIR
+from gymgate.remote.dispatch import STOP_GRACE_S
+from gymgate.remote.driver import Request
+from gymgate.remote.plan import Unit
+from gymgate.remote.transfer import checkout_pack
+
+DISPATCH_TIMEOUT_S = 12 * 3600.0  # the longest a whole dispatch may take (every unit has its own bounds inside)
+STOP_BOUND_S = STOP_GRACE_S + 90.0  # the driver's own stop: each unit's stop, then its actors killed
+
+
+@dataclass
+class Outcome:
+    """What the driver reported: per unit, how it ended (dispatch.DONE/UNJUDGED/STOPPED), why, where, its code."""
+
+    outcomes: dict[str, str]
+    reasons: dict[str, str]
+    nodes: dict[str, str]
+    codes: dict[str, int]
+    exit_code: int
+
+
+def run_dispatch(
+    address: str,
+    ray_python: str,
+    units: list[Unit],
+    common: list[str],
+    mirror: Path,
+    *,
+    timeout_s: float = DISPATCH_TIMEOUT_S,
+    **request: object,
+) -> Outcome:
+    """Send `units` to the cluster at `address` and wait (at most `timeout_s`) for the driver to end. A Ctrl-C or
+    SIGTERM here stops the dispatch (every unit stopped within its bound) and is raised again once it has."""
+    mirror.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="gymgate-dispatch-") as scratch:
+        digest, blob = checkout_pack()
+        packed = Path(scratch) / "checkout.tar.gz"
+        packed.write_bytes(blob)
+        wanted = [{"ref": u.ref, "shard": u.shard.label if u.shard else "", "attempt": u.attempt} for u in units]
+        asked = Request(address, wanted, list(common), digest, str(packed), str(mirror), **request)  # type: ignore[arg-type]
+        result = Path(scratch) / "result.json"
+        driver = subprocess.Popen(
+            [ray_python, "-m", "gymgate.remote.driver", str(asked.write(Path(scratch) / "request.json")), str(result)],
+            env={**os.environ, "PYTHONPATH": str(PACKAGE_DIR.parent)},
+            start_new_session=True,  # the terminal's Ctrl-C reaches it through us, once, in order
+        )
+        code = _wait(driver, timeout_s)
+        if not result.is_file():
+            raise InfraError(f"the dispatch's driver ended ({code}) without saying what its units did")
+        found = json.loads(result.read_text())
+    return Outcome(found["outcomes"], found["reasons"], found["nodes"], found["codes"], code)
+
+
+def _wait(driver: subprocess.Popen, timeout_s: float) -> int:
+    try:
+        return driver.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        _stop(driver)
+        raise InfraError(f"the dispatch did not end within {timeout_s:g} s; its units were stopped") from None
+    except KeyboardInterrupt:
+        _stop(driver)
+        raise
+
+
+def _stop(driver: subprocess.Popen) -> None:
+    """SIGTERM: each unit's own stop; past its bound a second signal (actors killed at once); then the driver."""
+    for signum, bound in ((signal.SIGTERM, STOP_BOUND_S), (signal.SIGINT, 60.0)):
+        with contextlib.suppress(ProcessLookupError):
+            driver.send_signal(signum)
+        try:
+            driver.wait(timeout=bound)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+    driver.kill()
+    driver.wait(timeout=30)
