@@ -52,7 +52,7 @@ def run_dispatch(
         digest, blob = checkout_pack()
         packed = Path(scratch) / "checkout.tar.gz"
         packed.write_bytes(blob)
-        wanted = [{"ref": u.ref, "shard": u.shard.label if u.shard else "", "attempt": u.attempt} for u in units]
+        wanted = [unit.to_json() for unit in units]
         asked = Request(address, wanted, list(common), digest, str(packed), str(mirror), **request)  # type: ignore[arg-type]
         result = Path(scratch) / "result.json"
         driver = subprocess.Popen(

@@ -17,13 +17,12 @@ from pathlib import Path
 
 from gymgate.remote import dispatch
 from gymgate.remote.plan import Unit
-from gymgate.shards.plan import Shard
 
 
 @dataclass
 class Request:
     address: str  # what ray.init accepts: ray://host:10001, host:6379, auto
-    units: list[dict]  # Unit fields: ref, shard ("K/N" or ""), attempt
+    units: list[dict]  # each a Unit.to_json()
     common: list[str]  # the options every unit's `gymgate accept` gets
     checkout_digest: str
     checkout_pack: str  # a file holding the packed checkout (remote/transfer.py)
@@ -45,9 +44,7 @@ class Request:
         return path
 
     def unit_list(self) -> list[Unit]:
-        return [
-            Unit(u["ref"], Shard.parse(u["shard"]) if u.get("shard") else None, u.get("attempt", 1)) for u in self.units
-        ]
+        return [Unit.from_json(u) for u in self.units]
 
 
 def main(argv: list[str]) -> int:
