@@ -5,7 +5,9 @@ as they are written, and after a normal end and after a stop nothing of any unit
 
 from __future__ import annotations
 
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -17,6 +19,10 @@ from ray.cluster_utils import Cluster  # noqa: E402
 from gymgate.processes import marked_pids  # noqa: E402
 from gymgate.remote import dispatch, node  # noqa: E402
 from gymgate.remote.plan import Unit  # noqa: E402
+
+# Loopback, and not 127.0.0.1: Ray rewrites that address to the machine's own when a driver connects (Ray's
+# resolve_ip_for_localhost), while the rest of 127.0.0.0/8 is taken as given. Nothing listens beyond this machine.
+LOOPBACK = "127.0.0.2"
 
 STAND_IN = """
 import os, subprocess, sys, time
@@ -36,16 +42,20 @@ time.sleep(float(os.environ.get("GYMGATE_STAND_IN_SLEEP", "1")))
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     root = tmp_path_factory.mktemp("cluster")
-    made = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
+    loopback = {"node_ip_address": LOOPBACK, "include_dashboard": False}
+    temp = tempfile.mkdtemp(prefix="ggrc-", dir="/tmp")  # short: Ray's socket paths
+    made = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "temp_dir": temp, **loopback})
     caches = {}
     for name in ("node_a", "node_b"):
         caches[name] = root / f"cache-{name}"
-        made.add_node(num_cpus=1, resources={"gymgate": 1, name: 1}, env_vars={"GYMGATE_CACHE": str(caches[name])})
+        cache = {"GYMGATE_CACHE": str(caches[name])}
+        made.add_node(num_cpus=1, resources={"gymgate": 1, name: 1}, env_vars=cache, **loopback)
     made.wait_for_nodes()
-    ray.init(address=made.address, namespace=dispatch.namespace())
+    ray.init(address=made.address, namespace=dispatch.namespace(), _node_ip_address=LOOPBACK)
     yield made, caches, root
     ray.shutdown()
     made.shutdown()
+    shutil.rmtree(temp, ignore_errors=True)
 
 
 def _checkout(root: Path) -> tuple[str, bytes]:

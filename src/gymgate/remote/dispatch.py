@@ -129,10 +129,11 @@ def run_units(
     options: dict[str, Any] = {"num_cpus": num_cpus, "resources": {GYMGATE_RESOURCE: 1}, "max_restarts": 0}
     if memory:
         options["memory"] = memory
-    runner = ray.remote(UnitRunner).options(scheduling_strategy="SPREAD", max_concurrency=4, **options)
+    options |= {"scheduling_strategy": "SPREAD", "max_concurrency": 4}
+    runner = ray.remote(UnitRunner)
 
     def place(unit: Unit) -> Placed:
-        actor = runner.options(name=unit.name).remote(unit.name, cache, scratch)
+        actor = runner.options(name=unit.name, **options).remote(unit.name, cache, scratch)
         placed = Placed(unit, actor)
         placed.started = actor.start.remote(blob_ref, digest, unit.argv(common), command, environ)
         return placed
