@@ -31,7 +31,8 @@ args = sys.argv[1:]
 ref, runs = args[args.index("--gym-ref") + 1], Path(args[args.index("--runs-dir") + 1])
 run = runs / f"run-{ref}"
 (run / "paths").mkdir(parents=True)
-(run / "run.json").write_text('{"ref": "%s", "ray": "%s"}' % (ref, os.environ.get("RAY_ADDRESS", "")))
+(run / "run.json").write_text('{"ref": "%s", "ray": "%s", "cache": "%s"}' % (
+    ref, os.environ.get("RAY_ADDRESS", ""), os.environ.get("GYMGATE_CACHE", "")))
 subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)  # a "Gym"
 (run / "paths" / "mcqa-accepted.json").write_text('{"outcome": "PASS", "ref": "%s"}' % ref)
 time.sleep(float(os.environ.get("GYMGATE_STAND_IN_SLEEP", "1")))
@@ -42,20 +43,31 @@ time.sleep(float(os.environ.get("GYMGATE_STAND_IN_SLEEP", "1")))
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     root = tmp_path_factory.mktemp("cluster")
-    loopback = {"node_ip_address": LOOPBACK, "include_dashboard": False}
+    loopback = {"node_ip_address": LOOPBACK, "include_dashboard": False}  # nothing listens beyond this machine
     temp = tempfile.mkdtemp(prefix="ggrc-", dir="/tmp")  # short: Ray's socket paths
     made = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "temp_dir": temp, **loopback})
     caches = {}
     for name in ("node_a", "node_b"):
         caches[name] = root / f"cache-{name}"
-        cache = {"GYMGATE_CACHE": str(caches[name])}
-        made.add_node(num_cpus=1, resources={"gymgate": 1, name: 1}, env_vars=cache, **loopback)
+        _add(made, name, caches[name])
     made.wait_for_nodes()
     ray.init(address=made.address, namespace=dispatch.namespace(), _node_ip_address=LOOPBACK)
     yield made, caches, root
     ray.shutdown()
     made.shutdown()
     shutil.rmtree(temp, ignore_errors=True)
+
+
+def _add(made, name: str, cache: Path):
+    """A worker node with one unit slot, its own cache, on loopback."""
+    env = {"GYMGATE_CACHE": str(cache)}
+    return made.add_node(
+        num_cpus=1,
+        resources={"gymgate": 1, name: 1},
+        env_vars=env,
+        node_ip_address=LOOPBACK,
+        include_dashboard=False,
+    )
 
 
 def _checkout(root: Path) -> tuple[str, bytes]:
@@ -115,3 +127,112 @@ def test_a_stop_reaches_every_unit_and_leaves_nothing_running(cluster):
     assert marked_pids("unit-0.5.0-a1", node.UNIT_MARKER) == []
     assert marked_pids("unit-0.6.0-a1", node.UNIT_MARKER) == []
     assert not ray.util.list_named_actors()  # nothing of the dispatch is left in its namespace
+
+
+SECOND_DRIVER = """
+import json, sys
+import ray
+from gymgate.remote import dispatch
+from gymgate.remote.plan import Unit
+address, root, digest, pack, out, loopback = sys.argv[1:7]
+ray.init(address=address, namespace=dispatch.namespace(), _node_ip_address=loopback)
+done = dispatch.run_units(
+    [Unit("0.2.1")], (digest, open(pack, "rb").read()), [], lambda unit: __import__("pathlib").Path(out) / unit.name,
+    scratch=root + "/scratch2", command=[sys.executable, "tools/stand_in.py"], environ={"GYMGATE_STAND_IN_SLEEP": "12"},
+)
+print(json.dumps({"outcomes": done.outcomes, "codes": done.codes}))
+"""
+
+
+def test_two_dispatches_on_one_cluster_neither_see_nor_stop_each_other(cluster):
+    import json
+    import os
+    import subprocess
+
+    made, _, root = cluster
+    digest, blob = _checkout(root)
+    pack = root / "pack.tar.gz"
+    pack.write_bytes(blob)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    other = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            SECOND_DRIVER,
+            made.address,
+            str(root),
+            digest,
+            str(pack),
+            str(root / "other"),
+            LOOPBACK,
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    seen = []
+
+    def stopping() -> bool:  # ours stops once the other's unit and ours both run
+        seen.append(sorted(ray.util.list_named_actors()))
+        theirs = list((root / "other").glob("unit-0.2.1-a1/*/paths/mcqa-accepted.json"))
+        ours = list(root.glob("mirror-*/unit-0.2.0-a1/*/paths/mcqa-accepted.json"))
+        return bool(theirs and ours)
+
+    done, _, _ = _run(cluster, [Unit("0.2.0")], sleep="600", stopping=stopping)
+    assert done.outcomes == {"unit-0.2.0-a1": dispatch.STOPPED}
+    assert all(names == ["unit-0.2.0-a1"] for names in seen if names)  # the other dispatch's unit is not in view
+    assert marked_pids("unit-0.2.1-a1", node.UNIT_MARKER)  # ours stopped; theirs still runs
+    out, _ = other.communicate(timeout=180)
+    assert json.loads(out.strip().splitlines()[-1]) == {
+        "outcomes": {"unit-0.2.1-a1": dispatch.DONE},
+        "codes": {"unit-0.2.1-a1": 0},
+    }
+    assert marked_pids("unit-0.2.1-a1", node.UNIT_MARKER) == []
+
+
+def test_a_unit_whose_node_dies_runs_again_on_another_node(cluster):
+    """Last in this file: it takes a node away (and adds one back)."""
+    import json
+    import threading
+
+    made, _, root = cluster
+    _add(made, "node_c", root / "cache-node_c")  # room for the unit to run again
+    made.wait_for_nodes()
+    killed = []
+
+    def kill_its_node():
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not killed:
+            for run in root.glob("mirror-*/unit-0.3.0-a1/*/run.json"):
+                cache = json.loads(run.read_text())["cache"]
+                victim = next(w for w in made.worker_nodes if w.node_id == _node_of(cache))
+                made.remove_node(victim, allow_graceful=False)
+                killed.append(cache)
+            time.sleep(0.2)
+
+    killer = threading.Thread(target=kill_its_node)
+    killer.start()
+    done, mirror, _ = _run(cluster, [Unit("0.3.0")], sleep="6")
+    killer.join(timeout=90)
+    assert killed, "the unit's node was never found"
+    assert done.outcomes == {"unit-0.3.0-a2": dispatch.DONE} and "ran again as unit-0.3.0-a2" in done.reasons.get(
+        "unit-0.3.0-a1", ""
+    )
+    assert (mirror / "unit-0.3.0-a2" / "run-0.3.0" / "paths" / "mcqa-rejected.json").is_file()
+    _wait_gone("unit-0.3.0-a1")  # the dead node's unit: its reaper swept it
+    assert marked_pids("unit-0.3.0-a2", node.UNIT_MARKER) == []
+
+
+def _node_of(cache: str) -> str:
+    """The node id whose workers see this cache (each node's GYMGATE_CACHE is its own)."""
+    for entry in ray.nodes():
+        if entry["Alive"] and any(Path(cache).name.endswith(r) for r in entry["Resources"] if r.startswith("node_")):
+            return entry["NodeID"]
+    raise AssertionError(f"no live node for {cache}")
+
+
+def _wait_gone(unit_id: str, timeout_s: float = 30) -> None:
+    deadline = time.monotonic() + timeout_s
+    while marked_pids(unit_id, node.UNIT_MARKER):
+        assert time.monotonic() < deadline, f"{unit_id}: still running after its node died"
+        time.sleep(0.2)

@@ -5,6 +5,7 @@ leaves nothing carrying its marker."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -171,20 +172,39 @@ def test_the_caller_ships_what_git_sees_and_writes_back_only_inside_the_run_fold
     assert not (tmp_path / "runs" / "r2").exists()
 
 
-def test_a_unit_whose_actor_dies_is_stopped_by_its_reaper(tmp_path):
+def _reapers(unit_id: str) -> list[int]:
+    """This unit's reaper processes (found by their command line, which names the unit)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            if entry.name.isdigit() and b"reap" in argv and unit_id.encode() in argv and alive(int(entry.name)):
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.parametrize("how", ["its actor dies", "it is stopped"])
+def test_a_units_reaper_sweeps_it_when_its_actor_dies_and_ends_with_it(tmp_path, how):
     """The actor killed (here: a stand-in process, SIGKILLed) leaves the unit's command and its "Gym" behind: the
-    reaper, in a session of its own, sweeps everything carrying the unit's marker."""
+    reaper — no one's child, so nothing that kills the actor's children takes it — sweeps everything carrying the
+    unit's marker, then ends; a unit stopped the normal way ends its reaper too."""
+    unit_id = f"u-reaped-{how.split()[-1]}"
     actor = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
     script = tmp_path / "harness.py"
     script.write_text(FAKE_HARNESS)
-    unit = node.UnitProcess("u-reaped", tmp_path / "run")
+    unit = node.UnitProcess(unit_id, tmp_path / "run")
     argv = [sys.executable, str(script), str(unit.run_dir), "300"]
     unit.start(argv, dict(os.environ), tmp_path, tmp_path / "unit.log", watch=actor.pid)
     try:
-        _wait(lambda: len(marked_pids("u-reaped", node.UNIT_MARKER)) >= 2)
-        actor.kill()
-        actor.wait(timeout=10)
-        _wait(lambda: marked_pids("u-reaped", node.UNIT_MARKER) == [], timeout_s=30)
-        _wait(lambda: unit.reaper.poll() is not None)  # and the reaper itself is gone
+        _wait(lambda: len(marked_pids(unit_id, node.UNIT_MARKER)) >= 2 and _reapers(unit_id))
+        if how == "its actor dies":
+            actor.kill()
+            actor.wait(timeout=10)
+            _wait(lambda: marked_pids(unit_id, node.UNIT_MARKER) == [], timeout_s=30)
+        else:
+            unit.stop(grace_s=5)
+        _wait(lambda: not _reapers(unit_id), timeout_s=10)
     finally:
         unit.stop(grace_s=5)
+        actor.kill()
+        actor.wait(timeout=10)

@@ -170,20 +170,24 @@ class UnitProcess:
     process: subprocess.Popen | None = None
     seen: dict[str, tuple[int, int]] = field(default_factory=dict)
 
-    reaper: subprocess.Popen | None = None
-
     def start(self, argv: list[str], environ: Mapping[str, str], cwd: Path, log: Path, watch: int | None = None) -> int:
         """Start the command; `watch`: the process whose death (the unit's actor killed, its worker gone) must stop
-        the unit too — a reaper in a session of its own sweeps the unit's marker then."""
+        the unit too — a reaper that is no one's child sweeps the unit's marker then."""
         env = {**allowed(environ), UNIT_MARKER: self.unit_id}
         log.parent.mkdir(parents=True, exist_ok=True)
+        self.stopped_file.unlink(missing_ok=True)
         with log.open("ab") as out:
             self.process = subprocess.Popen(
                 argv, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
             )
         if watch is not None:
-            self.reaper = start_reaper(self.unit_id, watch, log)
+            start_reaper(self.unit_id, watch, self.stopped_file, log)
         return self.process.pid
+
+    @property
+    def stopped_file(self) -> Path:
+        """Written once the unit is stopped and swept: its reaper has nothing left to do and ends."""
+        return self.run_dir.parent / f".{self.unit_id}.stopped"
 
     def returncode(self) -> int | None:
         return None if self.process is None else self.process.poll()
@@ -219,39 +223,35 @@ class UnitProcess:
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     self.process.wait(timeout=10)
         swept = sweep(self.unit_id, marker=UNIT_MARKER)
-        if self.reaper is not None and self.reaper.poll() is None:
-            self.reaper.kill()  # the unit is stopped: nothing is left for it to watch
-            self.reaper.wait(timeout=10)
+        self.stopped_file.parent.mkdir(parents=True, exist_ok=True)
+        self.stopped_file.write_text("stopped\n")
         return swept
 
 
 REAPER_LIFETIME_S = 24 * 3600.0  # the longest a unit may run before its reaper stops it anyway
 
 
-def start_reaper(unit_id: str, watched: int, log: Path) -> subprocess.Popen:
-    """A process in a session of its own (so no stop of the actor's group takes it) that outlives the unit's actor:
-    `python -m gymgate.remote.node reap UNIT_ID PID`, with this package on its path."""
+def start_reaper(unit_id: str, watched: int, stopped: Path, log: Path) -> None:
+    """`python -m gymgate.remote.node reap …` with this package on its path, detached twice: in a session of its own
+    and no one's child (Ray kills a dead worker's children; the reaper must outlive the worker it watches)."""
     package_root = str(Path(__file__).resolve().parents[2])
     env = {**allowed(os.environ), "PYTHONPATH": package_root}
+    argv = [sys.executable, "-m", "gymgate.remote.node", "reap", unit_id, str(watched), str(stopped)]
     with log.open("ab") as out:
-        return subprocess.Popen(
-            [sys.executable, "-m", "gymgate.remote.node", "reap", unit_id, str(watched)],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        subprocess.run(argv, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, timeout=30)
 
 
-def reap(unit_id: str, watched: int, lifetime_s: float = REAPER_LIFETIME_S) -> list[int]:
-    """Wait until `watched` is gone (pidfd: a reused PID cannot fool it), or `lifetime_s` passed, then stop every
-    process carrying the unit's marker."""
+def reap(unit_id: str, watched: int, stopped: Path, lifetime_s: float = REAPER_LIFETIME_S) -> list[int]:
+    """Wait until `watched` is gone (pidfd: a reused PID cannot fool it) or `lifetime_s` passed, then stop every
+    process carrying the unit's marker; end at once, sweeping nothing, when the unit was stopped (`stopped`)."""
     deadline = time.monotonic() + lifetime_s
     try:
         handle = os.pidfd_open(watched)
     except (AttributeError, OSError):
         handle = None  # already gone, or no pidfd on this kernel: fall back to /proc below
     while time.monotonic() < deadline:
+        if stopped.exists():
+            return []
         if handle is not None:
             if select.select([handle], [], [], 1.0)[0]:
                 break
@@ -263,4 +263,6 @@ def reap(unit_id: str, watched: int, lifetime_s: float = REAPER_LIFETIME_S) -> l
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["reap"]:
-    reap(sys.argv[2], int(sys.argv[3]))
+    if os.fork() == 0:  # the child carries on as the reaper, orphaned: the parent returns to its caller now
+        reap(sys.argv[2], int(sys.argv[3]), Path(sys.argv[4]))
+    os._exit(0)
