@@ -78,11 +78,8 @@ class UnitRunner:
 class Placed:
     unit: Unit
     actor: Any
-    started: Any = None  # the start call's ObjectRef
-    code: int | None = None
-    files: int = 0
-    why: str = ""
-    node_id: str = ""
+    started: Any = None  # the start call's ObjectRef, until it has returned
+    since: float = field(default_factory=time.monotonic)  # when it was placed: PLACE_TIMEOUT_S counts from here
 
 
 @dataclass
@@ -112,10 +109,11 @@ def run_units(
     environ: dict[str, str] | None = None,
 ) -> Dispatch:
     """Run every unit on the cluster this driver is connected to (`ray.init(address, namespace=…)` done by the
-        caller) and mirror each unit's run folder into `into(unit)`. `cache` (none: each node's own, GYMGATE_CACHE or
-    its default) is where a node keeps checkouts and environments; `environ` adds variables to the units' commands. `stopping()` turning true stops every unit (its
-        own stop first, then its actor). A unit whose actor or node died runs once more (attempt 2, elsewhere when the
-        cluster can); a second loss, or a unit that cannot be placed, is unjudged."""
+    caller) and mirror each unit's run folder into `into(unit)`. `cache` (none: each node's own, GYMGATE_CACHE or its
+    default) is where a node keeps checkouts and environments; `environ` adds variables to the units' commands.
+    `stopping()` turning true stops every unit (its own stop first, then its actor). A unit whose actor or node died
+    runs once more (attempt 2, elsewhere when the cluster can); a second loss, or a unit that cannot be placed, is
+    unjudged."""
     import ray
     import ray.exceptions
 
@@ -139,7 +137,6 @@ def run_units(
         return placed
 
     active = [place(unit) for unit in units]
-    started_at = {p.unit.name: time.monotonic() for p in active}
     while active:
         if stopping():
             _stop_all(active, result)
@@ -150,19 +147,18 @@ def run_units(
                 if placed.started is not None:
                     ready, _ = ray.wait([placed.started], timeout=0)
                     if not ready:
-                        if time.monotonic() - started_at[name] > PLACE_TIMEOUT_S:
+                        if time.monotonic() - placed.since > PLACE_TIMEOUT_S:
                             raise TimeoutError(f"not placed or started within {PLACE_TIMEOUT_S:g} s")
                         continue
                     ray.get(placed.started)  # a node that refused the unit raises here
                     placed.started = None
-                    result.nodes[name] = ray.get(placed.actor.where.remote())["node_id"]
+                    result.nodes[name] = ray.get(placed.actor.where.remote(), timeout=120)["node_id"]
                 code, files = ray.get(placed.actor.poll.remote(), timeout=120)
             except (ray.exceptions.ActorDiedError, ray.exceptions.ActorUnavailableError) as exc:
                 active.remove(placed)
                 if placed.unit.attempt == 1:
                     again = place(placed.unit.again())
                     active.append(again)
-                    started_at[again.unit.name] = time.monotonic()
                     result.reasons[name] = f"its actor died ({type(exc).__name__}); ran again as {again.unit.name}"
                 else:
                     result.outcomes[name], result.reasons[name] = UNJUDGED, f"lost twice: {type(exc).__name__}"

@@ -21,7 +21,7 @@ from gymgate.report.fidelity import fidelity_columns
 from gymgate.report.grouping import ACKNOWLEDGED, bundle_changes, cause_lines, describe_paths
 from gymgate.report.grouping import FAILING as UNREVIEWED
 from gymgate.report.markdown import bundle_line, cause_groups, flaky_side_text, ref_label, sides
-from gymgate.report.variants import disagreements, variant_columns
+from gymgate.report.variants import variant_table
 from gymgate.verdict import ACTIONABLE, CATEGORIES, CHANGED, FAILING, FLAKY, UNJUDGED
 
 CARDS_OPEN = 30  # path cards shown before the rest are folded (a bump of hundreds of paths stays readable)
@@ -99,17 +99,11 @@ def _bundles(comparison: Comparison) -> tuple[list[dict[str, Any]], list[dict[st
 
 
 def _variants(comparison: Comparison) -> dict[str, Any]:
-    """Variants that disagree with their original on either ref, a cell per ref, and the candidate's disagreements
-    with both answers and both verdicts side by side (as report.md shows them)."""
-    category = {p.path: p.category for p in comparison.paths}
-    rows = [
-        {"path": path, "cells": cells, "category": category.get(path, ""), "tone": tone(category.get(path, ""))}
-        for path, cells in variant_columns(sides(comparison))
-    ]
-    found = disagreements(list(comparison.candidate_records.values())).values()
+    """The variant table report.md shows (report/variants.variant_table), with both verdicts as indented JSON."""
+    table = variant_table(sides(comparison), {p.path: p.category for p in comparison.paths})
     return {
-        "labels": [label for label, _ in sides(comparison)],
-        "rows": rows,
+        "labels": table.labels,
+        "rows": [{"path": p, "cells": cells, "category": c, "tone": tone(c)} for p, cells, c in table.rows],
         "disagreements": [
             {
                 "path": d.path,
@@ -118,7 +112,7 @@ def _variants(comparison: Comparison) -> dict[str, Any]:
                 "answers": (d.answers.get("original", ""), d.answers.get("variant", "")),
                 "verdicts": (json.dumps(d.original, indent=1), json.dumps(d.variant, indent=1)),
             }
-            for d in found
+            for d in table.details
         ],
     }
 

@@ -20,7 +20,7 @@ from gymgate.report.grouping import (
     cause_lines,
     describe_paths,
 )
-from gymgate.report.variants import KNOWN, disagreements, variant_columns
+from gymgate.report.variants import KNOWN, disagreements, variant_table
 from gymgate.runfolder import PathRecord
 from gymgate.verdict import ACTIONABLE, CHANGED, FIXED, FLAKY, NEW_PATH, REMOVED_PATH, SAME_FAIL, downgrade
 
@@ -256,16 +256,14 @@ def sides(comparison: Comparison) -> list[tuple[str, list[PathRecord]]]:
 def _variants(comparison: Comparison) -> list[str]:
     """Variants that disagree with their original on either ref (the category above says what the bump did), and
     the candidate's disagreements with both answers and verdicts side by side."""
-    rows = variant_columns(sides(comparison))
-    if not rows:
+    table = variant_table(sides(comparison), {p.path: p.category for p in comparison.paths})
+    if not table.rows:
         return []
-    category = {p.path: p.category for p in comparison.paths}
-    labels = [label for label, _ in sides(comparison)]
     lines = ["### Forms the verifier gets wrong (variants that disagree with their original)", ""]
-    lines += [f"| variant | {' | '.join(labels)} | category |", "|---|" + "---|" * (len(labels) + 1)]
-    lines += [f"| `{path}` | {' | '.join(cells)} | {category.get(path, '')} |" for path, cells in rows]
+    lines += [f"| variant | {' | '.join(table.labels)} | category |", "|---|" + "---|" * (len(table.labels) + 1)]
+    lines += [f"| `{path}` | {' | '.join(cells)} | {category} |" for path, cells, category in table.rows]
     lines.append("")
-    for item in disagreements(list(comparison.candidate_records.values())).values():
+    for item in table.details:
         lines += [
             f"<details><summary><code>{item.path}</code>: {item.why}</summary>",
             "",

@@ -50,6 +50,23 @@ def known_reason(record: PathRecord) -> str:
     return f"{KNOWN}: {known.get('reason', '')}" if known else ""
 
 
+@dataclass(frozen=True)
+class VariantTable:
+    """What report.md and report.html show of a comparison's variants: a row per variant that disagrees on some
+    ref (a cell per ref, the comparison's category), and the candidate's disagreements in detail."""
+
+    labels: list[str]
+    rows: list[tuple[str, list[str], str]]  # path, a cell per ref, category
+    details: list[Disagreement]
+
+
+def variant_table(sides: list[tuple[str, list[PathRecord]]], categories: dict[str, str]) -> VariantTable:
+    """`sides`: each ref's label and records, the candidate last; `categories`: each path's category."""
+    rows = [(path, cells, categories.get(path, "")) for path, cells in variant_columns(sides)]
+    details = list(disagreements(sides[-1][1]).values()) if sides else []
+    return VariantTable([label for label, _ in sides], rows, details)
+
+
 def variant_columns(sides: list[tuple[str, list[PathRecord]]]) -> list[tuple[str, list[str]]]:
     """One row per variant path that disagrees on some side, one cell per side: agrees (it came to its original's
     verdict), disagrees (known), its outcome where it was not judged against its original (an ERROR, a SKIP), or
