@@ -108,6 +108,11 @@ COMMANDS = (
     ),
     Command("compare", "compare two stored runs (nothing is run)", "gymgate.harness.review:compare_command"),
     Command(
+        "unit",
+        "(what a cluster node runs) one run of a ref as a --ray-address caller planned it, into --run-dir",
+        "gymgate.harness.unit:unit_command",
+    ),
+    Command(
         "ack",
         "draft acknowledgements of a comparison's contract changes (acks/<baseline>-to-<candidate>.toml)",
         "gymgate.harness.review:ack_command",

@@ -368,6 +368,27 @@ OPTIONS: tuple[Option, ...] = (
         extra={"metavar": "EPOCH"},
     ),
     Option(
+        "ray_address",
+        ("--ray-address",),
+        "run each ref on an existing Ray cluster (what ray.init takes: HOST:PORT, ray://HOST:10001, auto): every "
+        "node with a `gymgate` resource runs units of this command, building the pins' environments itself; the "
+        "reports are written here as for a local run (default: run here)",
+        JUDGING,
+        default="",
+        var="GYMGATE_RAY_ADDRESS",
+        extra={"metavar": "ADDR"},
+    ),
+    Option(
+        "ray_python",
+        ("--ray-python",),
+        "the Python the dispatch's Ray driver runs with: its Ray and Python must be the cluster's (default: the "
+        "environment of the newest pin)",
+        JUDGING,
+        default="",
+        var="GYMGATE_RAY_PYTHON",
+        extra={"metavar": "PYTHON"},
+    ),
+    Option(
         "good",
         ("--good",),
         "a commit, tag or branch where the paths pass",
@@ -508,11 +529,12 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "run_dir",
         ("--run-dir",),
-        "run folder for results (default: a temp dir)",
-        (),
+        "run folder for results (the session's default: a temp dir)",
+        ("unit",),
         session="--run-dir",
         children=(SESSION, UP),
     ),
+    Option("spec", ("spec",), "the unit's spec (remote/spec.py), written by the caller", ("unit",), type=Path),
     Option(
         "only_paths",
         ("--path",),

@@ -25,11 +25,11 @@ from gymgate.remote.plan import Unit  # noqa: E402
 LOOPBACK = "127.0.0.2"
 
 STAND_IN = """
-import os, subprocess, sys, time
+import json, os, subprocess, sys, time
 from pathlib import Path
 args = sys.argv[1:]
-ref, runs = args[args.index("--gym-ref") + 1], Path(args[args.index("--runs-dir") + 1])
-run = runs / f"run-{ref}"
+assert args[0] == "unit"
+ref, run = json.loads(Path(args[1]).read_text())["ref"], Path(args[args.index("--run-dir") + 1])
 (run / "paths").mkdir(parents=True)
 (run / "run.json").write_text('{"ref": "%s", "ray": "%s", "cache": "%s"}' % (
     ref, os.environ.get("RAY_ADDRESS", ""), os.environ.get("GYMGATE_CACHE", "")))
@@ -45,7 +45,10 @@ def cluster(tmp_path_factory):
     root = tmp_path_factory.mktemp("cluster")
     loopback = {"node_ip_address": LOOPBACK, "include_dashboard": False}  # nothing listens beyond this machine
     temp = tempfile.mkdtemp(prefix="ggrc-", dir="/tmp")  # short: Ray's socket paths
-    made = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "temp_dir": temp, **loopback})
+    with pytest.MonkeyPatch.context() as patch:  # Ray's test cluster writes its address into /tmp/ray for every
+        # `ray.init()` on the machine to find: another user's work would join ours. Nothing here needs it.
+        patch.setattr(ray._private.utils, "write_ray_address", lambda *args, **kwargs: None)
+        made = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "temp_dir": temp, **loopback})
     caches = {}
     for name in ("node_a", "node_b"):
         caches[name] = root / f"cache-{name}"
@@ -70,6 +73,10 @@ def _add(made, name: str, cache: Path):
     )
 
 
+def _unit(ref: str) -> Unit:
+    return Unit(ref, {"ref": ref})  # the stand-in reads the ref from its spec
+
+
 def _checkout(root: Path) -> tuple[str, bytes]:
     tree = root / "checkout"
     (tree / "tools").mkdir(parents=True, exist_ok=True)
@@ -85,11 +92,10 @@ def _run(cluster, units, sleep: str, stopping=lambda: False):
     done = dispatch.run_units(
         units,
         (digest, blob),
-        ["--env", "mcqa"],
-        lambda unit: mirror / unit.name,
+        lambda unit: mirror / unit.label,
         cache="",
         scratch=str(root / "scratch"),
-        command=command,
+        program=command,
         stopping=stopping,
         environ={"GYMGATE_STAND_IN_SLEEP": sleep},
     )
@@ -98,12 +104,12 @@ def _run(cluster, units, sleep: str, stopping=lambda: False):
 
 def test_units_land_on_different_nodes_and_their_runs_come_back(cluster):
     _, caches, _ = cluster
-    done, mirror, digest = _run(cluster, [Unit("0.4.0"), Unit("0.7.0")], sleep="3")
+    done, mirror, digest = _run(cluster, [_unit("0.4.0"), _unit("0.7.0")], sleep="3")
     assert done.outcomes == {"unit-0.4.0-a1": dispatch.DONE, "unit-0.7.0-a1": dispatch.DONE}
     assert done.codes == {"unit-0.4.0-a1": 0, "unit-0.7.0-a1": 0}
     assert len(set(done.nodes.values())) == 2  # one slot per node: the two ran at once, on different nodes
     for ref in ("0.4.0", "0.7.0"):
-        run = mirror / f"unit-{ref}-a1" / f"run-{ref}"
+        run = mirror / ref
         assert sorted(p.name for p in (run / "paths").iterdir()) == ["mcqa-accepted.json", "mcqa-rejected.json"]
         assert '"ray": ""' in (run / "run.json").read_text()  # the outer cluster's address never reached it
     for cache in caches.values():  # each node unpacked the checkout into its own cache
@@ -118,10 +124,10 @@ def test_a_stop_reaches_every_unit_and_leaves_nothing_running(cluster):
 
     def stopping() -> bool:
         seen.append(time.monotonic())
-        return len(list(root.glob("mirror-*/unit-0.5.0-a1/*/paths/mcqa-accepted.json"))) > 0
+        return len(list(root.glob("mirror-*/0.5.0/paths/mcqa-accepted.json"))) > 0
 
     started = time.monotonic()
-    done, _, _ = _run(cluster, [Unit("0.5.0"), Unit("0.6.0")], sleep="600", stopping=stopping)
+    done, _, _ = _run(cluster, [_unit("0.5.0"), _unit("0.6.0")], sleep="600", stopping=stopping)
     assert time.monotonic() - started < 120
     assert set(done.outcomes.values()) == {dispatch.STOPPED}
     assert marked_pids("unit-0.5.0-a1", node.UNIT_MARKER) == []
@@ -137,8 +143,9 @@ from gymgate.remote.plan import Unit
 address, root, digest, pack, out, loopback = sys.argv[1:7]
 ray.init(address=address, namespace=dispatch.namespace(), _node_ip_address=loopback)
 done = dispatch.run_units(
-    [Unit("0.2.1")], (digest, open(pack, "rb").read()), [], lambda unit: __import__("pathlib").Path(out) / unit.name,
-    scratch=root + "/scratch2", command=[sys.executable, "tools/stand_in.py"], environ={"GYMGATE_STAND_IN_SLEEP": "12"},
+    [Unit("0.2.1", {"ref": "0.2.1"})], (digest, open(pack, "rb").read()),
+    lambda unit: __import__("pathlib").Path(out) / unit.label,
+    scratch=root + "/scratch2", program=[sys.executable, "tools/stand_in.py"], environ={"GYMGATE_STAND_IN_SLEEP": "12"},
 )
 print(json.dumps({"outcomes": done.outcomes, "codes": done.codes}))
 """
@@ -174,11 +181,11 @@ def test_two_dispatches_on_one_cluster_neither_see_nor_stop_each_other(cluster):
 
     def stopping() -> bool:  # ours stops once the other's unit and ours both run
         seen.append(sorted(ray.util.list_named_actors()))
-        theirs = list((root / "other").glob("unit-0.2.1-a1/*/paths/mcqa-accepted.json"))
-        ours = list(root.glob("mirror-*/unit-0.2.0-a1/*/paths/mcqa-accepted.json"))
+        theirs = list((root / "other").glob("0.2.1/paths/mcqa-accepted.json"))
+        ours = list(root.glob("mirror-*/0.2.0/paths/mcqa-accepted.json"))
         return bool(theirs and ours)
 
-    done, _, _ = _run(cluster, [Unit("0.2.0")], sleep="600", stopping=stopping)
+    done, _, _ = _run(cluster, [_unit("0.2.0")], sleep="600", stopping=stopping)
     assert done.outcomes == {"unit-0.2.0-a1": dispatch.STOPPED}
     assert all(names == ["unit-0.2.0-a1"] for names in seen if names)  # the other dispatch's unit is not in view
     assert marked_pids("unit-0.2.1-a1", node.UNIT_MARKER)  # ours stopped; theirs still runs
@@ -203,7 +210,7 @@ def test_a_unit_whose_node_dies_runs_again_on_another_node(cluster):
     def kill_its_node():
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not killed:
-            for run in root.glob("mirror-*/unit-0.3.0-a1/*/run.json"):
+            for run in root.glob("mirror-*/0.3.0/run.json"):
                 cache = json.loads(run.read_text())["cache"]
                 victim = next(w for w in made.worker_nodes if w.node_id == _node_of(cache))
                 made.remove_node(victim, allow_graceful=False)
@@ -212,13 +219,13 @@ def test_a_unit_whose_node_dies_runs_again_on_another_node(cluster):
 
     killer = threading.Thread(target=kill_its_node)
     killer.start()
-    done, mirror, _ = _run(cluster, [Unit("0.3.0")], sleep="6")
+    done, mirror, _ = _run(cluster, [_unit("0.3.0")], sleep="6")
     killer.join(timeout=90)
     assert killed, "the unit's node was never found"
     assert done.outcomes == {"unit-0.3.0-a2": dispatch.DONE} and "ran again as unit-0.3.0-a2" in done.reasons.get(
         "unit-0.3.0-a1", ""
     )
-    assert (mirror / "unit-0.3.0-a2" / "run-0.3.0" / "paths" / "mcqa-rejected.json").is_file()
+    assert (mirror / "0.3.0" / "paths" / "mcqa-rejected.json").is_file()
     _wait_gone("unit-0.3.0-a1")  # the dead node's unit: its reaper swept it
     assert marked_pids("unit-0.3.0-a2", node.UNIT_MARKER) == []
 

@@ -1,4 +1,4 @@
-"""The pin matrix over stored runs (the runs themselves are faked: run_ref is tested on real Gyms elsewhere)."""
+"""The pin matrix over stored runs (the runs themselves are faked: run_refs is tested on real Gyms elsewhere)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ OUTCOMES = {"0.2.1": ("PASS", "PASS"), "0.3.0": ("PASS", "FAIL"), "0.4.0": ("PAS
 
 @pytest.fixture
 def stored(tmp_path, monkeypatch):
-    """A stored run per pin; run_ref serves them (as the cache would)."""
+    """A stored run per pin; run_refs serves them (as the cache would)."""
     runs = {}
     for pin, outcomes in OUTCOMES.items():
         made = [
@@ -33,7 +33,9 @@ def stored(tmp_path, monkeypatch):
         assert reuse and expected == PATHS
         return RunResult(runs[source.name], 0, cached=True)
 
-    monkeypatch.setattr(matrix, "run_ref", served)
+    monkeypatch.setattr(
+        matrix, "run_refs", lambda calls: [served(c.source, c.expected, c.opts, c.reuse) for c in calls]
+    )
     return runs
 
 
@@ -70,5 +72,5 @@ def test_a_regressing_last_bump_fails_the_matrix(stored, tmp_path):
 def test_a_matrix_of_one_broken_ref_fails(stored, tmp_path, monkeypatch):
     """One ref is judged alone, like `accept --no-baseline`: a ref that cannot even be built is 1, never 0."""
     broken = RunResult(stored["0.4.0"], 1, broken="build: requires Python >=3.13.14")
-    monkeypatch.setattr(matrix, "run_ref", lambda *a, **k: broken)
+    monkeypatch.setattr(matrix, "run_refs", lambda calls: [broken for _ in calls])
     assert _matrix(["0.4.0"], tmp_path).exit_code == 1

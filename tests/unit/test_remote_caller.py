@@ -21,7 +21,8 @@ asked = json.load(open(request))
 mode = asked["environ"].get("MODE")
 if mode == "silent":
     sys.exit(2)
-names = ["unit-%s-a1" % u["ref"] for u in asked["units"]]
+names = ["unit-%s-a1" % u["label"] for u in asked["units"]]
+assert set(asked["into"]) == {{u["label"] for u in asked["units"]}}
 json.dump({{"outcomes": {{n: "done" for n in names}}, "reasons": {{}}, "nodes": {{n: "node-" + n for n in names}},
            "codes": {{n: 0 for n in names}}, "namespace": "ns"}}, open(result, "w"))
 """
@@ -36,13 +37,14 @@ def driver(tmp_path):
 
 
 def test_the_driver_gets_the_units_and_the_checkout_and_its_result_is_read(driver, tmp_path):
-    done = caller.run_dispatch("ray://head:10001", driver, [Unit("0.4.0"), Unit("0.7.0")], ["--env", "mcqa"], tmp_path)
+    units = [Unit("0.4.0", {}), Unit("0.7.0", {})]
+    done = caller.run_dispatch("ray://head:10001", driver, units, {u.label: tmp_path / u.label for u in units})
     assert done.exit_code == 0 and done.outcomes == {"unit-0.4.0-a1": "done", "unit-0.7.0-a1": "done"}
 
 
 def test_a_driver_that_says_nothing_is_an_infrastructure_error(driver, tmp_path):
     with pytest.raises(InfraError, match="without saying what its units did"):
-        caller.run_dispatch("auto", driver, [Unit("0.4.0")], [], tmp_path, environ={"MODE": "silent"})
+        caller.run_dispatch("auto", driver, [Unit("0.4.0", {})], {"0.4.0": tmp_path}, environ={"MODE": "silent"})
 
 
 def test_a_stop_escalates_within_its_bounds(monkeypatch):

@@ -1,39 +1,83 @@
-"""Which units a dispatch sends (gymgate/remote/plan.py): a ref per unit; shards only when slots outnumber refs."""
+"""A unit is one run of one ref as data (gymgate/remote/plan.py, remote/spec.py): it travels as JSON, its name is
+readable, and its spec is exactly the `run_ref` call it stands for (options, recordings and deadlines included)."""
 
 from __future__ import annotations
 
-from gymgate.remote.plan import Unit, units
-from gymgate.shards.plan import Shard
+import json
+
+import pytest
+
+from gymgate.errors import UsageError
+from gymgate.harness.run import RunOptions
+from gymgate.refs.source import KIND_GIT, KIND_PIN, GymSource
+from gymgate.remote.plan import Unit, command
+from gymgate.remote.spec import RefusedUnit, UnitSpec, shippable
 
 
-def test_a_unit_per_ref_of_several_each_running_the_paths_all_of_them_plan():
-    both = ("0.4.0", "0.7.0")
-    assert units(list(both), slots=2, environments=7) == [Unit("0.4.0", among=both), Unit("0.7.0", among=both)]
-    assert units(list(both), slots=8, environments=7) == units(list(both), slots=1, environments=7)  # they queue
-    assert units([], slots=4, environments=7) == []
-    assert Unit("0.7.0", among=both).argv(["--env", "mcqa"]) == [
-        *("matrix", "--only", "0.7.0", "0.4.0", "0.7.0"),
-        *("--env", "mcqa"),
-    ]
-
-
-def test_spare_slots_split_a_ref_asked_alone_into_shards_but_never_more_than_its_environments():
-    found = units(["0.7.0"], slots=3, environments=7)
-    assert [u.shard for u in found] == [Shard(1, 3), Shard(2, 3), Shard(3, 3)]
-    assert len(units(["0.7.0"], slots=16, environments=2)) == 2
-    assert units(["0.7.0"], slots=1, environments=7) == [Unit("0.7.0")]
-
-
-def test_a_units_command_is_the_ref_judged_alone_and_its_name_is_readable():
-    unit = Unit("0.7.0", Shard(2, 3))
-    assert unit.argv(["--env", "mcqa"]) == [
-        *("accept", "--gym-ref", "0.7.0", "--no-baseline", "--shard", "2/3"),
-        *("--env", "mcqa"),
-    ]
-    assert unit.name == "unit-0.7.0-2of3-a1" and unit.again().name == "unit-0.7.0-2of3-a2"
-    assert Unit("../Gym checkout").name == "unit-.._Gym_checkout-a1"
+def test_a_units_name_is_readable_and_a_second_attempt_is_another_name():
+    unit = Unit("0.7.0", {"expected": []})
+    assert unit.name == "unit-0.7.0-a1" and unit.again().name == "unit-0.7.0-a2"
+    assert Unit("../Gym checkout", {}).name == "unit-.._Gym_checkout-a1"
+    assert command("/s/spec.json", "/s/run") == ["unit", "/s/spec.json", "--run-dir", "/s/run"]
 
 
 def test_a_unit_travels_as_json_and_comes_back_the_same():
-    for unit in (Unit("0.7.0", Shard(2, 3), 2), Unit("0.4.0", among=("0.4.0", "0.7.0"))):
-        assert Unit.from_json(unit.to_json()) == unit
+    unit = Unit("0.7.0", {"expected": ["mcqa:accepted"], "options": {"attempts": 2}}, 2)
+    assert Unit.from_json(json.loads(json.dumps(unit.to_json()))) == unit
+
+
+def test_run_options_reach_the_node_whole_but_where_runs_go_and_the_cluster_stay_here(tmp_path):
+    opts = RunOptions(
+        envs=["mcqa"],
+        runs_dir=tmp_path,
+        attempts=3,
+        deadlines={"mcqa:accepted": 12.5},
+        replays=({"env": "mcqa", "key": "r1"},),
+        wide=True,
+        ray_address="127.0.0.2:6379",
+        ray_python="/usr/bin/python3",
+    )
+    sent = json.loads(json.dumps(opts.to_json()))
+    assert "runs_dir" not in sent and "ray_address" not in sent and "ray_python" not in sent
+    back = RunOptions.from_json(sent, runs_dir=tmp_path / "node")
+    assert back.runs_dir == tmp_path / "node" and back.ray_address == ""
+    assert back == RunOptions(**{**vars(opts), "runs_dir": tmp_path / "node", "ray_address": "", "ray_python": ""})
+
+
+def _source(kind: str = KIND_PIN, digest: str = "a" * 64) -> GymSource:
+    return GymSource("0.7.0", kind, "0.7.0", ">=3.13.14", digest, "https://index")
+
+
+def test_only_refs_every_node_resolves_by_name_are_sent():
+    shippable(_source())
+    with pytest.raises(UsageError, match="takes pins and package-index versions"):
+        shippable(_source(KIND_GIT))
+
+
+class _Env:
+    def __init__(self, project, version):
+        self.project, self.interpreter = project, type("I", (), {"version": version})()
+
+
+def test_a_node_refuses_a_lock_or_an_interpreter_other_than_the_callers(tmp_path):
+    import hashlib
+
+    (tmp_path / "uv.lock").write_text("lock\n")
+    lock = hashlib.sha256(b"lock\n").hexdigest()
+    spec = UnitSpec(_source().to_json(), [], {}, "r1", lock_sha256=lock, python="3.13.15")
+    spec.admit(_Env(tmp_path, "3.13.15"))
+    with pytest.raises(RefusedUnit, match="Python 3.13.14 .* expects 3.13.15"):
+        spec.admit(_Env(tmp_path, "3.13.14"))
+    (tmp_path / "uv.lock").write_text("another lock\n")
+    with pytest.raises(RefusedUnit, match="the lock of 0.7.0"):
+        spec.admit(_Env(tmp_path, "3.13.15"))
+    UnitSpec(_source().to_json(), [], {}, "r1").admit(_Env(tmp_path, "3.12.0"))  # nothing expected: admitted
+
+
+def test_a_unit_spec_is_read_back_whole_and_a_damaged_one_is_a_usage_error(tmp_path):
+    spec = UnitSpec(_source().to_json(), ["mcqa:accepted"], {"attempts": 2}, "r1", True, "b" * 64, "3.13.15")
+    (tmp_path / "spec.json").write_text(json.dumps(spec.to_json()))
+    assert UnitSpec.read(tmp_path / "spec.json") == spec
+    (tmp_path / "bad.json").write_text('{"source": {}}')
+    with pytest.raises(UsageError, match="not a unit spec"):
+        UnitSpec.read(tmp_path / "bad.json")

@@ -200,6 +200,16 @@ def _searches(found: list[Interpreter] | None) -> Iterator[list[Interpreter]]:
     yield discover()
 
 
+def already_here(requires_python: str) -> Interpreter | None:
+    """The interpreter `select` would choose among those on this machine now (nothing downloaded or built), or None:
+    what a cluster run tells its nodes to provide (remote/spec.py)."""
+    try:
+        spec = SpecifierSet(requires_python or "")
+    except InvalidSpecifier:
+        return None
+    return next((chosen for found in _searches(None) if (chosen := _matching(spec, found))), None)
+
+
 def select(requires_python: str, what: str, found: list[Interpreter] | None = None) -> Interpreter:
     """The lowest interpreter satisfying ``requires_python`` (the oldest supported is the one Gym's CI tests)."""
     try:

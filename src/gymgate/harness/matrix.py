@@ -14,7 +14,7 @@ from pathlib import Path
 from gymgate.compare.runs import compare_runs
 from gymgate.errors import EXIT_OK, UsageError
 from gymgate.harness.bump import write_reports
-from gymgate.harness.run import RunOptions, run_ref
+from gymgate.harness.run import RefRun, RunOptions, run_refs
 from gymgate.refs.source import GymSource
 from gymgate.results import Bump, Matrix, MatrixRef
 from gymgate.runfolder import RunFolder, runs_dir
@@ -32,10 +32,12 @@ def run_matrix(
     """Run (or serve from the cache) every ref in the order given, then compare each pair of neighbours."""
     if len({source.digest for _, source in refs}) != len(refs):
         raise UsageError("the matrix names the same Gym twice: " + ", ".join(asked for asked, _ in refs))
+    calls = [
+        RefRun(source, expected, opts, reuse=True, title=f"matrix {index}/{len(refs)}: {asked}")
+        for index, (asked, source) in enumerate(refs, 1)
+    ]
     columns = []
-    for index, (asked, source) in enumerate(refs, 1):
-        print(f"== matrix {index}/{len(refs)}: {asked}", flush=True)
-        result = run_ref(source, expected, opts, reuse=True)
+    for (asked, source), result in zip(refs, run_refs(calls), strict=True):  # on a cluster: every ref at once
         records = RunFolder(result.dir).records(expected) if result.dir.is_dir() else {}
         columns.append(MatrixRef(asked, source, result, records))
     bumps = []

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -54,12 +54,29 @@ class RunOptions:
     # Some environment has no case (cases/derived.py): the ref's wide environment carries its requirements; not an
     # option: --env-set all implies it
     wide: bool = False
+    ray_address: str = default("ray_address")  # a cluster runs each ref (remote/): see run_ref
+    ray_python: str = default("ray_python")
 
     @classmethod
     def of(cls, values: Any) -> RunOptions:
         """The run options among a parsed command line's values (an option a command does not take keeps its
         declared default)."""
         return cls(**{f.name: getattr(values, f.name) for f in fields(cls) if hasattr(values, f.name)})
+
+    def to_json(self) -> dict[str, Any]:
+        """What a cluster node runs the ref with (remote/spec.py): every field but where runs go and the cluster
+        itself, which are the node's own."""
+        kept = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in LOCAL_ONLY}
+        return {**kept, "deadlines": dict(self.deadlines), "replays": list(self.replays)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], runs_dir: Path | None = None) -> RunOptions:
+        known = {f.name for f in fields(cls)} - LOCAL_ONLY
+        values = {k: v for k, v in data.items() if k in known}
+        return cls(**{**values, "replays": tuple(values.get("replays", ()))}, runs_dir=runs_dir)
+
+
+LOCAL_ONLY = frozenset({"runs_dir", "ray_address", "ray_python"})  # never sent to a node
 
 
 def judged_result(run: RunFolder, pytest_code: int, expected: list[str], **kwargs: Any) -> RunResult:
@@ -116,6 +133,38 @@ def service_args(run: RunFolder, opts: RunOptions) -> list[str]:
     return child_argv(UP, opts, run_dir=run.root)
 
 
+@dataclass(frozen=True)
+class RefRun:
+    """One `run_ref` call as data: what `run_refs` runs, one after another here or all at once on a cluster."""
+
+    source: GymSource
+    expected: list[str]
+    opts: RunOptions
+    reuse: bool = False
+    run_dir: Path | None = None
+    narrowed: bool = False
+    title: str = ""  # announced before it runs ("matrix 2/9: 0.3.0")
+
+
+def run_refs(calls: list[RefRun]) -> list[RunResult]:
+    """Every call's result, in order: run here one after another, or with --ray-address each on a cluster node,
+    all at once (harness/cluster.py)."""
+    if calls and calls[0].opts.ray_address:
+        from gymgate.harness.cluster import run_remote
+
+        return run_remote(calls)
+    results = []
+    for call in calls:
+        if call.title:
+            print(f"== {call.title}", flush=True)
+        results.append(
+            run_ref(
+                call.source, call.expected, call.opts, reuse=call.reuse, run_dir=call.run_dir, narrowed=call.narrowed
+            )
+        )
+    return results
+
+
 def run_ref(
     source: GymSource,
     expected: list[str],
@@ -124,14 +173,20 @@ def run_ref(
     reuse: bool = False,
     run_dir: Path | None = None,
     narrowed: bool = False,
+    run_id: str = "",
+    admit: Callable[[Any], None] | None = None,
 ) -> RunResult:
     """Run `expected` paths of `source` (or serve a stored clean run with the same inputs, when `reuse` and the
     options allow the cache), in four steps: build the ref's environment (a ref that cannot be built is a BROKEN
     run), look in the cache, open the run folder, run the in-environment session and mark how it ended.
-    `narrowed`: only `expected` runs (passed to pytest path by path), not the whole selection."""
-    from gymgate.compare.cache import find_cached, inputs_digest, shared_digest
+    `narrowed`: only `expected` runs (passed to pytest path by path), not the whole selection. With --ray-address
+    the run is a cluster node's (harness/cluster.py), which calls this with its caller's `run_id` and `admit`: the
+    environment it built, refused unless it is the one the caller expects."""
+    from gymgate.compare.cache import inputs_digest, shared_digest
 
-    run_id = new_run_id()
+    if opts.ray_address:
+        return run_refs([RefRun(source, expected, opts, reuse, run_dir, narrowed)])[0]
+    run_id = run_id or new_run_id()
     try:
         env = prepare(source, opts.wide)
     except BuildError as exc:
@@ -139,13 +194,13 @@ def run_ref(
         write_broken_run(run, source, expected, f"build: {exc}")
         print(f"gymgate: {source.name} is BROKEN: {str(exc).splitlines()[0]}", file=sys.stderr)
         return judged_result(run, 1, expected, broken=str(exc))
+    if admit is not None:
+        admit(env)
     shared = shared_digest(source.digest, env.project / "uv.lock", f"{env.interpreter.version} {env.interpreter.build}")
     inputs = inputs_digest(shared, expected, opts.attempts, opts.replays)
-    if reuse and opts.cache and not opts.selftest:  # gymgate's own negative tests are asked for: they run
-        stored = find_cached(opts.runs_dir or runs_dir(), inputs, opts.reuse_since)
-        if stored is not None:
-            print(f"cached: {stored.root} (none of its inputs changed: sha256:{inputs[:12]}; --no-cache runs it again)")
-            return judged_result(stored, 0, expected, cached=True)
+    stored = served(inputs, opts) if reuse else None
+    if stored is not None:
+        return judged_result(stored, 0, expected, cached=True)
     run = open_run(source, opts, run_id, run_dir)
     record_environment(run, env)
     run.write_replays(list(opts.replays))
@@ -160,6 +215,18 @@ def run_ref(
     )
     code = run_session(env, run, mark, session_args(run, opts, expected if narrowed else None), opts)
     return judged_result(run, code, expected)
+
+
+def served(inputs: str, opts: RunOptions) -> RunFolder | None:
+    """A stored run with exactly these inputs the options let the cache serve (compare/cache.py), announced."""
+    from gymgate.compare.cache import find_cached
+
+    if not opts.cache or opts.selftest:  # gymgate's own negative tests are asked for: they run
+        return None
+    stored = find_cached(opts.runs_dir or runs_dir(), inputs, opts.reuse_since)
+    if stored is not None:
+        print(f"cached: {stored.root} (none of its inputs changed: sha256:{inputs[:12]}; --no-cache runs it again)")
+    return stored
 
 
 def session_args(run: RunFolder, opts: RunOptions, only: list[str] | None) -> list[str]:

@@ -1,6 +1,7 @@
 """The harness's side of a dispatch (the harness has no Ray): pack the checkout, write the request, start the driver
 (`python -m gymgate.remote.driver`) with an interpreter that has the cluster's own Ray, pass Ctrl-C and SIGTERM on
-to it, and read back what happened to each unit. The units' run folders stream into `mirror/<unit>/` meanwhile."""
+to it, and read back what happened to each unit. Each unit's run folder streams into the caller's folder for it
+meanwhile."""
 
 from __future__ import annotations
 
@@ -39,21 +40,21 @@ def run_dispatch(
     address: str,
     ray_python: str,
     units: list[Unit],
-    common: list[str],
-    mirror: Path,
+    into: dict[str, Path],
     *,
     timeout_s: float = DISPATCH_TIMEOUT_S,
     **request: object,
 ) -> Outcome:
     """Send `units` to the cluster at `address` and wait (at most `timeout_s`) for the driver to end. A Ctrl-C or
-    SIGTERM here stops the dispatch (every unit stopped within its bound) and is raised again once it has."""
-    mirror.mkdir(parents=True, exist_ok=True)
+    SIGTERM here stops the dispatch (every unit stopped within its bound) and is raised again once it has. `into`:
+    each unit's label -> the folder its run folder streams into."""
     with tempfile.TemporaryDirectory(prefix="gymgate-dispatch-") as scratch:
         digest, blob = checkout_pack()
         packed = Path(scratch) / "checkout.tar.gz"
         packed.write_bytes(blob)
         wanted = [unit.to_json() for unit in units]
-        asked = Request(address, wanted, list(common), digest, str(packed), str(mirror), **request)  # type: ignore[arg-type]
+        folders = {label: str(folder) for label, folder in into.items()}
+        asked = Request(address, wanted, digest, str(packed), folders, **request)  # type: ignore[arg-type]
         result = Path(scratch) / "result.json"
         driver = subprocess.Popen(
             [ray_python, "-m", "gymgate.remote.driver", str(asked.write(Path(scratch) / "request.json")), str(result)],

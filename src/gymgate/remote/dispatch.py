@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import getpass
+import json
 import os
+import shutil
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -20,13 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from gymgate.locations import cache_dir
-from gymgate.remote import node
+from gymgate.remote import node, plan
 from gymgate.remote.plan import Unit
 
 GYMGATE_RESOURCE = "gymgate"  # an operator grants it per node: how many units that node runs at once
 POLL_S = 1.0
 STOP_GRACE_S = 90.0  # a unit's own stop (gymgate's: its Gyms stopped and swept) before its actor is killed
 PLACE_TIMEOUT_S = 600.0  # a unit the cluster cannot place (no node with the resources) within this: unjudged
+LOG_TAIL_LINES = 20  # of a unit's log on its node, sent back when its command ends: why a refused unit was refused
 # The outcome of a unit as the caller reads it (the verdict is the caller's, from the run folder).
 DONE, UNJUDGED, STOPPED = "done", "unjudged", "stopped"
 
@@ -50,25 +53,36 @@ class UnitRunner:
         return {"node_id": context.get_node_id(), "pid": os.getpid(), "host": os.uname().nodename}
 
     def start(
-        self, blob: bytes, digest: str, argv: list[str], command: list[str] | None = None, extra: dict | None = None
+        self, blob: bytes, digest: str, spec: dict, program: list[str] | None = None, extra: dict | None = None
     ) -> int:
-        """Materialise the checkout, build gymgate's environment from its lock, start `gymgate argv…` (or
-        `command`, a test's stand-in for gymgate, run inside the checkout) writing its run into the unit's scratch."""
+        """Materialise the checkout, build gymgate's environment from its lock, start `gymgate unit SPEC` (or
+        `program unit SPEC`, a test's stand-in for gymgate run inside the checkout) writing its run folder into the
+        unit's scratch."""
         checkout = node.materialise(blob, digest, self.cache)
-        runs = self.scratch / "runs"
-        runs.mkdir(parents=True, exist_ok=True)
-        program = command or [str(node.harness(checkout, self.cache))]
-        self.process = node.UnitProcess(self.unit_id, runs)
+        self.scratch.mkdir(parents=True, exist_ok=True)
+        spec_file, run_dir = self.scratch / "spec.json", self.scratch / "run"
+        spec_file.write_text(json.dumps(spec))
+        program = program or [str(node.harness(checkout, self.cache))]
+        self.process = node.UnitProcess(self.unit_id, run_dir)
         environ = {**os.environ, **(extra or {}), "GYMGATE_REPO_ROOT": str(checkout), "GYMGATE_CACHE": str(self.cache)}
-        argv = [*program, *argv, "--runs-dir", str(runs)]
+        argv = [*program, *plan.command(str(spec_file), str(run_dir))]
         # This actor's process is watched: killed (by the driver, its death, the memory monitor), its unit goes too.
-        return self.process.start(argv, environ, checkout, self.scratch / "unit.log", watch=os.getpid())
+        return self.process.start(argv, environ, checkout, self.log, watch=os.getpid())
 
-    def poll(self) -> tuple[int | None, dict[str, bytes]]:
-        """Its command's exit code (None while it runs) and the run files new or changed since the last poll."""
+    @property
+    def log(self) -> Path:
+        return self.scratch / "unit.log"
+
+    def poll(self) -> tuple[int | None, dict[str, bytes], str]:
+        """Its command's exit code (None while it runs), the run files new or changed since the last poll, and
+        once it has ended the last lines of its log."""
         assert self.process is not None
         code = self.process.returncode()
-        return code, self.process.changed()  # read after the code: a finished run's last files are in this batch
+        files = self.process.changed()  # read after the code: a finished run's last files are in this batch
+        tail = ""
+        if code is not None and self.log.is_file():
+            tail = "\n".join(self.log.read_text(errors="replace").splitlines()[-LOG_TAIL_LINES:])
+        return code, files, tail
 
     def stop(self, grace_s: float) -> list[int]:
         return self.process.stop(grace_s) if self.process else []
@@ -96,20 +110,21 @@ class Dispatch:
 def run_units(
     units: Sequence[Unit],
     checkout: tuple[str, bytes],
-    common: Sequence[str],
     into: Callable[[Unit], Path],
     *,
     cache: str = "",
     scratch: str,
     num_cpus: float = 1,
     memory: int = 0,
-    command: list[str] | None = None,
+    program: list[str] | None = None,
     stopping: Callable[[], bool] = lambda: False,
     receive: Callable[[dict[str, bytes], Path], object] | None = None,
     environ: dict[str, str] | None = None,
+    say: Callable[[str], object] = lambda line: print(line, flush=True),
 ) -> Dispatch:
     """Run every unit on the cluster this driver is connected to (`ray.init(address, namespace=…)` done by the
-    caller) and mirror each unit's run folder into `into(unit)`. `cache` (none: each node's own, GYMGATE_CACHE or its
+    caller) and mirror each unit's run folder into `into(unit)` (the same folder for each attempt: emptied when
+    the unit runs again). `cache` (none: each node's own, GYMGATE_CACHE or its
     default) is where a node keeps checkouts and environments; `environ` adds variables to the units' commands.
     `stopping()` turning true stops every unit (its own stop first, then its actor). A unit whose actor or node died
     runs once more (attempt 2, elsewhere when the cluster can); a second loss, or a unit that cannot be placed, is
@@ -133,7 +148,7 @@ def run_units(
     def place(unit: Unit) -> Placed:
         actor = runner.options(name=unit.name, **options).remote(unit.name, cache, scratch)
         placed = Placed(unit, actor)
-        placed.started = actor.start.remote(blob_ref, digest, unit.argv(common), command, environ)
+        placed.started = actor.start.remote(blob_ref, digest, unit.spec, program, environ)
         return placed
 
     active = [place(unit) for unit in units]
@@ -152,14 +167,18 @@ def run_units(
                         continue
                     ray.get(placed.started)  # a node that refused the unit raises here
                     placed.started = None
-                    result.nodes[name] = ray.get(placed.actor.where.remote(), timeout=120)["node_id"]
-                code, files = ray.get(placed.actor.poll.remote(), timeout=120)
+                    where = ray.get(placed.actor.where.remote(), timeout=120)
+                    result.nodes[name] = where["node_id"]
+                    say(f"{name}: running on {where['host']} (node {where['node_id'][:12]})")
+                code, files, tail = ray.get(placed.actor.poll.remote(), timeout=120)
             except (ray.exceptions.ActorDiedError, ray.exceptions.ActorUnavailableError) as exc:
                 active.remove(placed)
                 if placed.unit.attempt == 1:
+                    shutil.rmtree(into(placed.unit), ignore_errors=True)  # what the lost attempt wrote is not kept
                     again = place(placed.unit.again())
                     active.append(again)
                     result.reasons[name] = f"its actor died ({type(exc).__name__}); ran again as {again.unit.name}"
+                    say(f"{name}: {result.reasons[name]}")
                 else:
                     result.outcomes[name], result.reasons[name] = UNJUDGED, f"lost twice: {type(exc).__name__}"
                 continue
@@ -167,6 +186,7 @@ def run_units(
                 active.remove(placed)
                 _kill(placed)
                 result.outcomes[name], result.reasons[name] = UNJUDGED, f"{type(exc).__name__}: {exc}"[:600]
+                say(f"{name}: unjudged: {result.reasons[name]}")
                 continue
             if files:
                 receive(files, into(placed.unit))
@@ -175,6 +195,9 @@ def run_units(
                 ray.get(placed.actor.stop.remote(10.0), timeout=60)  # its sweep: nothing of it outlives it
                 _kill(placed)
                 result.outcomes[name], result.codes[name] = DONE, code
+                if tail and code not in (0, 1):  # 0 and 1 are verdicts; anything else says why in its log
+                    result.reasons[name] = tail
+                say(f"{name}: ended with exit {code}")
         time.sleep(POLL_S)
     return result
 

@@ -23,16 +23,15 @@ from gymgate.remote.plan import Unit
 class Request:
     address: str  # what ray.init accepts: ray://host:10001, host:6379, auto
     units: list[dict]  # each a Unit.to_json()
-    common: list[str]  # the options every unit's `gymgate accept` gets
     checkout_digest: str
     checkout_pack: str  # a file holding the packed checkout (remote/transfer.py)
-    mirror: str  # the caller's folder the units' run folders stream into, one folder per unit
+    into: dict[str, str]  # unit label -> the caller's run folder its run streams into
     namespace: str = ""
     num_cpus: float = 1
     memory: int = 0
     cache: str = ""  # where nodes keep checkouts and environments (none: each node's own)
     scratch: str = "/tmp/gymgate-units"
-    command: list[str] = field(default_factory=list)  # a stand-in for gymgate (tests); none: gymgate itself
+    program: list[str] = field(default_factory=list)  # a stand-in for gymgate (tests); none: gymgate itself
     environ: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -66,13 +65,12 @@ def main(argv: list[str]) -> int:
         done = dispatch.run_units(
             request.unit_list(),
             (request.checkout_digest, Path(request.checkout_pack).read_bytes()),
-            request.common,
-            lambda unit: Path(request.mirror) / unit.name,
+            lambda unit: Path(request.into[unit.label]),
             cache=request.cache,
             scratch=request.scratch,
             num_cpus=request.num_cpus,
             memory=request.memory,
-            command=request.command or None,
+            program=request.program or None,
             stopping=lambda: bool(signals),
             environ=request.environ,
         )

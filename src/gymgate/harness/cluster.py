@@ -1,0 +1,129 @@
+"""Refs run on a Ray cluster the way `run_ref` runs them here (harness/run.py's seam for --ray-address): each run a
+unit (remote/spec.py), all of a command's units dispatched at once, each unit's run folder streamed into the
+caller's runs/ as its node writes it, then judged here exactly as a local run is. The cache is the caller's: a run
+whose inputs are stored is not sent; a node's run is stored like a local one.
+
+What is not sent: a ref the nodes cannot resolve by name (remote/spec.shippable). What is never a verdict: a unit
+that was refused, lost twice, never placed or stopped: its run is marked incomplete with the reason, so the
+command reports it unjudged (exit 2), as it would an interrupted local run."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from contextlib import nullcontext
+from pathlib import Path
+
+from gymgate.envs.python import Interpreter
+from gymgate.errors import EXIT_ERROR
+from gymgate.harness.run import RefRun, RunOptions, judged_result, open_run, served
+from gymgate.refs.source import GymSource
+from gymgate.remote import dispatch
+from gymgate.remote.caller import Outcome, run_dispatch
+from gymgate.remote.plan import Unit
+from gymgate.remote.spec import UnitSpec, shippable
+from gymgate.results import RunResult
+from gymgate.runfolder import RunFolder, RunMark, new_run_id
+
+
+def run_remote(calls: Sequence[RefRun]) -> list[RunResult]:
+    """Each call's result, in order: served from the cache, or run on the cluster (every unsent one at once)."""
+    for call in calls:
+        shippable(call.source)  # before anything is sent
+    results: dict[int, RunResult] = {}
+    sent: dict[int, tuple[Unit, RunFolder]] = {}
+    for index, call in enumerate(calls):
+        lock, python = expectation(call)
+        if call.reuse and lock is not None and python is not None:
+            stored = served(inputs_of(call, lock, python), call.opts)
+            if stored is not None:
+                results[index] = judged_result(stored, 0, call.expected, cached=True)
+                continue
+        if call.title:
+            print(f"== {call.title}", flush=True)
+        spec = UnitSpec(
+            call.source.to_json(),
+            list(call.expected),
+            call.opts.to_json(),
+            new_run_id(),
+            call.narrowed,
+            hashlib.sha256(lock.read_bytes()).hexdigest() if lock is not None else "",
+            python.version if python is not None else "",
+        )
+        run = open_run(call.source, call.opts, spec.run_id, call.run_dir)
+        alone = sum(c.source.name == call.source.name for c in calls) == 1
+        sent[index] = (Unit(call.source.name if alone else f"{call.source.name}-{index}", spec.to_json()), run)
+    if sent:
+        done = _dispatch(calls[0].opts, sent)
+        for index, (unit, run) in sent.items():
+            results[index] = _judged(run, unit, done, calls[index].expected)
+    return [results[index] for index in range(len(calls))]
+
+
+def expectation(call: RefRun) -> tuple[Path | None, Interpreter | None]:
+    """What this machine would build the ref with: the lock it has for the ref's project (none: the node locks
+    it, as this machine would), the interpreter it would choose (none here: the node provides one, as it would)."""
+    from gymgate.envs.project import project_dir
+    from gymgate.envs.python import already_here
+
+    lock = project_dir(call.source, call.opts.wide) / "uv.lock"
+    return (lock if lock.is_file() else None), already_here(call.source.requires_python)
+
+
+def inputs_of(call: RefRun, lock: Path, python: Interpreter) -> str:
+    """The cache key the node's run carries when its interpreter is this machine's build (compare/cache.py)."""
+    from gymgate.compare.cache import inputs_digest, shared_digest
+
+    shared = shared_digest(call.source.digest, lock, f"{python.version} {python.build}")
+    return inputs_digest(shared, call.expected, call.opts.attempts, call.opts.replays)
+
+
+def _dispatch(opts: RunOptions, sent: dict[int, tuple[Unit, RunFolder]]) -> Outcome:
+    from gymgate.harness.progress import Progress
+    from gymgate.pathid import PathId
+
+    units = [unit for unit, _ in sent.values()]
+    print(f"== cluster {opts.ray_address}: {len(units)} unit(s): {', '.join(u.label for u in units)}", flush=True)
+    into = {unit.label: run.root for unit, run in sent.values()}
+    only = next(iter(sent.values())) if len(sent) == 1 else None
+    watched = nullcontext()
+    if only is not None:  # one run: the live view a local run shows, from the folder the node's files land in
+        expected = only[0].spec["expected"]
+        watched = Progress(only[1], total_paths=len(expected), total_envs=len({PathId(p).env for p in expected}))
+    try:
+        with watched:
+            return run_dispatch(opts.ray_address, opts.ray_python or ray_python(), units, into)
+    except KeyboardInterrupt:
+        for unit, run in sent.values():
+            _mark_unjudged(run, unit, "interrupted (the cluster's units were stopped)")
+        raise
+
+
+def _judged(run: RunFolder, unit: Unit, done: Outcome, expected: list[str]) -> RunResult:
+    """The node's run judged here; a unit that did not end on its own is marked incomplete with why."""
+    name = unit.name if unit.again().name not in done.outcomes else unit.again().name
+    outcome, reason = done.outcomes.get(name, "never reported"), done.reasons.get(name, "")
+    mark = run.mark()
+    if outcome == dispatch.DONE and mark is not None and mark.broken:
+        return judged_result(run, 1, expected, broken=mark.broken)
+    if outcome == dispatch.DONE and mark is not None and mark.pytest_exit is not None:
+        return judged_result(run, mark.pytest_exit, expected)
+    why = f"unit {name} {outcome}" + (f": {reason}" if reason else "") + f" (exit {done.codes.get(name, '-')})"
+    _mark_unjudged(run, unit, why)
+    return judged_result(run, EXIT_ERROR, expected)
+
+
+def _mark_unjudged(run: RunFolder, unit: Unit, why: str) -> None:
+    mark = run.mark() or RunMark(expected=list(unit.spec["expected"]), run_id=unit.spec["run_id"])
+    mark.complete, mark.incomplete = False, f"on the cluster: {why}"
+    run.write_mark(mark)
+
+
+def ray_python() -> str:
+    """The driver's interpreter when --ray-python is not given: the newest pin's environment (its Ray)."""
+    from gymgate.harness.run import prepare
+    from gymgate.refs.pins import load_pin, pins_in_order
+
+    newest = load_pin(pins_in_order()[-1])
+    assert isinstance(newest, GymSource)
+    return str(prepare(newest).python)
