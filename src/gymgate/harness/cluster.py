@@ -104,6 +104,9 @@ def _judged(run: RunFolder, unit: Unit, done: Outcome, expected: list[str]) -> R
     name = unit.name if unit.again().name not in done.outcomes else unit.again().name
     outcome, reason = done.outcomes.get(name, "never reported"), done.reasons.get(name, "")
     mark = run.mark()
+    if mark is not None and mark.run_id != unit.spec["run_id"]:  # never judge a run this unit did not make
+        outcome, reason = "sent another run", f"its run folder is run {mark.run_id!r}, not {unit.spec['run_id']!r}"
+        mark = None
     if outcome == dispatch.DONE and mark is not None and mark.broken:
         return judged_result(run, 1, expected, broken=mark.broken)
     if outcome == dispatch.DONE and mark is not None and mark.pytest_exit is not None:

@@ -43,7 +43,12 @@ class UnitRunner:
     """One unit on one node (a Ray actor; the methods run on the node). Knows nothing of gymgate beyond node.py."""
 
     def __init__(self, unit_id: str, cache: str, scratch: str):
-        self.unit_id, self.cache, self.scratch = unit_id, Path(cache) if cache else cache_dir(), Path(scratch) / unit_id
+        import ray
+
+        # A unit's scratch is its dispatch's and its own: a unit of another dispatch (the same name, another
+        # namespace) never finds this one's run folder.
+        where = Path(scratch) / ray.get_runtime_context().namespace / unit_id
+        self.unit_id, self.cache, self.scratch = unit_id, Path(cache) if cache else cache_dir(), where
         self.process: node.UnitProcess | None = None
 
     def where(self) -> dict[str, Any]:
@@ -59,7 +64,10 @@ class UnitRunner:
         `program unit SPEC`, a test's stand-in for gymgate run inside the checkout) writing its run folder into the
         unit's scratch."""
         checkout = node.materialise(blob, digest, self.cache)
-        self.scratch.mkdir(parents=True, exist_ok=True)
+        try:
+            self.scratch.mkdir(parents=True, exist_ok=False)
+        except FileExistsError:
+            raise node.Refused(f"{self.scratch} exists: this unit already ran on this node") from None
         spec_file, run_dir = self.scratch / "spec.json", self.scratch / "run"
         spec_file.write_text(json.dumps(spec))
         program = program or [str(node.harness(checkout, self.cache))]
@@ -86,6 +94,10 @@ class UnitRunner:
 
     def stop(self, grace_s: float) -> list[int]:
         return self.process.stop(grace_s) if self.process else []
+
+    def discard(self) -> None:
+        """Its run folder, once the caller has all of it (its log stays, for the node's operator)."""
+        shutil.rmtree(self.scratch / "run", ignore_errors=True)
 
 
 @dataclass
@@ -193,6 +205,7 @@ def run_units(
             if code is not None:
                 active.remove(placed)
                 ray.get(placed.actor.stop.remote(10.0), timeout=60)  # its sweep: nothing of it outlives it
+                ray.get(placed.actor.discard.remote(), timeout=60)
                 _kill(placed)
                 result.outcomes[name], result.codes[name] = DONE, code
                 if tail and code not in (0, 1):  # 0 and 1 are verdicts; anything else says why in its log

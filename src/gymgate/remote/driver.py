@@ -60,7 +60,14 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     os.environ["RAY_ENABLE_UV_RUN_RUNTIME_ENV"] = "0"  # the units' commands choose their own environments
-    ray.init(address=request.address, namespace=request.namespace or dispatch.namespace(), log_to_driver=False)
+    ray.init(
+        address=request.address,
+        namespace=request.namespace or dispatch.namespace(),
+        log_to_driver=False,
+        # The cluster's Python has Ray, not gymgate: the units' actors import this package as shipped by Ray
+        # (content-addressed in the cluster's store, once per version of it).
+        runtime_env={"py_modules": [str(Path(dispatch.__file__).resolve().parents[1])]},
+    )
     try:
         done = dispatch.run_units(
             request.unit_list(),

@@ -1,0 +1,138 @@
+"""gymgate on a Ray cluster (issue 32), for real, on this machine: a head that runs no unit and two worker nodes
+(tests/cluster.py: each its own raylet, resources and gymgate cache, on 127.0.0.2), started with a Python that has
+Ray and not gymgate, as a cluster's own Python would be. A matrix of two pins sent there runs one unit per node at
+once, each node building only its own pin's environment, and its reports are the local matrix's; Ctrl-C on the
+caller stops every unit and leaves nothing running."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+import tomllib
+
+import pytest
+
+from gymgate.locations import cache_dir, repo_root
+from gymgate.processes import marked_pids
+from gymgate.remote.node import UNIT_MARKER
+
+PINS = ("0.4.0", "0.7.0")
+NODES = ("node_a", "node_b")
+MCQA = ("--env", "mcqa", "--no-cache")
+# What differs between two runs of the same inputs anywhere: run folders, times, seconds.
+VOLATILE = re.compile(r"[0-9]{8}-[0-9]{6}-[^ )/`\"]*|/tmp/[^ )`\"]*|[0-9]+(\.[0-9]+)? ?s\b")
+
+
+def _ray_version() -> str:
+    lock = tomllib.loads((repo_root() / "envs" / "0.7.0" / "uv.lock").read_text())
+    return next(p["version"] for p in lock["package"] if p["name"] == "ray")
+
+
+@pytest.fixture(scope="module")
+def ray_python(tmp_path_factory) -> str:
+    """A Python with the pins' Ray and nothing of gymgate: the cluster's, and the dispatch driver's."""
+    from gymgate.envs.python import select as interpreter
+
+    venv = tmp_path_factory.mktemp("ray-python") / "venv"
+    python = interpreter(">=3.13.14", "the test cluster")
+    for step in (
+        ["uv", "venv", "-q", "-p", str(python.path), str(venv)],
+        ["uv", "pip", "install", "-q", "--python", str(venv / "bin" / "python"), f"ray=={_ray_version()}"],
+    ):
+        subprocess.run(step, check=True, timeout=900)
+    return str(venv / "bin" / "python")
+
+
+@pytest.fixture(scope="module")
+def cluster(ray_python, tmp_path_factory):
+    root = tmp_path_factory.mktemp("cluster")
+    caches = {name: root / f"cache-{name}" for name in NODES}
+    builds = str(cache_dir() / "pythons")  # a node provides CPython as this machine did: a copy of its build
+    spec = {
+        "nodes": [
+            {
+                "resources": {"gymgate": 1, name: 1},
+                "env": {"GYMGATE_CACHE": str(cache), "GYMGATE_PYTHON_BUILDS": builds},
+            }
+            for name, cache in caches.items()
+        ]
+    }
+    (root / "spec.json").write_text(json.dumps(spec))
+    head = subprocess.Popen(
+        [ray_python, str(repo_root() / "tests" / "cluster.py"), str(root / "spec.json")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        ready, _, _ = select.select([head.stdout], [], [], 240)
+        assert ready, "the test cluster did not come up within 240 s"
+        address = json.loads(head.stdout.readline())["address"]
+        yield address, caches
+    finally:
+        head.stdin.close()  # its nodes stop; past the bound, its whole group goes
+        try:
+            head.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            os.killpg(head.pid, signal.SIGKILL)
+            head.wait(timeout=30)
+
+
+def _gymgate(*args: str, timeout: float = 1500) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "gymgate", *args], capture_output=True, text=True, timeout=timeout)
+
+
+def _same(text: str) -> str:
+    return VOLATILE.sub("…", text)
+
+
+def test_a_matrix_sent_to_the_cluster_is_the_local_matrix(cluster, ray_python, tmp_path):
+    address, caches = cluster
+    remote = ("--ray-address", address, "--ray-python", ray_python)
+    there = _gymgate("matrix", *PINS, *MCQA, "--runs-dir", str(tmp_path / "r1"), "--out", str(tmp_path / "o1"), *remote)
+    assert there.returncode == 0, there.stdout[-3000:] + there.stderr[-3000:]
+    nodes = dict(re.findall(r"unit-(\S+)-a1: running on \S+ \(node (\w+)\)", there.stdout))
+    assert sorted(nodes) == sorted(PINS) and len(set(nodes.values())) == 2  # one unit per node, at once
+    for cache in caches.values():  # each node built gymgate and the one pin it ran, nothing else
+        built = [p for p in (cache / "envs").iterdir() if p.is_dir()]
+        assert len(built) == 1, built
+    here = _gymgate("matrix", *PINS, *MCQA, "--runs-dir", str(tmp_path / "r2"), "--out", str(tmp_path / "o2"))
+    assert here.returncode == there.returncode
+    for report in ("matrix.md", "bumps/0.4.0-to-0.7.0/report.md", "bumps/0.4.0-to-0.7.0/retry.txt"):
+        assert _same((tmp_path / "o1" / report).read_text()) == _same((tmp_path / "o2" / report).read_text()), report
+    for pin in PINS:
+        assert marked_pids(f"unit-{pin}-a1", UNIT_MARKER) == []
+
+
+def test_ctrl_c_on_the_caller_stops_every_unit_and_leaves_nothing_running(cluster, ray_python, tmp_path):
+    address, _ = cluster
+    command = [sys.executable, "-m", "gymgate", "accept", "--gym-ref", "0.7.0", "--no-baseline", *MCQA]
+    command += ["--runs-dir", str(tmp_path), "--ray-address", address, "--ray-python", ray_python]
+    caller = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    seen, deadline = [], time.monotonic() + 300
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([caller.stdout], [], [], 5)
+        line = caller.stdout.readline() if ready else ""
+        seen.append(line)
+        if "running on" in line:
+            break
+    else:
+        caller.kill()
+        pytest.fail("the unit never started: " + "".join(seen)[-2000:])
+    time.sleep(10)  # into its run: Gyms starting on the node
+    caller.send_signal(signal.SIGINT)
+    stopped = time.monotonic()
+    out, _ = caller.communicate(timeout=300)
+    assert caller.returncode == 2, out[-3000:]
+    assert time.monotonic() - stopped < 200  # the stop deadline (each unit's grace, then its actor)
+    assert marked_pids("unit-0.7.0-a1", UNIT_MARKER) == []  # nothing of the unit runs on its node
+    (run,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    mark = json.loads((run / "run.json").read_text())
+    assert mark["complete"] is False and mark["incomplete"]  # never a verdict
