@@ -24,6 +24,9 @@ startup:   where a default-set run's CPU goes (`accept --no-baseline --no-cache`
 fidelity:  every pin's default set with every recording replayed (`gymgate matrix --no-cache`): per release and
            environment, how many recordings reproduce and why the others do not. `--env-set all`: each pin alone
            with every runnable environment (`--pins A,B` for some), totals per release.
+cluster:   `--ray-address` on a local two-node Ray cluster (tools/local_cluster.py): a unit on cold nodes (each
+           builds gymgate's and the pin's environments itself), then `accept --env mcqa` of the pin here and on
+           the cluster, alternated: what a unit costs beyond the run it carries; and a two-pin matrix there.
 hang:      a Gym whose verifier never returns (structured_outputs, built from the pin's sdist) judged end to end
            against the pin with the default reruns: the per-path deadlines derived from the baseline decide it.
 
@@ -474,6 +477,59 @@ def render_matrix(data: dict, command: str) -> str:
         "look-ups and the three comparisons."
     ]
     return table("matrix:all", "The pin matrix", data, command, rows, notes)
+
+
+def bench_cluster(pin: str, repeats: int) -> dict:
+    """One unit's cost beyond its run: the pin's mcqa paths here and on a local two-node cluster, alternated, after
+    one unit on cold nodes; then `matrix <baseline> <pin>` on the cluster (one unit per node at once)."""
+    sys.path.insert(0, str(REPO / "tools"))
+    import local_cluster
+
+    from gymgate.locations import cache_dir
+
+    root = Path(tempfile.mkdtemp(prefix="gg-bench-cluster-"))
+    python = local_cluster.ray_python(root / "ray-python", REPO)
+    caches = {name: root / f"cache-{name}" for name in ("node_a", "node_b")}
+    out: dict = {"cold_s": [], "here_s": [], "there_s": [], "matrix_there_s": [], "matrix_here_s": []}
+    accept = ("accept", "--gym-ref", pin, "--no-baseline", "--env", "mcqa", "--no-cache")
+    with local_cluster.running(python, caches, cache_dir() / "pythons", root) as address:
+        remote = ("--ray-address", address, "--ray-python", python)
+        env = dict(os.environ, GYMGATE_RUNS=str(root / "runs"))
+        seconds, text, code = timed(gymgate(*accept, *remote), env)
+        assert code == 0, text
+        out["cold_s"].append(round(seconds, 3))
+        for _ in range(repeats):
+            for key, extra in (("here_s", ()), ("there_s", remote)):
+                seconds, text, code = timed(gymgate(*accept, *extra), env)
+                assert code == 0, text
+                out[key].append(round(seconds, 3))
+        pins = ("matrix", "0.4.0", pin, "--env", "mcqa", "--no-cache")
+        for key, extra in (("matrix_here_s", ()), ("matrix_there_s", remote)):
+            seconds, text, code = timed(gymgate(*pins, *extra), env)
+            assert code == 0, text
+            out[key].append(round(seconds, 3))
+    shutil.rmtree(root, ignore_errors=True)
+    return out
+
+
+def render_cluster(pin: str, data: dict, command: str) -> str:
+    runs = data["cluster"]
+    rows = [
+        (f"`accept --gym-ref {pin} --env mcqa` on cold nodes (each builds its environments)", runs["cold_s"], "s"),
+        (f"`accept --gym-ref {pin} --env mcqa` here", runs["here_s"], "s"),
+        ("the same on the cluster (warm nodes)", runs["there_s"], "s"),
+        (f"`matrix 0.4.0 {pin} --env mcqa` here", runs["matrix_here_s"], "s"),
+        ("the same on the cluster (one unit per node, at once)", runs["matrix_there_s"], "s"),
+    ]
+    overhead = median(runs["there_s"]) - median(runs["here_s"])
+    notes = [
+        f"A unit costs {overhead:.1f} s beyond the run it carries (median there − median here; "
+        f"×{median(runs['there_s']) / median(runs['here_s']):.2f}): the driver connecting, the checkout and the package "
+        "shipped, gymgate's environment checked on the node, the run folder streamed back once a second. The two "
+        "nodes share this machine's 2 cores, so the matrix's two units at once are no faster here than one after "
+        "another: the figure shows the units ran side by side, not a speed-up (see the scaling estimate below)."
+    ]
+    return table(f"cluster:{pin}", f"On a Ray cluster, nemo-gym {pin} (issue 32)", data, command, rows, notes)
 
 
 MCQA_VERDICT = "        is_correct = (pred == gold) if (pred is not None and gold) else False\n"
@@ -1269,6 +1325,7 @@ def main() -> int:
             "all",
             "faults",
             "variants",
+            "cluster",
         ),
     )
     parser.add_argument("--pin", default="0.4.0")
@@ -1298,6 +1355,9 @@ def main() -> int:
     elif args.what == "bisect":
         data["bisect"] = bench_bisect(args.pin)
         section = render_bisect(args.pin, data, command)
+    elif args.what == "cluster":
+        data["cluster"] = bench_cluster(args.pin, args.repeats)
+        section = render_cluster(args.pin, data, command)
     elif args.what == "matrix":
         data["matrix"] = bench_matrix(args.repeats)
         section = render_matrix(data, command)

@@ -1,5 +1,5 @@
 """gymgate on a Ray cluster (issue 32), for real, on this machine: a head that runs no unit and two worker nodes
-(tests/cluster.py: each its own raylet, resources and gymgate cache, on 127.0.0.2), started with a Python that has
+(tools/local_cluster.py: each its own raylet, resources and gymgate cache, on 127.0.0.2), started with a Python that has
 Ray and not gymgate, as a cluster's own Python would be. A matrix of two pins sent there runs one unit per node at
 once, each node building only its own pin's environment, and its reports are the local matrix's; Ctrl-C on the
 caller stops every unit and leaves nothing running."""
@@ -7,20 +7,21 @@ caller stops every unit and leaves nothing running."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import select
 import signal
 import subprocess
 import sys
 import time
-import tomllib
 
 import pytest
 
 from gymgate.locations import cache_dir, repo_root
 from gymgate.processes import marked_pids
 from gymgate.remote.node import UNIT_MARKER
+
+sys.path.insert(0, str(repo_root() / "tools"))
+import local_cluster  # noqa: E402
 
 PINS = ("0.4.0", "0.7.0")
 NODES = ("node_a", "node_b")
@@ -29,60 +30,17 @@ MCQA = ("--env", "mcqa", "--no-cache")
 VOLATILE = re.compile(r"[0-9]{8}-[0-9]{6}-[^ )/`\"]*|/tmp/[^ )`\"]*|[0-9]+(\.[0-9]+)? ?s\b")
 
 
-def _ray_version() -> str:
-    lock = tomllib.loads((repo_root() / "envs" / "0.7.0" / "uv.lock").read_text())
-    return next(p["version"] for p in lock["package"] if p["name"] == "ray")
-
-
 @pytest.fixture(scope="module")
 def ray_python(tmp_path_factory) -> str:
-    """A Python with the pins' Ray and nothing of gymgate: the cluster's, and the dispatch driver's."""
-    from gymgate.envs.python import select as interpreter
-
-    venv = tmp_path_factory.mktemp("ray-python") / "venv"
-    python = interpreter(">=3.13.14", "the test cluster")
-    for step in (
-        ["uv", "venv", "-q", "-p", str(python.path), str(venv)],
-        ["uv", "pip", "install", "-q", "--python", str(venv / "bin" / "python"), f"ray=={_ray_version()}"],
-    ):
-        subprocess.run(step, check=True, timeout=900)
-    return str(venv / "bin" / "python")
+    return local_cluster.ray_python(tmp_path_factory.mktemp("ray-python") / "venv", repo_root())
 
 
 @pytest.fixture(scope="module")
 def cluster(ray_python, tmp_path_factory):
     root = tmp_path_factory.mktemp("cluster")
     caches = {name: root / f"cache-{name}" for name in NODES}
-    builds = str(cache_dir() / "pythons")  # a node provides CPython as this machine did: a copy of its build
-    spec = {
-        "nodes": [
-            {
-                "resources": {"gymgate": 1, name: 1},
-                "env": {"GYMGATE_CACHE": str(cache), "GYMGATE_PYTHON_BUILDS": builds},
-            }
-            for name, cache in caches.items()
-        ]
-    }
-    (root / "spec.json").write_text(json.dumps(spec))
-    head = subprocess.Popen(
-        [ray_python, str(repo_root() / "tests" / "cluster.py"), str(root / "spec.json")],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        ready, _, _ = select.select([head.stdout], [], [], 240)
-        assert ready, "the test cluster did not come up within 240 s"
-        address = json.loads(head.stdout.readline())["address"]
+    with local_cluster.running(ray_python, caches, cache_dir() / "pythons", root) as address:
         yield address, caches
-    finally:
-        head.stdin.close()  # its nodes stop; past the bound, its whole group goes
-        try:
-            head.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            os.killpg(head.pid, signal.SIGKILL)
-            head.wait(timeout=30)
 
 
 def _gymgate(*args: str, timeout: float = 1500) -> subprocess.CompletedProcess:
