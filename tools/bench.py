@@ -512,6 +512,45 @@ def bench_cluster(pin: str, repeats: int) -> dict:
     return out
 
 
+def makespan(walls: list[float], nodes: int, build_s: float, overhead_s: float) -> float:
+    """When the last of `walls` (one unit each) ends on `nodes` nodes with one slot each, units placed as slots free
+    up, longest first (what a dispatch of every ref at once comes to), each unit paying `overhead_s` and, on its
+    node, `build_s` for its pin's environments (every unit runs another pin: always cold)."""
+    ends = [0.0] * nodes
+    for wall in sorted(walls, reverse=True):
+        slot = ends.index(min(ends))
+        ends[slot] += wall + build_s + overhead_s
+    return max(ends)
+
+
+def scaling_rows(overhead_s: float, compare_s: float) -> list[str]:
+    """The nine-release matrix over every runnable environment, on 1-9 nodes like this machine: each release's
+    every-environment run as measured (fidelity-every.json), each node building every pin it runs (bump-0.7.0.json:
+    the environments of two pins from an empty cache), the caller's eight comparisons one after another."""
+    walls = [
+        r["wall_s"]
+        for r in json.loads((DOCS / "benchmarks" / "fidelity-every.json").read_text())["fidelity_every"][
+            "pins"
+        ].values()
+    ]
+    build = json.loads((DOCS / "benchmarks" / "bump-0.7.0.json").read_text())["bump"]["bump"]["env_build_s_sum"][0] / 2
+    serial = 8 * compare_s
+    one = sum(walls) + len(walls) * build + serial  # this machine alone: no unit overhead, one env build per pin
+    rows = [
+        "| nodes | the units (longest first, as slots free) | + the caller's comparisons | wall | speed-up |",
+        "|---|---|---|---|---|",
+    ]
+    rows.append(
+        f"| 1 (here, no cluster) | {sum(walls) + len(walls) * build:.0f} s | {serial:.0f} s | {one:.0f} s | 1.00 |"
+    )
+    for nodes in (2, 3, 4, 5, 9):
+        units = makespan(walls, nodes, build, overhead_s)
+        rows.append(
+            f"| {nodes} | {units:.0f} s | {serial:.0f} s | {units + serial:.0f} s | {one / (units + serial):.2f} |"
+        )
+    return rows
+
+
 def render_cluster(pin: str, data: dict, command: str) -> str:
     runs = data["cluster"]
     rows = [

@@ -76,10 +76,11 @@ def judge(name: str, runs: Path, tmp_path: Path) -> None:
         judge_once(mutant, gym, runs, tmp_path)
 
 
-def judge_once(mutant: dict, gym: Path, runs: Path, tmp_path: Path) -> None:
+def judge_once(mutant: dict, gym: Path, runs: Path, tmp_path: Path, *extra: str) -> None:
+    """One bump of the mutant (`extra`: more options for its `accept`, e.g. a cluster to run on)."""
     before = set(run_dirs(runs))
     acks = tmp_path / "acks"  # empty: no mutant's change is acknowledged unless the test does it below
-    done = accept(gym, mutant, runs, "--acks", str(acks))
+    done = accept(gym, mutant, runs, "--acks", str(acks), *extra)
     out = done.stdout + done.stderr
     assert done.returncode == mutant["exit"], out
 

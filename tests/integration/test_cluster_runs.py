@@ -2,7 +2,8 @@
 (tools/local_cluster.py: each its own raylet, resources and gymgate cache, on 127.0.0.2), started with a Python that has
 Ray and not gymgate, as a cluster's own Python would be. A matrix of two pins sent there runs one unit per node at
 once, each node building only its own pin's environment, and its reports are the local matrix's; Ctrl-C on the
-caller stops every unit and leaves nothing running."""
+caller stops every unit and leaves nothing running. A Gym mutant (a local tree, sent as a pack) is caught there
+exactly as it is here."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import pytest
 from gymgate.locations import cache_dir, repo_root
 from gymgate.processes import marked_pids
 from gymgate.remote.node import UNIT_MARKER
+from tests.integration import mutation
 
 sys.path.insert(0, str(repo_root() / "tools"))
 import local_cluster  # noqa: E402
@@ -94,3 +96,14 @@ def test_ctrl_c_on_the_caller_stops_every_unit_and_leaves_nothing_running(cluste
     (run,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     mark = json.loads((run / "run.json").read_text())
     assert mark["complete"] is False and mark["incomplete"]  # never a verdict
+
+
+def test_a_mutant_sent_to_the_cluster_is_caught_exactly_as_here(cluster, ray_python, tmp_path):
+    """The mutation suite's judge (tests/integration/mutation.py) on a bump whose baseline is a pin (resolved by name
+    on its node) and whose candidate is a local tree (sent as a pack): exit 1, exactly mcqa's two paths regressed with
+    Gym's ImportError, workplace_assistant same-pass with nothing changed, nothing left running."""
+    address, _ = cluster
+    mutant = mutation.MUTANTS["server-import-error"]
+    gym = mutation.build_mutant(mutant, tmp_path / "gym")
+    remote = ("--ray-address", address, "--ray-python", ray_python)
+    mutation.judge_once(mutant, gym, tmp_path / "runs", tmp_path, *remote)

@@ -1,16 +1,15 @@
 """A command's runs sent to a cluster (gymgate/harness/cluster.py) against a stand-in dispatch that writes what a
 node would: a unit's own finished run is judged as a local run is; a unit that was refused, lost twice or sent a
-run that is not its own is never a verdict (its run is marked incomplete with the reason: exit 2); a ref no node
-can resolve by name is refused before anything is sent."""
+run that is not its own is never a verdict (its run is marked incomplete with the reason: exit 2); a local tree
+travels as a pack named by its digest, a pin by its name."""
 
 from __future__ import annotations
 
 import pytest
 
-from gymgate.errors import UsageError
 from gymgate.harness import cluster
 from gymgate.harness.run import RefRun, RunOptions
-from gymgate.refs.source import KIND_PIN, KIND_TREE, GymSource
+from gymgate.refs.source import KIND_PIN, GymSource
 from gymgate.remote import dispatch
 from gymgate.remote.caller import Outcome
 from gymgate.runfolder import RunFolder, RunMark
@@ -27,8 +26,9 @@ def _send(monkeypatch, tmp_path, node, sources=("0.7.0",)):
     """Run `sources` through the cluster seam; `node(unit, folder)` writes the unit's run and says how it ended."""
     sent = []
 
-    def dispatched(address, ray_python, units, into):
+    def dispatched(address, ray_python, units, into, sources):
         sent.extend(units)
+        assert set(sources) == {u.spec["payload"] for u in units if u.spec["payload"]}
         found = [node(unit, into[unit.label]) for unit in units]
         outcomes = {unit.name: state for unit, (state, _, _) in zip(units, found, strict=True)}
         codes = {unit.name: code for unit, (_, code, _) in zip(units, found, strict=True)}
@@ -91,9 +91,25 @@ def test_a_unit_that_did_not_make_its_own_run_is_never_a_verdict(monkeypatch, tm
     assert mark is not None and not mark.complete and why in mark.incomplete
 
 
-def test_a_ref_no_node_can_resolve_by_name_is_refused_before_anything_is_sent(monkeypatch, tmp_path):
-    monkeypatch.setattr(cluster, "run_dispatch", lambda *a, **k: pytest.fail("sent"))
-    opts = RunOptions(runs_dir=tmp_path, ray_address="auto")
-    with pytest.raises(UsageError, match="takes pins and package-index versions"):
-        cluster.run_remote([RefRun(_source("tree-0.7.0", KIND_TREE), PATHS, opts)])
-    assert list(tmp_path.iterdir()) == []
+def test_a_local_tree_travels_as_a_pack_and_a_pin_by_its_name(monkeypatch, tmp_path):
+    from gymgate.refs import resolve_ref
+    from gymgate.remote.node import unpack
+    from tests.helpers import write_tree
+
+    tree = resolve_ref(str(write_tree(tmp_path / "gym", "0.7.0")))
+    shipped = {}
+
+    def dispatched(address, ray_python, units, into, sources):
+        shipped.update(sources)
+        for unit in units:
+            _finished(unit, into[unit.label])
+        return Outcome({u.name: dispatch.DONE for u in units}, {}, {}, {u.name: 0 for u in units}, 0)
+
+    monkeypatch.setattr(cluster, "run_dispatch", dispatched)
+    opts = RunOptions(runs_dir=tmp_path / "runs", ray_address="auto", ray_python="python")
+    results = cluster.run_remote([RefRun(tree, PATHS, opts), RefRun(_source(), PATHS, opts)])
+    assert [r.code for r in results] == [0, 0]
+    ((digest, blob),) = shipped.items()
+    unpacked = tmp_path / "unpacked"
+    unpack(blob, unpacked)
+    assert resolve_ref(str(unpacked)).digest == tree.digest  # the node finds the very tree the caller has

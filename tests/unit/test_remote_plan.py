@@ -11,7 +11,7 @@ from gymgate.errors import UsageError
 from gymgate.harness.run import RunOptions
 from gymgate.refs.source import KIND_GIT, KIND_PIN, GymSource
 from gymgate.remote.plan import Unit, command
-from gymgate.remote.spec import RefusedUnit, UnitSpec, shippable
+from gymgate.remote.spec import RefusedUnit, UnitSpec, source_pack
 
 
 def test_a_units_name_is_readable_and_a_second_attempt_is_another_name():
@@ -48,10 +48,25 @@ def _source(kind: str = KIND_PIN, digest: str = "a" * 64) -> GymSource:
     return GymSource("0.7.0", kind, "0.7.0", ">=3.13.14", digest, "https://index")
 
 
-def test_only_refs_every_node_resolves_by_name_are_sent():
-    shippable(_source())
-    with pytest.raises(UsageError, match="takes pins and package-index versions"):
-        shippable(_source(KIND_GIT))
+def test_a_pin_goes_by_its_name_and_a_tree_as_a_pack_the_node_resolves_to_the_same_digest(tmp_path):
+    from gymgate.refs import resolve_ref
+    from gymgate.remote.node import SOURCES, materialise
+    from tests.helpers import write_tree
+
+    assert source_pack(_source()) is None
+    tree = resolve_ref(str(write_tree(tmp_path / "gym", "0.7.0")))
+    digest, blob = source_pack(tree)
+    where = materialise(blob, digest, tmp_path / "node-cache", SOURCES)
+    spec = UnitSpec(tree.to_json(), [], {}, "r1", payload=digest, source_path=str(where))
+    assert spec.resolved().digest == tree.digest and spec.resolved().name == tree.name
+    (where / "extra.py").write_text("changed on the node\n")
+    with pytest.raises(RefusedUnit, match="resolves here to"):
+        spec.resolved()
+    commit = GymSource("git-abc", KIND_GIT, "0.7.0", ">=3.12", "c" * 40, "repo", tmp_path, "c" * 40, {"subject": "s"})
+    back = UnitSpec(commit.to_json(), [], {}, "r1", payload="p", source_path=str(where)).resolved()
+    assert back.path == where and back.commit == commit.commit and back.extra == commit.extra
+    with pytest.raises(RefusedUnit, match="was to come as a pack"):
+        UnitSpec(commit.to_json(), [], {}, "r1", payload="p").resolved()
 
 
 class _Env:

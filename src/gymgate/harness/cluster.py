@@ -3,8 +3,8 @@ unit (remote/spec.py), all of a command's units dispatched at once, each unit's 
 caller's runs/ as its node writes it, then judged here exactly as a local run is. The cache is the caller's: a run
 whose inputs are stored is not sent; a node's run is stored like a local one.
 
-What is not sent: a ref the nodes cannot resolve by name (remote/spec.shippable). What is never a verdict: a unit
-that was refused, lost twice, never placed or stopped: its run is marked incomplete with the reason, so the
+A pin or an index version is resolved by its name on the node; a local tree, a git commit or a wheel travels as a
+pack named by its digest. What is never a verdict: a unit that was refused, lost twice, never placed or stopped: its run is marked incomplete with the reason, so the
 command reports it unjudged (exit 2), as it would an interrupted local run."""
 
 from __future__ import annotations
@@ -15,24 +15,24 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from gymgate.envs.python import Interpreter
-from gymgate.errors import EXIT_ERROR
+from gymgate.errors import EXIT_ERROR, InfraError
 from gymgate.harness.run import RefRun, RunOptions, judged_result, open_run, served
 from gymgate.refs.source import GymSource
 from gymgate.remote import dispatch
 from gymgate.remote.caller import Outcome, run_dispatch
 from gymgate.remote.plan import Unit
-from gymgate.remote.spec import UnitSpec, shippable
+from gymgate.remote.spec import NAMED_KINDS, UnitSpec, source_pack
 from gymgate.results import RunResult
 from gymgate.runfolder import RunFolder, RunMark, new_run_id
 
 
 def run_remote(calls: Sequence[RefRun]) -> list[RunResult]:
     """Each call's result, in order: served from the cache, or run on the cluster (every unsent one at once)."""
-    for call in calls:
-        shippable(call.source)  # before anything is sent
     results: dict[int, RunResult] = {}
     sent: dict[int, tuple[Unit, RunFolder]] = {}
+    sources: dict[str, bytes] = {}
     for index, call in enumerate(calls):
+        packed = source_pack(call.source)
         lock, python = expectation(call)
         if call.reuse and lock is not None and python is not None:
             stored = served(inputs_of(call, lock, python), call.opts)
@@ -49,12 +49,15 @@ def run_remote(calls: Sequence[RefRun]) -> list[RunResult]:
             call.narrowed,
             hashlib.sha256(lock.read_bytes()).hexdigest() if lock is not None else "",
             python.version if python is not None else "",
+            payload=packed[0] if packed else "",
         )
+        if packed:
+            sources[packed[0]] = packed[1]
         run = open_run(call.source, call.opts, spec.run_id, call.run_dir)
         alone = sum(c.source.name == call.source.name for c in calls) == 1
         sent[index] = (Unit(call.source.name if alone else f"{call.source.name}-{index}", spec.to_json()), run)
     if sent:
-        done = _dispatch(calls[0].opts, sent)
+        done = _dispatch(calls[0].opts, sent, sources)
         for index, (unit, run) in sent.items():
             results[index] = _judged(run, unit, done, calls[index].expected)
     return [results[index] for index in range(len(calls))]
@@ -62,12 +65,16 @@ def run_remote(calls: Sequence[RefRun]) -> list[RunResult]:
 
 def expectation(call: RefRun) -> tuple[Path | None, Interpreter | None]:
     """What this machine would build the ref with: the lock it has for the ref's project (none: the node locks
-    it, as this machine would), the interpreter it would choose (none here: the node provides one, as it would)."""
+    it, as this machine would; always for a tree, a commit or a wheel, whose lock names where it lies), the
+    interpreter it would choose (none here: the node provides one, as it would)."""
     from gymgate.envs.project import project_dir
     from gymgate.envs.python import already_here
 
+    python = already_here(call.source.requires_python)
+    if call.source.kind not in NAMED_KINDS:
+        return None, python
     lock = project_dir(call.source, call.opts.wide) / "uv.lock"
-    return (lock if lock.is_file() else None), already_here(call.source.requires_python)
+    return (lock if lock.is_file() else None), python
 
 
 def inputs_of(call: RefRun, lock: Path, python: Interpreter) -> str:
@@ -78,7 +85,7 @@ def inputs_of(call: RefRun, lock: Path, python: Interpreter) -> str:
     return inputs_digest(shared, call.expected, call.opts.attempts, call.opts.replays)
 
 
-def _dispatch(opts: RunOptions, sent: dict[int, tuple[Unit, RunFolder]]) -> Outcome:
+def _dispatch(opts: RunOptions, sent: dict[int, tuple[Unit, RunFolder]], sources: dict[str, bytes]) -> Outcome:
     from gymgate.harness.progress import Progress
     from gymgate.pathid import PathId
 
@@ -92,10 +99,14 @@ def _dispatch(opts: RunOptions, sent: dict[int, tuple[Unit, RunFolder]]) -> Outc
         watched = Progress(only[1], total_paths=len(expected), total_envs=len({PathId(p).env for p in expected}))
     try:
         with watched:
-            return run_dispatch(opts.ray_address, opts.ray_python or ray_python(), units, into)
+            return run_dispatch(opts.ray_address, opts.ray_python or ray_python(), units, into, sources)
     except KeyboardInterrupt:
         for unit, run in sent.values():
             _mark_unjudged(run, unit, "interrupted (the cluster's units were stopped)")
+        raise
+    except InfraError as exc:  # the driver could not say what its units did (the cluster went away, …)
+        for unit, run in sent.values():
+            _mark_unjudged(run, unit, str(exc))
         raise
 
 

@@ -22,9 +22,8 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def tree_digest(root: Path) -> str:
-    """SHA256 over every file's relative path and bytes, in sorted order; independent of mtimes."""
-    digest = hashlib.sha256()
+def tree_files(root: Path) -> list[Path]:
+    """The files that make a tree's content (what its digest covers, what a cluster node is sent), sorted."""
     files = []
     for path in root.rglob("*"):
         rel = path.relative_to(root)
@@ -32,7 +31,13 @@ def tree_digest(root: Path) -> str:
             continue
         if path.is_file() and not path.is_symlink() and path.name != ".gymgate-complete":
             files.append(rel)
-    for rel in sorted(files, key=lambda p: p.as_posix()):
+    return sorted(files, key=lambda p: p.as_posix())
+
+
+def tree_digest(root: Path) -> str:
+    """SHA256 over every file's relative path and bytes, in sorted order; independent of mtimes."""
+    digest = hashlib.sha256()
+    for rel in tree_files(root):
         digest.update(rel.as_posix().encode() + b"\0")
         digest.update(sha256_file(root / rel).encode() + b"\n")
     return digest.hexdigest()

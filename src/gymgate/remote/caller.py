@@ -41,20 +41,25 @@ def run_dispatch(
     ray_python: str,
     units: list[Unit],
     into: dict[str, Path],
+    sources: dict[str, bytes] | None = None,
     *,
     timeout_s: float = DISPATCH_TIMEOUT_S,
     **request: object,
 ) -> Outcome:
     """Send `units` to the cluster at `address` and wait (at most `timeout_s`) for the driver to end. A Ctrl-C or
     SIGTERM here stops the dispatch (every unit stopped within its bound) and is raised again once it has. `into`:
-    each unit's label -> the folder its run folder streams into."""
+    each unit's label -> the folder its run folder streams into; `sources`: packed Gym sources by digest."""
     with tempfile.TemporaryDirectory(prefix="gymgate-dispatch-") as scratch:
         digest, blob = checkout_pack()
         packed = Path(scratch) / "checkout.tar.gz"
         packed.write_bytes(blob)
         wanted = [unit.to_json() for unit in units]
         folders = {label: str(folder) for label, folder in into.items()}
-        asked = Request(address, wanted, digest, str(packed), folders, **request)  # type: ignore[arg-type]
+        packs = {}
+        for key, data in (sources or {}).items():
+            packs[key] = str(Path(scratch) / f"source-{key}.tar.gz")
+            Path(packs[key]).write_bytes(data)
+        asked = Request(address, wanted, digest, str(packed), folders, packs, **request)  # type: ignore[arg-type]
         result = Path(scratch) / "result.json"
         driver = subprocess.Popen(
             [ray_python, "-m", "gymgate.remote.driver", str(asked.write(Path(scratch) / "request.json")), str(result)],

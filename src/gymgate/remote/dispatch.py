@@ -58,12 +58,23 @@ class UnitRunner:
         return {"node_id": context.get_node_id(), "pid": os.getpid(), "host": os.uname().nodename}
 
     def start(
-        self, blob: bytes, digest: str, spec: dict, program: list[str] | None = None, extra: dict | None = None
+        self,
+        blob: bytes,
+        digest: str,
+        spec: dict,
+        program: list[str] | None = None,
+        extra: dict | None = None,
+        source: bytes | None = None,
     ) -> int:
-        """Materialise the checkout, build gymgate's environment from its lock, start `gymgate unit SPEC` (or
-        `program unit SPEC`, a test's stand-in for gymgate run inside the checkout) writing its run folder into the
-        unit's scratch."""
+        """Materialise the checkout (and the Gym source the spec's `payload` names, when the ref is a tree, a commit
+        or a wheel: its place goes into the spec as `source_path`), build gymgate's environment from its lock,
+        start `gymgate unit SPEC` (or `program unit SPEC`, a test's stand-in for gymgate run inside the checkout)
+        writing its run folder into the unit's scratch."""
         checkout = node.materialise(blob, digest, self.cache)
+        if spec.get("payload"):
+            if source is None:
+                raise node.Refused("a unit whose ref travels as a pack came without it")
+            spec = {**spec, "source_path": str(node.materialise(source, spec["payload"], self.cache, node.SOURCES))}
         try:
             self.scratch.mkdir(parents=True, exist_ok=False)
         except FileExistsError:
@@ -123,6 +134,7 @@ def run_units(
     units: Sequence[Unit],
     checkout: tuple[str, bytes],
     into: Callable[[Unit], Path],
+    sources: dict[str, bytes] | None = None,
     *,
     cache: str = "",
     scratch: str,
@@ -136,7 +148,8 @@ def run_units(
 ) -> Dispatch:
     """Run every unit on the cluster this driver is connected to (`ray.init(address, namespace=…)` done by the
     caller) and mirror each unit's run folder into `into(unit)` (the same folder for each attempt: emptied when
-    the unit runs again). `cache` (none: each node's own, GYMGATE_CACHE or its
+    the unit runs again). `sources`: the packed Gym sources units name by digest (a spec's `payload`), each put into
+    the cluster's store once. `cache` (none: each node's own, GYMGATE_CACHE or its
     default) is where a node keeps checkouts and environments; `environ` adds variables to the units' commands.
     `stopping()` turning true stops every unit (its own stop first, then its actor). A unit whose actor or node died
     runs once more (attempt 2, elsewhere when the cluster can); a second loss, or a unit that cannot be placed, is
@@ -151,6 +164,7 @@ def run_units(
     result = Dispatch(context.namespace)
     digest, blob = checkout
     blob_ref = ray.put(blob)
+    source_refs = {key: ray.put(data) for key, data in (sources or {}).items()}
     options: dict[str, Any] = {"num_cpus": num_cpus, "resources": {GYMGATE_RESOURCE: 1}, "max_restarts": 0}
     if memory:
         options["memory"] = memory
@@ -160,7 +174,8 @@ def run_units(
     def place(unit: Unit) -> Placed:
         actor = runner.options(name=unit.name, **options).remote(unit.name, cache, scratch)
         placed = Placed(unit, actor)
-        placed.started = actor.start.remote(blob_ref, digest, unit.spec, program, environ)
+        source = source_refs.get(unit.spec.get("payload", ""))
+        placed.started = actor.start.remote(blob_ref, digest, unit.spec, program, environ, source)
         return placed
 
     active = [place(unit) for unit in units]

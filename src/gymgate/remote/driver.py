@@ -26,6 +26,7 @@ class Request:
     checkout_digest: str
     checkout_pack: str  # a file holding the packed checkout (remote/transfer.py)
     into: dict[str, str]  # unit label -> the caller's run folder its run streams into
+    sources: dict[str, str] = field(default_factory=dict)  # a packed Gym source's digest -> the file holding it
     namespace: str = ""
     num_cpus: float = 1
     memory: int = 0
@@ -73,6 +74,7 @@ def main(argv: list[str]) -> int:
             request.unit_list(),
             (request.checkout_digest, Path(request.checkout_pack).read_bytes()),
             lambda unit: Path(request.into[unit.label]),
+            {key: Path(pack).read_bytes() for key, pack in request.sources.items()},
             cache=request.cache,
             scratch=request.scratch,
             num_cpus=request.num_cpus,

@@ -30,7 +30,7 @@ from gymgate.processes import alive, kill_group, sweep
 
 UNIT_MARKER = "GYMGATE_UNIT_ID"  # every process of a unit carries it: the unit's stop (and its reaper) sweep by it
 COMPLETE = ".gymgate-complete"  # written last into a materialised checkout or a built environment
-CHECKOUTS, HARNESSES = "checkouts", "harness"  # under the node's cache
+CHECKOUTS, HARNESSES, SOURCES = "checkouts", "harness", "sources"  # under the node's cache (sources: Gym trees)
 # What a unit's command inherits of the node worker's environment: nothing of Ray's (a nested `ray.init` must not
 # find the outer cluster), nothing the cluster's operators set for their own jobs.
 INHERITED = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "LOGNAME", "SSL_CERT_FILE", "SSL_CERT_DIR")
@@ -102,22 +102,23 @@ def held(lock: Path, timeout_s: float = LOCK_WAIT_S):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def materialise(blob: bytes, digest: str, cache: Path) -> Path:
-    """The checkout with this digest under the node's cache, unpacked once per node (concurrent units wait for the
-    first); a pack whose files do not have the digest the caller named is refused, never run."""
-    home = cache / CHECKOUTS / digest
+def materialise(blob: bytes, digest: str, cache: Path, kind: str = CHECKOUTS) -> Path:
+    """The checkout (or Gym source, `kind` SOURCES) with this digest under the node's cache, unpacked once per node
+    (concurrent units wait for the first); a pack whose files do not have the digest the caller named is refused,
+    never run."""
+    home = cache / kind / digest
     if (home / COMPLETE).is_file():
         return home
-    with held(cache / CHECKOUTS / f"{digest}.lock"):
+    with held(cache / kind / f"{digest}.lock"):
         if (home / COMPLETE).is_file():
             return home
-        scratch = cache / CHECKOUTS / f"{digest}.partial-{os.getpid()}"
+        scratch = cache / kind / f"{digest}.partial-{os.getpid()}"
         shutil.rmtree(scratch, ignore_errors=True)
         scratch.mkdir(parents=True)
         found = digest_of(unpack(blob, scratch))
         if found != digest:
             shutil.rmtree(scratch, ignore_errors=True)
-            raise Refused(f"the checkout sent as {digest[:12]} unpacks to {found[:12]}: not run")
+            raise Refused(f"the {kind} pack sent as {digest[:12]} unpacks to {found[:12]}: not run")
         shutil.rmtree(home, ignore_errors=True)
         scratch.rename(home)
         (home / COMPLETE).write_text(digest + "\n")

@@ -1,7 +1,8 @@
 """A unit's spec: one `run_ref` call (harness/run.py) as data — the ref, the paths, the run options (recordings to
 replay and per-path deadlines included), the run id — plus what the caller expects the node's environment to be.
-The node resolves the ref itself and builds its environment from the committed lock; a ref whose content differs,
-a lock or an interpreter other than the caller's, is refused: its run would not be the one the caller asked for."""
+The node resolves a pin or an index version by its name; a local tree, a git commit or a wheel travels as a pack
+named by its digest (`payload`). The node builds the environment itself; a ref whose content differs, a lock or an
+interpreter other than the caller's, is refused: its run would not be the one the caller asked for."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from gymgate.errors import InfraError, UsageError
-from gymgate.refs.source import KIND_INDEX, KIND_PIN, GymSource
+from gymgate.refs.source import KIND_GIT, KIND_INDEX, KIND_PIN, KIND_WHEEL, GymSource
 
-SHIPPED_KINDS = (KIND_PIN, KIND_INDEX)  # refs a node resolves to the same bytes by their name alone
+NAMED_KINDS = (KIND_PIN, KIND_INDEX)  # refs a node resolves to the same bytes by their name alone; the rest travel
 
 
 class RefusedUnit(InfraError):
@@ -33,6 +34,8 @@ class UnitSpec:
     # none that satisfies the ref: the node provides one as it would locally).
     lock_sha256: str = ""
     python: str = ""
+    payload: str = ""  # the digest of the packed Gym source, for a ref a node cannot resolve by name
+    source_path: str = ""  # where the node unpacked it (the node fills it in)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -49,10 +52,22 @@ class UnitSpec:
             raise UsageError(f"{path}: not a unit spec ({exc})") from None
 
     def resolved(self) -> GymSource:
-        """The ref as this node resolves it by name, refused unless it is the caller's (same content digest)."""
+        """The ref as this node resolves it (by name, or from the pack it was sent), refused unless it is the
+        caller's (the same content digest)."""
         from gymgate.refs import resolve_ref
 
-        source = resolve_ref(str(self.source["name"]), None)
+        kind, where = self.source["kind"], Path(self.source_path)
+        if kind in NAMED_KINDS:
+            source = resolve_ref(str(self.source["name"]), None)
+        elif not self.source_path:
+            raise RefusedUnit(f"refused: {self.source['name']} was to come as a pack and did not")
+        elif kind == KIND_WHEEL:
+            source = resolve_ref(str(where / Path(str(self.source["path"])).name), None)
+        elif kind == KIND_GIT:  # the commit's tree, checked against its pack's digest as it was unpacked
+            known = {k: v for k, v in self.source.items() if k not in ("path", "pinned")}
+            return GymSource(**{**known, "path": where})
+        else:
+            source = resolve_ref(str(where), None)
         if source.digest != self.source["digest"]:
             raise RefusedUnit(
                 f"refused: {source.name} resolves here to sha256:{source.digest[:12]}, the caller's is "
@@ -75,11 +90,14 @@ class UnitSpec:
             )
 
 
-def shippable(source: GymSource) -> None:
-    """A ref a cluster can run: one each node resolves to the same bytes by its name. A local checkout, a wheel
-    or a git commit would have to travel with the checkout: refused with a clear error, for now."""
-    if source.kind not in SHIPPED_KINDS:
-        raise UsageError(
-            f"{source.name} is a {source.describe()}: a cluster run (--ray-address) takes pins and package-index "
-            "versions, which every node resolves by name; run this ref here (without --ray-address)"
-        )
+def source_pack(source: GymSource) -> tuple[str, bytes] | None:
+    """A ref a node cannot resolve by name, as one pack and its digest (a tree's files as its content digest counts
+    them, a wheel's one file); None for pins and index versions."""
+    from gymgate.refs.local import tree_files
+    from gymgate.remote.node import pack
+
+    if source.kind in NAMED_KINDS or source.path is None:
+        return None
+    if source.kind == KIND_WHEEL:
+        return pack(source.path.parent, [source.path.name])
+    return pack(source.path, [name.as_posix() for name in tree_files(source.path)])
