@@ -68,6 +68,18 @@ def test_a_failing_run_on_a_node_is_a_failing_run_here(monkeypatch, tmp_path):
     assert result.code == 1
 
 
+def test_a_ref_its_node_could_not_build_is_broken_here_as_it_would_be_locally(monkeypatch, tmp_path):
+    """A BROKEN run is a finding about the ref (exit 1), not an infrastructure error: bisect skips such commits."""
+    from gymgate.harness.run import write_broken_run
+
+    def node(unit, folder):
+        write_broken_run(RunFolder(folder), _source(), PATHS, "build: no such dependency", unit.spec["run_id"])
+        return dispatch.DONE, 1, ""
+
+    (result,), _ = _send(monkeypatch, tmp_path, node)
+    assert result.code == 1 and result.broken == "build: no such dependency"
+
+
 @pytest.mark.parametrize(
     "node, why",
     [

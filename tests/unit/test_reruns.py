@@ -122,7 +122,7 @@ def _broken(tmp_path, reason):
     run = RunFolder(tmp_path / "broken")
     run.root.mkdir()
     run.write_source(_source("0.5.0").to_json())  # as run_ref opens every run folder
-    write_broken_run(run, _source("0.5.0"), ["mcqa:accepted", "mcqa:rejected"], reason)
+    write_broken_run(run, _source("0.5.0"), ["mcqa:accepted", "mcqa:rejected"], reason, "r1")
     return run.root
 
 

@@ -191,7 +191,7 @@ def run_ref(
         env = prepare(source, opts.wide)
     except BuildError as exc:
         run = open_run(source, opts, run_id, run_dir)
-        write_broken_run(run, source, expected, f"build: {exc}")
+        write_broken_run(run, source, expected, f"build: {exc}", run_id)
         print(f"gymgate: {source.name} is BROKEN: {str(exc).splitlines()[0]}", file=sys.stderr)
         return judged_result(run, 1, expected, broken=str(exc))
     if admit is not None:
@@ -281,9 +281,10 @@ def run_deadline(opts: RunOptions, paths: int) -> float:
     return 2 * opts.spinup_timeout + paths * opts.attempts * opts.path_timeout + 2 * opts.stop_timeout + 300.0
 
 
-def write_broken_run(run: RunFolder, source: GymSource, expected: list[str], reason: str) -> None:
+def write_broken_run(run: RunFolder, source: GymSource, expected: list[str], reason: str, run_id: str) -> None:
     """A complete run whose every path is BROKEN with `reason`; comparable like any other run, never reused."""
     for path in expected:
         run.write_record(PathRecord.stub(path, BROKEN, reason, gym=source.to_json()))
     now = time.time()
-    run.write_mark(RunMark(expected=expected, complete=True, broken=reason, started=now, finished=now))
+    mark = RunMark(expected=expected, complete=True, broken=reason, started=now, finished=now, run_id=run_id)
+    run.write_mark(mark)
