@@ -126,12 +126,20 @@ def matrix(session: nox.Session, pin: str) -> None:
     """The pin matrix. `nox -s matrix` runs each pin in its own session, then the report over all of them (from the
     cache); `nox -s "matrix(pin='0.3.0')"` runs one pin; `nox -s matrix -- 0.3.0 main --gym-repo ../Gym` runs the
     refs listed, in that order (options after -- go to `gymgate matrix`)."""
+    if pin != MATRIX_ALL and _on_a_cluster(session.posargs):
+        session.skip(f"on a Ray cluster, matrix(pin='{MATRIX_ALL}') sends every pin at once")
     _harness(session)
     ours = ("--reuse-since", INVOCATION_STARTED)
     if pin == MATRIX_ALL:
         _gymgate(session, "matrix", *ours, *session.posargs)
     else:
         _gymgate(session, "matrix", "--only", pin, *ours, *session.posargs, judged_later=True)
+
+
+def _on_a_cluster(posargs: list[str]) -> bool:
+    """--ray-address (or GYMGATE_RAY_ADDRESS) given: the runs go to a Ray cluster, all of a command's at once."""
+    given = any(arg == "--ray-address" or arg.startswith("--ray-address=") for arg in posargs)
+    return given or bool(os.environ.get("GYMGATE_RAY_ADDRESS", "").strip())
 
 
 @nox.session(default=False)

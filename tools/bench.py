@@ -490,7 +490,7 @@ def bench_cluster(pin: str, repeats: int) -> dict:
     root = Path(tempfile.mkdtemp(prefix="gg-bench-cluster-"))
     python = local_cluster.ray_python(root / "ray-python", REPO)
     caches = {name: root / f"cache-{name}" for name in ("node_a", "node_b")}
-    out: dict = {"cold_s": [], "here_s": [], "there_s": [], "matrix_there_s": [], "matrix_here_s": [], "compare_s": []}
+    out: dict = {"cold_s": [], "here_s": [], "there_s": [], "matrix_there_s": [], "matrix_here_s": []}
     accept = ("accept", "--gym-ref", pin, "--no-baseline", "--env", "mcqa", "--no-cache")
     with local_cluster.running(python, caches, cache_dir() / "pythons", root) as address:
         remote = ("--ray-address", address, "--ray-python", python)
@@ -509,15 +509,25 @@ def bench_cluster(pin: str, repeats: int) -> dict:
             seconds, text, code = timed(gymgate(*pins, *extra), dict(env, GYMGATE_RUNS=str(runs)))
             assert code == 0, text
             out[key].append(round(seconds, 3))
-        # The caller's own serial part: one comparison of the matrix's two runs (what each bump costs it).
-        before, after = sorted(mark.parent for mark in (root / "matrix_here_s").glob("*/run.json"))
-        out["compared_paths"] = len(RunFolder(after).records())
+    # The caller's own serial part, a comparison (what each bump of a matrix costs it), at two sizes: the matrix's
+    # runs, and the same with mcqa's fault and variant paths (a fixed cost and a cost per path).
+    wide = dict(env, GYMGATE_RUNS=str(root / "wide"), GYMGATE_FAULTS="default", GYMGATE_VARIANTS="default")
+    seconds, text, code = timed(gymgate(*pins), wide)
+    assert code == 0, text
+    out["compare"] = {}
+    for folder in ("matrix_here_s", "wide"):
+        before, after = sorted(mark.parent for mark in (root / folder).glob("*/run.json"))
+        paths, times = len(RunFolder(after).records()), []
         for _ in range(repeats):
             seconds, text, code = timed(gymgate("compare", str(before), str(after)), env)
             assert code == 0, text
-            out["compare_s"].append(round(seconds, 3))
+            times.append(round(seconds, 3))
+        out["compare"][str(paths)] = times
     shutil.rmtree(root, ignore_errors=True)
     return out
+
+
+EVERY_ENV_PATHS = 330  # paths of one release's every-environment run (0.7.0: 329; bench fidelity --env-set all)
 
 
 def makespan(walls: list[float], nodes: int, build_s: float, overhead_s: float) -> float:
@@ -567,9 +577,12 @@ def render_cluster(pin: str, data: dict, command: str) -> str:
         ("the same on the cluster (warm nodes)", runs["there_s"], "s"),
         (f"`matrix 0.4.0 {pin} --env mcqa` here", runs["matrix_here_s"], "s"),
         ("the same on the cluster (one unit per node, at once)", runs["matrix_there_s"], "s"),
+        *((f"`compare` of two runs of {n} paths", t, "s") for n, t in runs["compare"].items()),
     ]
     overhead = median(runs["there_s"]) - median(runs["here_s"])
-    per_path = median(runs["compare_s"]) / runs["compared_paths"]
+    (small, small_s), (large, large_s) = sorted((int(n), median(t)) for n, t in runs["compare"].items())
+    per_path = (large_s - small_s) / (large - small)
+    every_env = small_s + (EVERY_ENV_PATHS - small) * per_path
     notes = [
         f"A unit costs {overhead:.1f} s beyond the run it carries (median there − median here; "
         f"×{median(runs['there_s']) / median(runs['here_s']):.2f}): the driver connecting, the checkout and the package "
@@ -583,11 +596,11 @@ def render_cluster(pin: str, data: dict, command: str) -> str:
         "one, one `gymgate` slot each. Each release's run takes what `bench fidelity --env-set all` measured for it "
         f"alone (125-730 s); a unit adds the {overhead:.1f} s measured above and its node builds that pin's "
         "environments cold (half of the `bench bump` figure for two, 37 s; the wide project's lock is not in it); the "
-        f"caller then compares each neighbouring pair, one after another, at the {per_path * 1000:.0f} ms per path "
-        f"one comparison cost here ({median(runs['compare_s'])} s for {runs['compared_paths']} paths, process start "
-        "included: an upper bound for 330 paths). Units go longest first as slots free up.",
+        f"caller then compares each neighbouring pair, one after another: {small_s} s for {small} paths and "
+        f"{large_s} s for {large} here, so {per_path * 1000:.0f} ms per path beyond a fixed cost, about "
+        f"{every_env:.0f} s for {EVERY_ENV_PATHS} paths. Units go longest first as slots free up.",
         "",
-        *scaling_rows(overhead, per_path * 330),
+        *scaling_rows(overhead, every_env),
         "",
         "What stays serial: the longest release (0.7.0's 730 s) bounds the wall from five nodes on; the caller's "
         "eight comparisons follow the last unit; each node builds each pin it is given once (a second run of the "

@@ -76,3 +76,33 @@ def test_accept_leaves_nox_with_gymgates_code(noxfile):
     with pytest.raises(SystemExit) as stopped:
         noxfile.accept(Session(1, ["--gym-ref", "0.7.0"]))
     assert stopped.value.code == 1
+
+
+class Skipped(Exception):
+    pass
+
+
+def test_on_a_cluster_the_pins_sessions_step_aside_and_the_report_session_sends_every_pin(noxfile, monkeypatch):
+    """Each pin in a session of its own would send one unit at a time; matrix(pin='all') sends them all at once."""
+
+    def skip(reason):
+        raise Skipped(reason)
+
+    monkeypatch.delenv("GYMGATE_RAY_ADDRESS", raising=False)
+    pin = Session(0, ["--ray-address", "head:6379"])
+    pin.skip = skip
+    with pytest.raises(Skipped, match="sends every pin at once"):
+        noxfile.matrix(pin, "0.3.0")
+    assert pin.ran == []
+    everything = Session(0, ["--ray-address", "head:6379"])
+    noxfile.matrix(everything, noxfile.MATRIX_ALL)
+    assert everything.ran[0][:2] == ("gymgate", "matrix") and "--only" not in everything.ran[0]
+    monkeypatch.setenv("GYMGATE_RAY_ADDRESS", "head:6379")
+    by_variable = Session(0)
+    by_variable.skip = skip
+    with pytest.raises(Skipped):
+        noxfile.matrix(by_variable, "0.3.0")
+    monkeypatch.delenv("GYMGATE_RAY_ADDRESS")
+    here = Session(0)
+    noxfile.matrix(here, "0.3.0")
+    assert "--only" in here.ran[0]

@@ -219,8 +219,11 @@ def run_units(
                 receive(files, into(placed.unit))
             if code is not None:
                 active.remove(placed)
-                ray.get(placed.actor.stop.remote(10.0), timeout=60)  # its sweep: nothing of it outlives it
-                ray.get(placed.actor.discard.remote(), timeout=60)
+                # Its sweep (nothing of it outlives it), then its run folder. A node lost now loses no result: the
+                # run is all here, and the unit's reaper sweeps whatever its actor leaves.
+                with contextlib.suppress(Exception):
+                    ray.get(placed.actor.stop.remote(10.0), timeout=60)
+                    ray.get(placed.actor.discard.remote(), timeout=60)
                 _kill(placed)
                 result.outcomes[name], result.codes[name] = DONE, code
                 if tail and code not in (0, 1):  # 0 and 1 are verdicts; anything else says why in its log
