@@ -125,3 +125,16 @@ def test_a_local_tree_travels_as_a_pack_and_a_pin_by_its_name(monkeypatch, tmp_p
     unpacked = tmp_path / "unpacked"
     unpack(blob, unpacked)
     assert resolve_ref(str(unpacked)).digest == tree.digest  # the node finds the very tree the caller has
+
+
+def test_only_a_pins_committed_lock_is_expected_of_a_node(tmp_path):
+    """Every generated project (an index version, a tree, the wide project) is locked where it is built, its lock
+    naming where gymgate and the source lie there: expecting the caller's would refuse every such unit."""
+    from gymgate.refs import resolve_ref
+
+    pin = resolve_ref("0.7.0")
+    lock, _ = cluster.expectation(RefRun(pin, PATHS, RunOptions()))
+    assert lock is not None and lock.is_file() and lock.parent.name == "0.7.0"
+    assert cluster.expectation(RefRun(pin, PATHS, RunOptions(wide=True)))[0] is None
+    index = GymSource("0.7.0", "index", "0.7.0", ">=3.13.14", "d" * 64, "index")
+    assert cluster.expectation(RefRun(index, PATHS, RunOptions()))[0] is None

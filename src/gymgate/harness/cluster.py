@@ -4,8 +4,9 @@ caller's runs/ as its node writes it, then judged here exactly as a local run is
 whose inputs are stored is not sent; a node's run is stored like a local one.
 
 A pin or an index version is resolved by its name on the node; a local tree, a git commit or a wheel travels as a
-pack named by its digest. What is never a verdict: a unit that was refused, lost twice, never placed or stopped: its run is marked incomplete with the reason, so the
-command reports it unjudged (exit 2), as it would an interrupted local run."""
+pack named by its digest. What is never a verdict: a unit that was refused, lost twice, never placed or stopped:
+its run is marked incomplete with the reason, so the command reports it unjudged (exit 2), as it would an
+interrupted local run."""
 
 from __future__ import annotations
 
@@ -15,13 +16,12 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from gymgate.envs.python import Interpreter
-from gymgate.errors import EXIT_ERROR, InfraError
+from gymgate.errors import EXIT_ERROR, InfraError, UsageError
 from gymgate.harness.run import RefRun, RunOptions, judged_result, open_run, served
-from gymgate.refs.source import GymSource
 from gymgate.remote import dispatch
 from gymgate.remote.caller import Outcome, run_dispatch
 from gymgate.remote.plan import Unit
-from gymgate.remote.spec import NAMED_KINDS, UnitSpec, source_pack
+from gymgate.remote.spec import UnitSpec, source_pack
 from gymgate.results import RunResult
 from gymgate.runfolder import RunFolder, RunMark, new_run_id
 
@@ -64,17 +64,16 @@ def run_remote(calls: Sequence[RefRun]) -> list[RunResult]:
 
 
 def expectation(call: RefRun) -> tuple[Path | None, Interpreter | None]:
-    """What this machine would build the ref with: the lock it has for the ref's project (none: the node locks
-    it, as this machine would; always for a tree, a commit or a wheel, whose lock names where it lies), the
-    interpreter it would choose (none here: the node provides one, as it would)."""
+    """What this machine would build the ref with: a pin's committed lock (every other project is generated and
+    locked where it is built, its lock naming where gymgate and the source lie: the node locks its own, as this
+    machine does), and the interpreter it would choose (none here: the node provides one, as it would)."""
     from gymgate.envs.project import project_dir
     from gymgate.envs.python import already_here
 
     python = already_here(call.source.requires_python)
-    if call.source.kind not in NAMED_KINDS:
+    if not call.source.pinned or call.opts.wide:
         return None, python
-    lock = project_dir(call.source, call.opts.wide) / "uv.lock"
-    return (lock if lock.is_file() else None), python
+    return project_dir(call.source) / "uv.lock", python
 
 
 def inputs_of(call: RefRun, lock: Path, python: Interpreter) -> str:
@@ -139,5 +138,6 @@ def ray_python() -> str:
     from gymgate.refs.pins import load_pin, pins_in_order
 
     newest = load_pin(pins_in_order()[-1])
-    assert isinstance(newest, GymSource)
+    if newest is None:
+        raise UsageError("no pin to take Ray from: give --ray-python (a Python with the cluster's Ray)")
     return str(prepare(newest).python)
