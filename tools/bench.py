@@ -492,8 +492,8 @@ def bench_cluster(pin: str, repeats: int) -> dict:
     caches = {name: root / f"cache-{name}" for name in ("node_a", "node_b")}
     out: dict = {"cold_s": [], "here_s": [], "there_s": [], "matrix_there_s": [], "matrix_here_s": []}
     accept = ("accept", "--gym-ref", pin, "--no-baseline", "--env", "mcqa", "--no-cache")
-    with local_cluster.running(python, caches, cache_dir() / "pythons", root) as address:
-        remote = ("--ray-address", address, "--ray-python", python)
+    with local_cluster.running(python, caches, cache_dir() / "pythons", root) as cluster:
+        remote = ("--ray-address", cluster["address"], "--ray-python", python)
         env = dict(os.environ, GYMGATE_RUNS=str(root / "runs"))
         seconds, text, code = timed(gymgate(*accept, *remote), env)
         assert code == 0, text

@@ -46,7 +46,8 @@ def main(spec_file: str) -> int:
         print(json.dumps({"address": cluster.address, "temp": temp}), flush=True)
         stop.wait(timeout=3 * 3600)
     finally:
-        cluster.shutdown()
+        with contextlib.suppress(Exception):  # a cluster whose GCS is gone cannot drain its nodes: `running` kills them
+            cluster.shutdown()
         shutil.rmtree(temp, ignore_errors=True)
     return 0
 
@@ -68,9 +69,10 @@ def ray_python(venv: Path, repo: Path) -> str:
 
 
 @contextlib.contextmanager
-def running(python: str, caches: dict[str, Path], builds: Path, root: Path) -> Iterator[str]:
+def running(python: str, caches: dict[str, Path], builds: Path, root: Path) -> Iterator[dict[str, str]]:
     """A head and one node per entry of `caches` (one `gymgate` slot and that gymgate cache each; CPython copied
-    from `builds`, as a node provides it); yields the cluster's address; every node stopped on the way out."""
+    from `builds`, as a node provides it); yields its `address` and `temp` dir; every node stopped on the way out,
+    and whatever of the cluster outlives its stop (a cluster whose GCS was killed cannot stop itself) killed."""
     spec = {
         "nodes": [
             {
@@ -92,14 +94,14 @@ def running(python: str, caches: dict[str, Path], builds: Path, root: Path) -> I
         ready, _, _ = select.select([head.stdout], [], [], 240)
         if not ready:
             raise TimeoutError("the local cluster did not come up within 240 s")
-        yield json.loads(head.stdout.readline())["address"]
+        yield json.loads(head.stdout.readline())
     finally:
-        head.stdin.close()  # its nodes stop; past the bound, its whole group goes
-        try:
+        head.stdin.close()  # its nodes stop; past the bound, or what outlives the head, its whole group goes
+        with contextlib.suppress(subprocess.TimeoutExpired):
             head.wait(timeout=120)
-        except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(head.pid, signal.SIGKILL)
-            head.wait(timeout=30)
+        head.wait(timeout=30)
 
 
 if __name__ == "__main__":

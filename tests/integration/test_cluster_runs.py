@@ -2,18 +2,20 @@
 (tools/local_cluster.py: each its own raylet, resources and gymgate cache, on 127.0.0.2), started with a Python that has
 Ray and not gymgate, as a cluster's own Python would be. A matrix of two pins sent there runs one unit per node at
 once, each node building only its own pin's environment, and its reports are the local matrix's; Ctrl-C on the
-caller stops every unit and leaves nothing running. A Gym mutant (a local tree, sent as a pack) is caught there
+caller, or the cluster lost mid-run, leaves the run unjudged and nothing running. A Gym mutant (a local tree, sent as a pack) is caught there
 exactly as it is here."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import select
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -41,8 +43,8 @@ def ray_python(tmp_path_factory) -> str:
 def cluster(ray_python, tmp_path_factory):
     root = tmp_path_factory.mktemp("cluster")
     caches = {name: root / f"cache-{name}" for name in NODES}
-    with local_cluster.running(ray_python, caches, cache_dir() / "pythons", root) as address:
-        yield address, caches
+    with local_cluster.running(ray_python, caches, cache_dir() / "pythons", root) as cluster:
+        yield cluster["address"], caches
 
 
 def _gymgate(*args: str, timeout: float = 1500) -> subprocess.CompletedProcess:
@@ -71,31 +73,71 @@ def test_a_matrix_sent_to_the_cluster_is_the_local_matrix(cluster, ray_python, t
         assert marked_pids(f"unit-{pin}-a1", UNIT_MARKER) == []
 
 
-def test_ctrl_c_on_the_caller_stops_every_unit_and_leaves_nothing_running(cluster, ray_python, tmp_path):
-    address, _ = cluster
+def _started_unit(address: str, ray_python: str, runs: Path, **env: str) -> subprocess.Popen:
+    """`accept 0.7.0 --env mcqa` sent to the cluster, once its unit runs on its node (bounded)."""
     command = [sys.executable, "-m", "gymgate", "accept", "--gym-ref", "0.7.0", "--no-baseline", *MCQA]
-    command += ["--runs-dir", str(tmp_path), "--ray-address", address, "--ray-python", ray_python]
-    caller = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    command += ["--runs-dir", str(runs), "--ray-address", address, "--ray-python", ray_python]
+    caller = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, **env}
+    )
     seen, deadline = [], time.monotonic() + 300
     while time.monotonic() < deadline:
         ready, _, _ = select.select([caller.stdout], [], [], 5)
         line = caller.stdout.readline() if ready else ""
         seen.append(line)
         if "running on" in line:
-            break
-    else:
-        caller.kill()
-        pytest.fail("the unit never started: " + "".join(seen)[-2000:])
-    time.sleep(10)  # into its run: Gyms starting on the node
-    caller.send_signal(signal.SIGINT)
+            time.sleep(10)  # into its run: Gyms starting on the node
+            return caller
+    caller.kill()
+    pytest.fail("the unit never started: " + "".join(seen)[-2000:])
+
+
+def _unjudged_and_gone(caller: subprocess.Popen, runs: Path, bound_s: float) -> None:
+    """The caller exits 2 within `bound_s`, its run is incomplete (never a verdict) and nothing of the unit runs."""
     stopped = time.monotonic()
-    out, _ = caller.communicate(timeout=300)
+    out, _ = caller.communicate(timeout=bound_s + 60)
     assert caller.returncode == 2, out[-3000:]
-    assert time.monotonic() - stopped < 200  # the stop deadline (each unit's grace, then its actor)
-    assert marked_pids("unit-0.7.0-a1", UNIT_MARKER) == []  # nothing of the unit runs on its node
-    (run,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    assert time.monotonic() - stopped < bound_s
+    (run,) = [p for p in runs.iterdir() if p.is_dir()]
     mark = json.loads((run / "run.json").read_text())
-    assert mark["complete"] is False and mark["incomplete"]  # never a verdict
+    assert mark["complete"] is False and mark["incomplete"].startswith("on the cluster: "), mark
+    deadline = time.monotonic() + 120  # a dead actor's reaper sweeps its unit within a second or two
+    while marked_pids("unit-0.7.0-a1", UNIT_MARKER):
+        assert time.monotonic() < deadline, "the unit still runs on its node"
+        time.sleep(1)
+
+
+def test_ctrl_c_on_the_caller_stops_every_unit_and_leaves_nothing_running(cluster, ray_python, tmp_path):
+    address, _ = cluster
+    caller = _started_unit(address, ray_python, tmp_path)
+    caller.send_signal(signal.SIGINT)
+    _unjudged_and_gone(caller, tmp_path, 200)  # the stop deadline: each unit's grace, then its actor
+
+
+def test_a_cluster_lost_mid_run_is_never_a_verdict_and_leaves_nothing_running(ray_python, tmp_path):
+    """A cluster of its own, whose GCS is killed while the unit runs: the driver loses it (Ray's reconnect bound,
+    shortened here), the caller reports the run unjudged, and the unit's reaper sweeps it once its actor is gone."""
+    caches = {"node_c": tmp_path / "cache-node_c"}
+    with local_cluster.running(ray_python, caches, cache_dir() / "pythons", tmp_path) as lost:
+        runs = tmp_path / "runs"
+        caller = _started_unit(lost["address"], ray_python, runs, RAY_gcs_rpc_server_reconnect_timeout_s="10")
+        (gcs,) = [
+            int(proc.name)
+            for proc in Path("/proc").iterdir()
+            if proc.name.isdigit()
+            and _cmdline(proc).startswith(str(Path(ray_python).parent.parent))
+            and "gcs_server" in _cmdline(proc)
+            and lost["temp"] in _cmdline(proc)
+        ]
+        os.kill(gcs, signal.SIGKILL)
+        _unjudged_and_gone(caller, runs, 180)
+
+
+def _cmdline(proc: Path) -> str:
+    try:
+        return (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
 
 
 def test_a_mutant_sent_to_the_cluster_is_caught_exactly_as_here(cluster, ray_python, tmp_path):
