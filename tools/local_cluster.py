@@ -1,8 +1,8 @@
 """A multi-node Ray cluster on this machine, for the cluster tests and bench: `python tools/local_cluster.py SPEC.json`
 with a Python that has Ray (not gymgate: a cluster's own Python knows nothing of it); `ray_python` makes one and
-`running` starts the cluster and stops it. A head that runs no unit and one worker node
-per entry of SPEC's "nodes" (each its own raylet, object store and workers, with its resources and environment:
-its own gymgate cache), all on 127.0.0.2 (Ray rewrites 127.0.0.1 to the machine's own address; the rest of
+`running` starts the cluster and stops it. A head that runs no unit and one worker node per entry of SPEC's
+"nodes", each a `ray start --block` of its own (its own raylet, object store and workers, with its resources and
+environment: its own gymgate cache), all on 127.0.0.2 (Ray rewrites 127.0.0.1 to the machine's own address; the rest of
 127.0.0.0/8 is taken as given). Prints {"address": …} once every node is up; stops every node on SIGTERM or when
 its stdin closes. It writes no /tmp/ray address file (another `ray.init()` on the machine would join it)."""
 
@@ -14,40 +14,90 @@ import os
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
 LOOPBACK = "127.0.0.2"
+NODE_START_S = 120.0  # every node up and registered with the head
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind((LOOPBACK, 0))
+        return probe.getsockname()[1]
+
+
+def _ray_start(index: int, args: list[str], temp: str, env: dict[str, str]) -> subprocess.Popen:
+    """One node: `ray start … --block` in a session of its own (its node's processes die with it on SIGTERM)."""
+    command = [str(Path(sys.executable).parent / "ray"), "start", "--block", "--node-ip-address", LOOPBACK, *args]
+    # Every port of the node chosen here, and each node started once the one before it is up: two raylets of one
+    # machine choosing their own at once can choose the same (bind: Address already in use).
+    ports = ("--dashboard-agent-listen-port", "--dashboard-agent-grpc-port", "--metrics-export-port")
+    ports += ("--node-manager-port", "--object-manager-port", "--runtime-env-agent-port")
+    command += ["--disable-usage-stats", *(part for flag in ports for part in (flag, str(_free_port())))]
+    environ = {**os.environ, **env, "RAY_TMPDIR": temp}  # no address file in /tmp/ray for others to find
+    with (Path(temp) / f"ray-start-{index}.log").open("ab") as log:
+        return subprocess.Popen(command, env=environ, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def _wait_for(address: str, head: subprocess.Popen, temp: str) -> None:
+    """The head's GCS accepting connections (bounded; a head that exits is an error at once)."""
+    host, port = address.split(":")
+    deadline = time.monotonic() + NODE_START_S
+    while time.monotonic() < deadline and head.poll() is None:
+        with socket.socket() as probe, contextlib.suppress(OSError):
+            probe.connect((host, int(port)))
+            return
+        time.sleep(0.5)
+    raise RuntimeError(f"the head did not come up (logs: {temp}/ray-start-0.log)")
+
+
+def _stop(nodes: list[subprocess.Popen]) -> None:
+    for node in reversed(nodes):  # the workers first, the head last
+        with contextlib.suppress(ProcessLookupError):
+            node.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            node.wait(timeout=60)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(node.pid, signal.SIGKILL)  # whatever of its node outlived it
+        node.wait(timeout=30)
 
 
 def main(spec_file: str) -> int:
-    import ray._private.utils
-    from ray.cluster_utils import Cluster
+    import ray
 
     spec = json.loads(Path(spec_file).read_text())
-    ray._private.utils.write_ray_address = lambda *args, **kwargs: None
     temp = tempfile.mkdtemp(prefix="ggcl-", dir="/tmp")  # short: Ray's socket paths
-    loopback = {"node_ip_address": LOOPBACK, "include_dashboard": False}
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "temp_dir": temp, **loopback})
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
+    port = _free_port()
+    address = f"{LOOPBACK}:{port}"
+    head = ["--head", "--port", str(port), "--num-cpus", "0", "--include-dashboard", "false", "--temp-dir", temp]
+    nodes = [_ray_start(0, head, temp, {})]
     try:
-        for node in spec["nodes"]:
-            cluster.add_node(
-                num_cpus=node.get("num_cpus", 1), resources=node["resources"], env_vars=node["env"], **loopback
-            )
-        cluster.wait_for_nodes(timeout=120)
-        print(json.dumps({"address": cluster.address, "temp": temp}), flush=True)
+        _wait_for(address, nodes[0], temp)
+        ray.init(address=address, _node_ip_address=LOOPBACK, logging_level="ERROR")
+        for index, node in enumerate(spec["nodes"], 1):
+            resources = ["--num-cpus", str(node.get("num_cpus", 1)), "--resources", json.dumps(node["resources"])]
+            nodes.append(_ray_start(index, ["--address", address, *resources], temp, node["env"]))
+            deadline = time.monotonic() + NODE_START_S
+            while sum(1 for n in ray.nodes() if n["Alive"]) < len(nodes):
+                if time.monotonic() > deadline or any(n.poll() is not None for n in nodes):
+                    raise RuntimeError(f"node {index} did not come up within {NODE_START_S:g} s (logs: {temp})")
+                time.sleep(0.5)
+        ray.shutdown()
+        print(json.dumps({"address": address, "temp": temp}), flush=True)
         stop.wait(timeout=3 * 3600)
     finally:
-        with contextlib.suppress(Exception):  # a cluster whose GCS is gone cannot drain its nodes: `running` kills them
-            cluster.shutdown()
+        _stop(nodes)
         shutil.rmtree(temp, ignore_errors=True)
     return 0
 

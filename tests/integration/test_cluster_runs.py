@@ -107,10 +107,11 @@ def _unjudged_and_gone(caller: subprocess.Popen, runs: Path, bound_s: float) -> 
         time.sleep(1)
 
 
-def test_ctrl_c_on_the_caller_stops_every_unit_and_leaves_nothing_running(cluster, ray_python, tmp_path):
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_stopped_caller_stops_every_unit_and_leaves_nothing_running(cluster, ray_python, tmp_path, signum):
     address, _ = cluster
     caller = _started_unit(address, ray_python, tmp_path)
-    caller.send_signal(signal.SIGINT)
+    caller.send_signal(signum)
     _unjudged_and_gone(caller, tmp_path, 200)  # the stop deadline: each unit's grace, then its actor
 
 
