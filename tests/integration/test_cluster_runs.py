@@ -44,7 +44,7 @@ def cluster(ray_python, tmp_path_factory):
     root = tmp_path_factory.mktemp("cluster")
     caches = {name: root / f"cache-{name}" for name in NODES}
     with local_cluster.running(ray_python, caches, cache_dir() / "pythons", root) as cluster:
-        yield cluster["address"], caches
+        yield cluster["address"], caches, cluster["temp"]
 
 
 def _gymgate(*args: str, timeout: float = 1500) -> subprocess.CompletedProcess:
@@ -56,7 +56,7 @@ def _same(text: str) -> str:
 
 
 def test_a_matrix_sent_to_the_cluster_is_the_local_matrix(cluster, ray_python, tmp_path):
-    address, caches = cluster
+    address, caches, _ = cluster
     remote = ("--ray-address", address, "--ray-python", ray_python)
     there = _gymgate("matrix", *PINS, *MCQA, "--runs-dir", str(tmp_path / "r1"), "--out", str(tmp_path / "o1"), *remote)
     assert there.returncode == 0, there.stdout[-3000:] + there.stderr[-3000:]
@@ -109,29 +109,10 @@ def _unjudged_and_gone(caller: subprocess.Popen, runs: Path, bound_s: float) -> 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_a_stopped_caller_stops_every_unit_and_leaves_nothing_running(cluster, ray_python, tmp_path, signum):
-    address, _ = cluster
+    address, _, _ = cluster
     caller = _started_unit(address, ray_python, tmp_path)
     caller.send_signal(signum)
     _unjudged_and_gone(caller, tmp_path, 200)  # the stop deadline: each unit's grace, then its actor
-
-
-def test_a_cluster_lost_mid_run_is_never_a_verdict_and_leaves_nothing_running(ray_python, tmp_path):
-    """A cluster of its own, whose GCS is killed while the unit runs: the driver loses it (Ray's reconnect bound,
-    shortened here), the caller reports the run unjudged, and the unit's reaper sweeps it once its actor is gone."""
-    caches = {"node_c": tmp_path / "cache-node_c"}
-    with local_cluster.running(ray_python, caches, cache_dir() / "pythons", tmp_path) as lost:
-        runs = tmp_path / "runs"
-        caller = _started_unit(lost["address"], ray_python, runs, RAY_gcs_rpc_server_reconnect_timeout_s="10")
-        (gcs,) = [
-            int(proc.name)
-            for proc in Path("/proc").iterdir()
-            if proc.name.isdigit()
-            and _cmdline(proc).startswith(str(Path(ray_python).parent.parent))
-            and "gcs_server" in _cmdline(proc)
-            and lost["temp"] in _cmdline(proc)
-        ]
-        os.kill(gcs, signal.SIGKILL)
-        _unjudged_and_gone(caller, runs, 180)
 
 
 def _cmdline(proc: Path) -> str:
@@ -145,8 +126,24 @@ def test_a_mutant_sent_to_the_cluster_is_caught_exactly_as_here(cluster, ray_pyt
     """The mutation suite's judge (tests/integration/mutation.py) on a bump whose baseline is a pin (resolved by name
     on its node) and whose candidate is a local tree (sent as a pack): exit 1, exactly mcqa's two paths regressed with
     Gym's ImportError, workplace_assistant same-pass with nothing changed, nothing left running."""
-    address, _ = cluster
+    address, _, _ = cluster
     mutant = mutation.MUTANTS["server-import-error"]
     gym = mutation.build_mutant(mutant, tmp_path / "gym")
     remote = ("--ray-address", address, "--ray-python", ray_python)
     mutation.judge_once(mutant, gym, tmp_path / "runs", tmp_path, *remote)
+
+
+def test_a_cluster_lost_mid_run_is_never_a_verdict_and_leaves_nothing_running(cluster, ray_python, tmp_path):
+    """Last in this file: it kills the cluster's GCS while a unit runs. The driver loses the cluster (Ray's reconnect
+    bound, shortened here), the caller reports the run unjudged, and the unit's reaper sweeps it once its actor is
+    gone; the fixture then kills what is left of the cluster."""
+    address, _, temp = cluster
+    runs = tmp_path / "runs"
+    caller = _started_unit(address, ray_python, runs, RAY_gcs_rpc_server_reconnect_timeout_s="10")
+    (gcs,) = [
+        int(proc.name)
+        for proc in Path("/proc").iterdir()
+        if proc.name.isdigit() and "gcs_server" in _cmdline(proc) and temp in _cmdline(proc)
+    ]
+    os.kill(gcs, signal.SIGKILL)
+    _unjudged_and_gone(caller, runs, 180)
