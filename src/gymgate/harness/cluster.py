@@ -10,7 +10,6 @@ interrupted local run."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from contextlib import nullcontext
 from pathlib import Path
@@ -18,6 +17,7 @@ from pathlib import Path
 from gymgate.envs.python import Interpreter
 from gymgate.errors import EXIT_ERROR, InfraError, UsageError
 from gymgate.harness.run import RefRun, RunOptions, judged_result, open_run, served
+from gymgate.refs.local import sha256_file
 from gymgate.remote import dispatch
 from gymgate.remote.caller import Outcome, run_dispatch
 from gymgate.remote.plan import Unit
@@ -32,7 +32,6 @@ def run_remote(calls: Sequence[RefRun]) -> list[RunResult]:
     sent: dict[int, tuple[Unit, RunFolder]] = {}
     sources: dict[str, bytes] = {}
     for index, call in enumerate(calls):
-        packed = source_pack(call.source)
         lock, python = expectation(call)
         if call.reuse and lock is not None and python is not None:
             stored = served(inputs_of(call, lock, python), call.opts)
@@ -41,13 +40,14 @@ def run_remote(calls: Sequence[RefRun]) -> list[RunResult]:
                 continue
         if call.title:
             print(f"== {call.title}", flush=True)
+        packed = source_pack(call.source)  # a ref a node cannot resolve by name, sent whole
         spec = UnitSpec(
             call.source.to_json(),
             list(call.expected),
             call.opts.to_json(),
             new_run_id(),
             call.narrowed,
-            hashlib.sha256(lock.read_bytes()).hexdigest() if lock is not None else "",
+            sha256_file(lock) if lock is not None else "",
             python.version if python is not None else "",
             payload=packed[0] if packed else "",
         )

@@ -6,13 +6,13 @@ interpreter other than the caller's, is refused: its run would not be the one th
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from gymgate.errors import InfraError, UsageError
+from gymgate.refs.local import sha256_file
 from gymgate.refs.source import KIND_GIT, KIND_INDEX, KIND_PIN, KIND_WHEEL, GymSource
 
 NAMED_KINDS = (KIND_PIN, KIND_INDEX)  # refs a node resolves to the same bytes by their name alone; the rest travel
@@ -29,8 +29,8 @@ class UnitSpec:
     options: dict[str, Any]  # RunOptions.to_json()
     run_id: str
     narrowed: bool = False
-    # What the caller expects of the node's environment: the lock's SHA256 ("" when the caller has not locked the
-    # project itself: the node locks it, as the caller would) and the interpreter's version ("" when the caller has
+    # What the caller expects of the node's environment: a pin's committed lock's SHA256 ("" for a generated
+    # project: the node locks its own, as the caller does) and the interpreter's version ("" when the caller has
     # none that satisfies the ref: the node provides one as it would locally).
     lock_sha256: str = ""
     python: str = ""
@@ -77,7 +77,7 @@ class UnitSpec:
 
     def admit(self, env) -> None:
         """Refuse an environment whose lock or interpreter is not the caller's (envs/sync.SyncedEnv)."""
-        lock = hashlib.sha256((env.project / "uv.lock").read_bytes()).hexdigest()
+        lock = sha256_file(env.project / "uv.lock")
         if self.lock_sha256 and lock != self.lock_sha256:
             raise RefusedUnit(
                 f"refused: the lock of {self.source['name']} here is sha256:{lock[:12]}, the caller expects "
