@@ -33,3 +33,33 @@ def test_readiness_checks_are_shortened_while_gym_starts_and_restored_after_even
             assert not applied
     finally:
         del sys.modules[module.__name__]
+
+
+def test_the_server_client_is_made_once_per_head_server_and_a_failed_one_is_not_kept():
+    made = []
+
+    class Helper:
+        def __setattr__(self, name, value):  # as Gym's RolloutCollectionHelper, a pydantic model, refuses it
+            raise ValueError(f'"Helper" object has no field "{name}"')
+
+        def setup_server_client(self, head_server_config=None):
+            made.append(head_server_config)
+            if head_server_config.port == 0:
+                raise ConnectionError("head server not listening")
+            return object()
+
+    head = types.SimpleNamespace(host="127.0.0.1", port=20001)
+    helper = gym_compat.server_client_reused(Helper())
+    first = helper.setup_server_client(head)
+    assert helper.setup_server_client(types.SimpleNamespace(host="127.0.0.1", port=20001)) is first
+    assert helper.setup_server_client(types.SimpleNamespace(host="127.0.0.1", port=20201)) is not first
+    for _ in range(2):
+        with pytest.raises(ConnectionError):
+            helper.setup_server_client(types.SimpleNamespace(host="127.0.0.1", port=0))
+    assert len(made) == 4  # one per head server, and each failed call is Gym's own again
+
+    class Older:  # a Gym whose helper has no such method is left as it is
+        pass
+
+    older = Older()
+    assert gym_compat.server_client_reused(older) is older and not hasattr(older, "setup_server_client")

@@ -303,3 +303,12 @@ def test_a_pairs_own_review_is_a_step_of_longer_chains_without_hiding_the_steps_
     assert tomllib.loads((acks / "0.5.0-to-0.7.0.toml").read_text()).get("change") == []
     judged = compare_runs(old, new, acks)
     assert {p.category for p in judged.paths} == {"same-pass"} and judged.exit_code == 0
+
+
+def test_identical_observations_have_no_change_and_a_retyped_leaf_still_does():
+    observed = {"requests": {"policy": [{"body": {"temperature": 1.0, "seed": 7}}]}, "result": {"reward": 1}}
+    same = {"result": {"reward": 1}, "requests": {"policy": [{"body": {"seed": 7, "temperature": 1.0}}]}}
+    assert diff(observed, same) == []
+    for retyped in (1.0, True):
+        other = {**observed, "result": {"reward": retyped}}
+        assert [c.field for c in diff(observed, other)] == ["result.reward"]

@@ -77,6 +77,11 @@ def test_progress_reports_each_event_once_plain_and_live(tmp_path):
     with Progress(run, total_paths=2, stream=tty, tty=True, interval=0.05):
         pass
     assert "mcqa" in tty.getvalue() and "FAIL" in tty.getvalue()
+    # A record once read is not parsed again at every poll (it cost a 143-path run more CPU than any Gym server):
+    # the file damaged now is never read, the new one is.
+    (run.paths_dir / "mcqa-accepted.json").write_text("{")
+    run.write_record(record("mcqa:rejected", "PASS"))
+    assert [line.split()[:2] for line in progress.poll()] == [["PASS", "mcqa:rejected"]]
 
 
 def test_workers_linking_the_shared_venvs_at_once_do_not_collide(tmp_path):

@@ -28,7 +28,7 @@ import os
 import re
 import secrets
 import shutil
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -242,10 +242,14 @@ class RunFolder:
         """Where a variant's original, run again as its oracle, keeps its record (acceptance/path.py)."""
         return RunFolder(self.root / ORIGINALS)
 
-    def written_records(self) -> dict[str, PathRecord]:
-        """The records readable right now, by path id (the live progress view: a file being replaced is skipped)."""
+    def written_records(self, known: Container[str] = ()) -> dict[str, PathRecord]:
+        """The records readable right now, by path id (the live progress view: a file being replaced is skipped).
+        Files whose stem is in `known` are not read again: a live view polls twice a second, and parsing every
+        record each time cost a default-set run more CPU than any Gym server (docs/benchmarks.md, issue 29)."""
         found = {}
         for file in sorted(self.paths_dir.glob("*.json")):
+            if file.stem in known:
+                continue
             try:
                 record = _record_of(file)
             except (OSError, ValueError, TypeError):

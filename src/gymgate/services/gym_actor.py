@@ -117,10 +117,8 @@ class GymActor:
         began = time.monotonic()
 
         async def collect() -> None:
-            from nemo_gym.rollout_collection import RolloutCollectionHelper
-
-            helper = RolloutCollectionHelper()
-            try:
+            try:  # whatever raises ends the stream ("done" below): the driver never waits for a result in vain
+                helper = self._collection_helper()
                 for future in helper.run_examples(rows, head_server_config=self._head_server_config()):
                     try:
                         row, result = await future
@@ -157,6 +155,19 @@ class GymActor:
             self._loop = asyncio.new_event_loop()
             threading.Thread(target=self._loop.run_forever, name="gym-rollouts", daemon=True).start()
         return self._loop
+
+    def _collection_helper(self):
+        """One collection helper for the actor's life, as NeMo RL's NemoGym actor keeps one; its server client is
+        made once (gym_compat.server_client_reused), except under GYMGATE_LAUNCHER=exec: Gym's own way, exactly."""
+        if getattr(self, "_helper", None) is None:
+            from nemo_gym.rollout_collection import RolloutCollectionHelper
+
+            from gymgate.services import launcher
+            from gymgate.services.gym_compat import server_client_reused
+
+            helper = RolloutCollectionHelper()
+            self._helper = server_client_reused(helper) if launcher.enabled() else helper
+        return self._helper
 
     def _head_server_config(self):
         from nemo_gym.config_types import BaseServerConfig

@@ -11,6 +11,9 @@
   one of them gets the pin's environment as its venv, so Gym never runs uv (with the network off it cannot).
 - `RunHelper.start` checks its servers' readiness every 3 s on every release (`sleep` imported into its module): while
   it runs in a Gym actor, that module's `sleep` waits at most READINESS_POLL_S (`readiness_polled_often`).
+- `RolloutCollectionHelper.run_examples` (every release) asks the head server for the instance's whole global config
+  and parses it again on every call (`setup_server_client`): NeMo RL calls it once per training batch, gymgate once
+  per path attempt. The helper of a Gym actor reuses the client its first call made (`server_client_reused`).
 - From 0.5.0 `RunHelper.start` waits for `GET <policy_base_url>/models` for up to
   `model_endpoint_readiness_timeout_seconds` (600 s by default). gymgate's endpoint is up before any Gym starts,
   so the wait is bounded to MODEL_PROBE_S where Gym knows the key (read from its global config module).
@@ -82,6 +85,27 @@ def readiness_polled_often(run_helper_cls: type) -> Iterator[bool]:
         yield True
     finally:
         module.sleep = time.sleep
+
+
+def server_client_reused(helper: object) -> object:
+    """`helper` (a RolloutCollectionHelper) with its `setup_server_client` made once per head server: the first call
+    is Gym's own (the GET of the head server's global config and its parse), later calls get that client again.
+    Equivalent because the config a head server serves is fixed before its servers start, and run_examples only
+    reads it; the parse took about as long as a one-row rollout (docs/benchmarks.md, issue 29). A Gym whose helper
+    has no such method is left as it is."""
+    own = getattr(helper, "setup_server_client", None)
+    if own is None:
+        return helper
+    clients: dict[tuple, object] = {}
+
+    def setup_server_client(head_server_config=None):
+        key = (getattr(head_server_config, "host", None), getattr(head_server_config, "port", None))
+        if key not in clients:
+            clients[key] = own(head_server_config)
+        return clients[key]
+
+    object.__setattr__(helper, "setup_server_client", setup_server_client)  # the helper is a pydantic model
+    return helper
 
 
 MODEL_PROBE_KEY = "model_endpoint_readiness_timeout_seconds"
