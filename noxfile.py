@@ -254,7 +254,7 @@ def tests(session: nox.Session) -> None:
         "2",
         "--dist",
         "loadfile",
-        "--durations=15",
+        "--durations=60",
         *session.posargs,
     )
     for pin in SERVICE_TEST_PINS:
