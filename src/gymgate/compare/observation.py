@@ -88,7 +88,7 @@ def flatten(value: Any, declared: tuple[Rule, ...] = ()) -> tuple[dict[str, Any]
     def walk(node: Any, path: str) -> Any:
         if isinstance(node, dict) and node:
             out: Any = {key: walk(inner, _join(path, key)) for key, inner in node.items()}
-        elif isinstance(node, list) and node and not all(_scalar(v) for v in node):
+        elif isinstance(node, list) and node and not _scalars(node):
             out = [walk(inner, _join(path, index)) for index, inner in enumerate(node)]
         else:
             rule = next((r for r in declared if r.applies(path, node)), None)
@@ -119,11 +119,18 @@ def _scalar(value: Any) -> bool:
     return value is None or isinstance(value, str | int | float | bool)
 
 
+_SCALAR_TYPES = frozenset({type(None), str, int, float, bool})
+
+
+def _scalars(values: list) -> bool:
+    """Every item is a scalar: a token-id or logprob list is one leaf. The types are collected first, at C speed
+    (asking each item: judging a 143-path run's attempts took 2.5 CPU-s instead of 1.9)."""
+    return set(map(type, values)) <= _SCALAR_TYPES or all(_scalar(v) for v in values)
+
+
 def diff(before: dict[str, Any], after: dict[str, Any], declared: tuple[Rule, ...] | None = None) -> list[Change]:
     """Every difference of two observations after normalization, classified (module docstring). A subtree that
     exists on one side only (a new request, a dropped output item) is one change at its root."""
-    if _same_document(before, after):
-        return []  # the same values of the same types: nothing to normalize away (most attempts, most bumps)
     declared = rules() if declared is None else declared
     (left, left_nodes), (right, right_nodes) = flatten(before, declared), flatten(after, declared)
 
@@ -150,15 +157,6 @@ def diff(before: dict[str, Any], after: dict[str, Any], declared: tuple[Rule, ..
             old, new = left_nodes.get(name, ABSENT), right_nodes.get(name, ABSENT)
         found[name] = Change(name, old, new, _kind(name, old, left_nodes))
     return list(found.values())
-
-
-def _same_document(before: Any, after: Any) -> bool:
-    """The two observations as JSON are one text: every leaf equal in value and type (1, 1.0 and true differ), so
-    flattening both could find no difference. Measured: judging a 143-path run's two attempts took 4.3 s without."""
-    try:
-        return json.dumps(before, sort_keys=True) == json.dumps(after, sort_keys=True)
-    except (TypeError, ValueError):
-        return False  # not a JSON document (the diff says what differs)
 
 
 def _kind(name: str, old: Any, nodes: dict[str, Any]) -> str:
