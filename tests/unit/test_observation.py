@@ -305,10 +305,20 @@ def test_a_pairs_own_review_is_a_step_of_longer_chains_without_hiding_the_steps_
     assert {p.category for p in judged.paths} == {"same-pass"} and judged.exit_code == 0
 
 
-def test_identical_observations_have_no_change_and_a_retyped_leaf_still_does():
-    observed = {"requests": {"policy": [{"body": {"temperature": 1.0, "seed": 7}}]}, "result": {"reward": 1}}
-    same = {"result": {"reward": 1}, "requests": {"policy": [{"body": {"seed": 7, "temperature": 1.0}}]}}
+def test_a_list_of_scalars_is_one_leaf_a_list_of_objects_is_walked_and_types_count():
+    observed = {
+        "requests": {"policy": [{"body": {"temperature": 1.0, "seed": 7}}]},
+        "result": {"reward": 1, "ids": [3, 1, 4, True, None, "x", 1.5], "output": [{"text": "a"}]},
+    }
+    same = {
+        "result": {"output": [{"text": "a"}], "ids": [3, 1, 4, True, None, "x", 1.5], "reward": 1},
+        "requests": {"policy": [{"body": {"seed": 7, "temperature": 1.0}}]},
+    }
     assert diff(observed, same) == []
     for retyped in (1.0, True):
-        other = {**observed, "result": {"reward": retyped}}
+        other = {**observed, "result": {**observed["result"], "reward": retyped}}
         assert [c.field for c in diff(observed, other)] == ["result.reward"]
+    other = {**observed, "result": {**observed["result"], "ids": [3, 1, 5, True, None, "x", 1.5]}}
+    assert [c.field for c in diff(observed, other)] == ["result.ids"]  # token ids: one leaf, the whole list
+    other = {**observed, "result": {**observed["result"], "output": [{"text": "b"}]}}
+    assert [c.field for c in diff(observed, other)] == ["result.output.0.text"]  # objects: walked into

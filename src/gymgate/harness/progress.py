@@ -45,7 +45,6 @@ class Progress:
         self.began = time.monotonic()
         self.envs: dict[str, EnvStatus] = {}
         self.paths: dict[str, PathRecord] = {}
-        self._read: set[str] = set()  # record files already read (a record file is written once, whole)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -60,8 +59,8 @@ class Progress:
                 took = f" {status.seconds:.1f}s" if status.status != EnvState.STARTING else ""
                 wave = f" wave {status.wave}" if status.wave else ""
                 lines.append(f"{status.status:<8} {env}{extra}{wave}{took}")
-        for name, record in self.run.written_records(known=self._read).items():
-            self._read.add(record.file_stem)
+        seen = {record.file_stem for record in self.paths.values()}  # a record file is written once, whole
+        for name, record in self.run.written_records(known=seen).items():
             if name not in self.paths:
                 self.paths[name] = record
                 reason = f"  {record.reason.splitlines()[0][:100]}" if record.reason else ""
