@@ -73,15 +73,40 @@ def _wait_for(proc: subprocess.Popen, pattern: str, lines: list[str], timeout: f
 @pytest.mark.parametrize("how", ["nox", "group", "harness"])
 def test_a_stopped_run_leaves_nothing_running(tmp_path, how, moment):
     proc = _start(how, tmp_path)
+    try:
+        _stop_and_check(proc, tmp_path, how, moment)
+    finally:
+        if proc.poll() is None:  # a failed check must not leave the run going: gymgate's own stop, then force
+            os.killpg(proc.pid, signal.SIGINT)
+            try:
+                proc.wait(timeout=STOP_BOUND_S)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=30)
+
+
+def _first_marked(run_id: str, proc: subprocess.Popen, timeout: float = 120) -> list[int]:
+    """The run's first marked processes, polled: a fixed sleep raced the run's end on a fast machine (a shared Gym
+    instance serves mcqa's two paths in seconds)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        if found := marked_pids(run_id):
+            return found
+        time.sleep(0.05)
+    return []
+
+
+def _stop_and_check(proc: subprocess.Popen, tmp_path: Path, how: str, moment: str) -> None:
     lines: list[str] = []
     _wait_for(proc, r"^run \w+:", lines)
     run_id = re.search(r"^run (\w+):", "".join(lines), re.M).group(1)
     if moment == "starting":
         _wait_for(proc, r"starting\s+mcqa", lines)
-        time.sleep(8)  # Gym servers are being spawned now
+        started = _first_marked(run_id, proc)  # Gym servers are being spawned now
     else:
         _wait_for(proc, r"PASS\s+mcqa:accepted", lines)  # the second path is being rolled out
-    assert marked_pids(run_id), "the run had started nothing yet"
+        started = marked_pids(run_id)
+    assert started, "the run had started nothing yet"
     if how == "nox":
         os.kill(proc.pid, signal.SIGTERM)  # what a CI system sends the job's process
     elif how == "group":
