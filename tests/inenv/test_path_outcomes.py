@@ -230,3 +230,21 @@ def test_an_attempt_that_errs_in_a_shared_instance_is_run_again_alone_and_that_o
     monkeypatch.setattr(path_module, "_run", lambda ctx, path, result, script: result.skip("not here"))
     shared["mcqa"], isolated[:] = "mcqa+1", []
     assert run_path(ctx, REJECTED).alone_after == {} and isolated == []
+
+
+def test_a_fault_path_that_gym_reports_has_its_time_and_so_a_deadline_in_a_bump(tmp_path, monkeypatch):
+    """The rollout's time of a fault path judged on Gym's report of the failure is kept, as an accepted path's is:
+    a bump derives the path's deadline from it, so a candidate that hangs on the fault is judged in the derived
+    deadline, not in --path-timeout."""
+    from gymgate.acceptance.limits import ROLLOUT_TIMING, derive_deadlines
+    from gymgate.consumer.errors import GymTransportError
+    from gymgate.paths.faulted import fault_paths
+
+    (every,) = [p for p in fault_paths([ACCEPTED, REJECTED], "all") if p.name == "fault.policy_reset_every"]
+    tried = [Exchange(env="mcqa", route="chat", body={}, status=0, kind="policy", turn=0, injected="r")] * 3
+    _rollout_raises(monkeypatch, GymTransportError("/run answered HTTP 500: ClientOSError"))
+    result = run_path(_ready_ctx(tmp_path, FakeEndpoint(tried)), every)
+    assert result.outcome == "PASS", result.reason
+    written = RunFolder(tmp_path / "run").records()[every.id]
+    assert all(ROLLOUT_TIMING in a.timings for a in written.attempt_records())
+    assert derive_deadlines([written]) == {every.id: 30.0}

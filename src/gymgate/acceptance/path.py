@@ -13,6 +13,7 @@ from typing import Any
 
 from gymgate.acceptance import checks, faulted, variant
 from gymgate.acceptance.expected import judge_params
+from gymgate.acceptance.limits import ROLLOUT_TIMING
 from gymgate.cases.case import InputDrift, apply_transforms, read_pinned
 from gymgate.consumer.batch import full_result_tables
 from gymgate.consumer.dataset import load_rows
@@ -198,6 +199,7 @@ def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | N
     deadline, origin = ctx.deadline(result.path)
     result.timings["deadline_s"] = deadline
     log_mark = gymlog.size(ctx.run.log(env.name))  # the Gym log's causes come after this point
+    rollout_began = time.monotonic()
     try:
         rollout = run_rollout_sync(
             handle.actor,
@@ -219,6 +221,9 @@ def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | N
     except Exception as exc:
         seen = ctx.endpoint.exchanges[mark:]
         if path.fault is not None and faulted.judge_failure(result, path.fault, seen, exc):
+            # A fault path that ends in Gym's report of the failure ran to its end: its time is what a bump's
+            # deadline for it derives from (acceptance/limits.py), as an accepted path's is.
+            result.timings[ROLLOUT_TIMING] = round(time.monotonic() - rollout_began, 3)
             faulted.observe(result, seen, None)
             if isinstance(exc, RolloutTimeout) and ctx.discard is not None:
                 ctx.discard(env.name, f"{path.id}: {exc.category}")  # a hung Gym serves no one
