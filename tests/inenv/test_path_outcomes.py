@@ -232,19 +232,31 @@ def test_an_attempt_that_errs_in_a_shared_instance_is_run_again_alone_and_that_o
     assert run_path(ctx, REJECTED).alone_after == {} and isolated == []
 
 
-def test_a_fault_path_that_gym_reports_has_its_time_and_so_a_deadline_in_a_bump(tmp_path, monkeypatch):
-    """The rollout's time of a fault path judged on Gym's report of the failure is kept, as an accepted path's is:
-    a bump derives the path's deadline from it, so a candidate that hangs on the fault is judged in the derived
-    deadline, not in --path-timeout."""
+@pytest.mark.parametrize("ending", ["fault reported by /run", "override refused"])
+def test_a_path_that_ends_in_a_raised_rollout_keeps_its_time_and_so_a_deadline_in_a_bump(tmp_path, monkeypatch, ending):
+    """However a rollout ends, its time is kept, as a returned rollout's is: a bump derives the deadline of every path
+    that ran to its end (a fault path judged on Gym's report of the failure, a FAIL the rollout raised) from it, so a
+    candidate that hangs there is judged in the derived deadline, not in --path-timeout."""
     from gymgate.acceptance.limits import ROLLOUT_TIMING, derive_deadlines
     from gymgate.consumer.errors import GymTransportError
     from gymgate.paths.faulted import fault_paths
 
-    (every,) = [p for p in fault_paths([ACCEPTED, REJECTED], "all") if p.name == "fault.policy_reset_every"]
-    tried = [Exchange(env="mcqa", route="chat", body={}, status=0, kind="policy", turn=0, injected="r")] * 3
-    _rollout_raises(monkeypatch, GymTransportError("/run answered HTTP 500: ClientOSError"))
-    result = run_path(_ready_ctx(tmp_path, FakeEndpoint(tried)), every)
-    assert result.outcome == "PASS", result.reason
-    written = RunFolder(tmp_path / "run").records()[every.id]
+    if ending == "fault reported by /run":
+        (path,) = [p for p in fault_paths([ACCEPTED, REJECTED], "all") if p.name == "fault.policy_reset_every"]
+        seen = [Exchange(env="mcqa", route="chat", body={}, status=0, kind="policy", turn=0, injected="r")] * 3
+        _rollout_raises(monkeypatch, GymTransportError("/run answered HTTP 500: ClientOSError"))
+        outcome = "PASS"
+    else:
+        path = ACCEPTED
+        seen = [
+            Exchange(
+                env="mcqa", route="chat", body={}, status=400, kind="policy", violation="temperature", fault="contract"
+            )
+        ]
+        _rollout_raises(monkeypatch, RolloutDataFailure("/run answered HTTP 500"))
+        outcome = "FAIL"
+    result = run_path(_ready_ctx(tmp_path, FakeEndpoint(seen)), path)
+    assert result.outcome == outcome, result.reason
+    written = RunFolder(tmp_path / "run").records()[path.id]
     assert all(ROLLOUT_TIMING in a.timings for a in written.attempt_records())
-    assert derive_deadlines([written]) == {every.id: 30.0}
+    assert derive_deadlines([written]) == {path.id: 30.0}

@@ -221,9 +221,6 @@ def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | N
     except Exception as exc:
         seen = ctx.endpoint.exchanges[mark:]
         if path.fault is not None and faulted.judge_failure(result, path.fault, seen, exc):
-            # A fault path that ends in Gym's report of the failure ran to its end: its time is what a bump's
-            # deadline for it derives from (acceptance/limits.py), as an accepted path's is.
-            result.timings[ROLLOUT_TIMING] = round(time.monotonic() - rollout_began, 3)
             faulted.observe(result, seen, None)
             if isinstance(exc, RolloutTimeout) and ctx.discard is not None:
                 ctx.discard(env.name, f"{path.id}: {exc.category}")  # a hung Gym serves no one
@@ -233,6 +230,10 @@ def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | N
     finally:
         ctx.endpoint.set_script(env.name, None)
         exchanges = ctx.endpoint.exchanges[mark:]
+        # However the rollout ended, its time is kept (a rollout that returned: the driver's own measure, below).
+        # A bump derives a path's deadline from it when the path ran to its end (acceptance/limits.py): a FAIL
+        # the rollout raised, or a fault path judged on Gym's report of the failure, as much as a returned one.
+        result.timings[ROLLOUT_TIMING] = round(time.monotonic() - rollout_began, 3)
     result.timings.update({k.split("/")[-1]: round(v, 3) for k, v in rollout.timings.items()})
     processed = rollout.results[0]
     full = processed["full_result"]

@@ -115,17 +115,14 @@ def _join(path: str, step: Any) -> str:
     return f"{path}.{step}" if path else str(step)
 
 
-def _scalar(value: Any) -> bool:
-    return value is None or isinstance(value, str | int | float | bool)
-
-
-_SCALAR_TYPES = frozenset({type(None), str, int, float, bool})
+_SCALAR = (type(None), str, int, float, bool)  # a leaf of an observation (and instances of their subclasses)
+_SCALAR_TYPES = frozenset(_SCALAR)
 
 
 def _scalars(values: list) -> bool:
-    """Every item is a scalar: a token-id or logprob list is one leaf. The types are collected first, at C speed
-    (asking each item: judging a 143-path run's attempts took 2.5 CPU-s instead of 1.9)."""
-    return set(map(type, values)) <= _SCALAR_TYPES or all(_scalar(v) for v in values)
+    """Every item is a scalar: a token-id or logprob list is one leaf. The exact types are collected first, at C
+    speed (asking each item: judging a 143-path run's attempts took 2.5 CPU-s instead of 1.9); subclasses after."""
+    return set(map(type, values)) <= _SCALAR_TYPES or all(isinstance(v, _SCALAR) for v in values)
 
 
 def diff(before: dict[str, Any], after: dict[str, Any], declared: tuple[Rule, ...] | None = None) -> list[Change]:
