@@ -63,6 +63,29 @@ def test_an_interrupt_from_gyms_own_stop_does_not_hide_the_error_that_caused_it(
     assert gymlog.last_error(_log(tmp_path, only)) == "KeyboardInterrupt"
 
 
+# What a SIGINT that lands while pydantic-core builds a model's serializer prints (measured in a pin's env).
+WRAPPED_INTERRUPT = """\
+(policy_model) Traceback (most recent call last):
+(policy_model)   File "app.py", line 9, in <module>
+(policy_model) pydantic_core._pydantic_core.SchemaError: Error building `definitions` serializer:
+(policy_model)   SchemaError: Error building `model` serializer:
+(policy_model)   SchemaError: Field `y`:
+(policy_model)   SchemaError: Error building `literal` serializer:
+(policy_model)   KeyboardInterrupt:
+"""
+
+
+def test_an_interrupt_wrapped_in_another_error_is_still_gyms_stop(tmp_path):
+    # Gym's stop caught a neighbour mid-import: the error that made Gym stop stays the cause, whichever comes last.
+    assert gymlog.last_error(_log(tmp_path, SERVER_TRACEBACK + WRAPPED_INTERRUPT)) == (
+        "RuntimeError: model server refuses to import"
+    )
+    assert gymlog.last_error(_log(tmp_path, WRAPPED_INTERRUPT)).startswith("pydantic_core._pydantic_core.SchemaError")
+    # A SchemaError of its own (not an interrupt) is a cause like any other.
+    own = WRAPPED_INTERRUPT.replace("KeyboardInterrupt:", "Slots Error: ref 'x' not found")
+    assert gymlog.last_error(_log(tmp_path, SERVER_TRACEBACK + own)).startswith("pydantic_core._pydantic_core")
+
+
 def test_causes_that_differ_only_in_ids_group_together():
     a = "startup: RayTaskError(RuntimeError): ray::GymActor._spinup() (pid=7995, ip=127.0.0.1, actor_id=1807a3fe3b762c2ab1f0)"
     b = "startup: RayTaskError(RuntimeError): ray::GymActor._spinup() (pid=8123, ip=127.0.0.1, actor_id=99aa3fe3b7f2c2ab1f0c)"

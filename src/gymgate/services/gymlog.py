@@ -14,6 +14,7 @@ from gymgate.text import strip_ansi
 TAIL_BYTES = 256 * 1024
 # The line that closes a Python traceback: `ModuleNotFoundError: No module named 'x'` (a bare name is enough).
 _EXCEPTION = re.compile(r"^((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt))(?::\s.*)?$")
+_INTERRUPT = re.compile(r"^KeyboardInterrupt\b")
 _SERVER_PREFIX = re.compile(r"^\([\w.-]+\) ")  # Gym prefixes each server's output with `(<name>) `
 # uv run by Gym itself (it builds a server venv): gymgate's set-up exists so that this never happens. uv's own
 # error lines: `error: No interpreter found …`, or `× No solution found when resolving …` then `╰─▶ Because …`.
@@ -50,19 +51,34 @@ def last_error(log: Path | str, since: int = 0) -> str:
     nothing else failed: Gym stops an instance whose server died with SIGINT, and a server still importing then
     prints one after the error that made Gym stop."""
     found = interrupted = ""
-    in_traceback = False
-    for line in _unprefixed(tail(log, since)):
+    for line, message in _closing_exceptions(_unprefixed(tail(log, since))):
+        if _INTERRUPT.match(line) or (message and _INTERRUPT.match(message[-1])):
+            interrupted = line
+        else:
+            found = line
+    return (found or interrupted)[:500]
+
+
+def _closing_exceptions(lines: list[str]) -> list[tuple[str, list[str]]]:
+    """Each traceback's closing exception line, with the indented lines that continue its message. An interrupt can
+    arrive wrapped: pydantic-core turns a SIGINT that lands while it builds a model's serializer into
+    `SchemaError: Error building … serializer:` whose last indented line is `KeyboardInterrupt:` (measured: 2 of 90
+    SIGINTs sent to a process defining models)."""
+    closing: list[tuple[str, list[str]]] = []
+    in_traceback = continues = False
+    for line in lines:
+        indented = line.startswith((" ", "\t"))
+        if continues and indented:
+            closing[-1][1].append(line.strip())
+            continue
+        continues = False
         if line.startswith("Traceback (most recent call last)"):
             in_traceback = True
-        elif in_traceback and not line.startswith((" ", "\t")):
-            match = _EXCEPTION.match(line)
-            if match:
-                in_traceback = False
-                if match.group(1) == "KeyboardInterrupt":
-                    interrupted = line.strip()
-                else:
-                    found = line.strip()
-    return (found or interrupted)[:500]
+        elif in_traceback and not indented and _EXCEPTION.match(line):
+            in_traceback = False
+            continues = True
+            closing.append((line.strip(), []))
+    return closing
 
 
 def _unprefixed(lines: list[str]) -> list[str]:
