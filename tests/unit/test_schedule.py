@@ -61,19 +61,29 @@ class Config:
         return {"tx": ["2*popen"]}[name]
 
 
-def _scheduler(workers: int) -> tuple[EnvScheduling, list[Node]]:
+def _scheduler(workers: int, collection: list[str] = COLLECTION, costs=None) -> tuple[EnvScheduling, list[Node]]:
     scheduler = EnvScheduling(Config())
+    if costs is not None:
+        scheduler.costs = costs
     nodes = [Node(f"gw{i}") for i in range(workers)]
     for node in nodes:
         scheduler.add_node(node)
-        scheduler.add_node_collection(node, list(COLLECTION))
+        scheduler.add_node_collection(node, list(collection))
     assert scheduler.collection_is_completed
     scheduler.schedule()
     return scheduler, nodes
 
 
-def _sent_envs(node: Node) -> set[str]:
-    return {COLLECTION[i].split("[")[1].split(":")[0] for i in node.sent}
+def _run(scheduler: EnvScheduling, node: Node) -> None:
+    """The worker runs what it was sent, in order, including what it is sent on the way."""
+    done = 0
+    while done < len(node.sent):
+        scheduler.mark_test_complete(node, node.sent[done])
+        done += 1
+
+
+def _sent_envs(node: Node, collection: list[str] = COLLECTION) -> set[str]:
+    return {collection[i].split("[")[1].split(":")[0] for i in node.sent}
 
 
 def test_each_environment_runs_on_the_worker_the_plan_names():
@@ -86,6 +96,28 @@ def test_each_environment_runs_on_the_worker_the_plan_names():
         for index in list(node.sent):
             scheduler.mark_test_complete(node, index)
     assert scheduler.tests_finished and all(node.shutting_down for node in nodes)
+
+
+def test_a_worker_handed_all_its_environments_is_told_so_while_the_other_still_has_some_queued():
+    # An xdist worker runs a path only once it knows the next one or its end: told late, it would hold its last path
+    # (and its Gyms) until the other worker had taken its last environment.
+    envs = {"code_gen": 4.0, "equivalence_llm_judge": 3.0, "mcqa": 2.0, "workplace_assistant": 1.0}
+    collection = [f"{ITEMS}[{env}:m{i}]" for env in envs for i in range(3)]
+    scheduler, (first, second) = _scheduler(2, collection, costs=envs)
+    assert plan(list(envs), 2, envs) == {
+        "code_gen": "gw0",
+        "equivalence_llm_judge": "gw1",
+        "mcqa": "gw1",
+        "workplace_assistant": "gw0",
+    }
+    _run(scheduler, first)  # gw0 runs code_gen, is handed workplace_assistant on the way, and runs that too
+    assert _sent_envs(first, collection) == {"code_gen", "workplace_assistant"}
+    assert list(scheduler.workqueue) == ["mcqa"]  # gw1's, still queued: gw0 will never be handed it
+    assert first.shutting_down and not second.shutting_down
+    _run(scheduler, second)
+    assert _sent_envs(second, collection) == {"equivalence_llm_judge", "mcqa"}
+    assert sorted(first.sent + second.sent) == list(range(len(collection)))  # each path once
+    assert scheduler.tests_finished and second.shutting_down
 
 
 def test_a_crashed_worker_loses_only_the_path_it_was_running():

@@ -11,8 +11,9 @@ import pytest
 from gymgate.balance import longest_first
 from gymgate.errors import UsageError
 from gymgate.outcomes import EnvState
+from gymgate.pathid import PathId
 from gymgate.runfolder import EnvStatus, RunFolder, WorkerRecord
-from gymgate.session.plan import owned_by, plan
+from gymgate.session.plan import live_share, owned_by, plan, run_costs
 from gymgate.shards.plan import split
 
 # As a session wrote them before the records were typed (the shape of runs/*/services/*.json, workers/*.json).
@@ -154,6 +155,33 @@ def test_the_worker_plan_reads_the_measured_costs_by_default(tmp_path, monkeypat
     assert plan(["b", "code_gen", "mcqa"], 2) == {"mcqa": "gw0", "code_gen": "gw1", "b": "gw1"}
     (tmp_path / "shards" / "costs.toml").unlink()  # nothing measured: every environment costs the same
     assert plan(["b", "code_gen", "mcqa"], 2) == {"b": "gw0", "code_gen": "gw1", "mcqa": "gw0"}
+
+
+def test_a_runs_environments_cost_what_their_paths_in_it_were_measured_to_cost(tmp_path, monkeypatch):
+    """The paths decide: one slow recording makes math_with_judge the heaviest in a run of the recordings, though
+    without them it is light; a path never measured costs the median of the measured ones."""
+    (tmp_path / "shards").mkdir()
+    (tmp_path / "shards" / "costs.toml").write_text(
+        '[seconds]\n"mcqa" = 50.0\n"math_with_judge" = 10.0\n\n[paths]\n"mcqa:accepted" = 1.0\n'
+        '"mcqa:rejected" = 1.0\n"mcqa:rec.a" = 1.0\n"math_with_judge:accepted" = 0.5\n'
+        '"math_with_judge:rec.slow" = 7.0\n'
+    )
+    monkeypatch.setenv("GYMGATE_REPO_ROOT", str(tmp_path))
+    hand = [PathId(p) for p in ("mcqa:accepted", "mcqa:rejected", "math_with_judge:accepted")]
+    assert run_costs(hand) == {"mcqa": 2.0, "math_with_judge": 0.5}
+    replayed = [*hand, PathId("mcqa:rec.a"), PathId("math_with_judge:rec.slow"), PathId("mcqa:rec.new")]
+    assert run_costs(replayed) == {"mcqa": 4.0, "math_with_judge": 7.5}  # rec.new: the median, 1.0
+    (tmp_path / "shards" / "costs.toml").write_text('[seconds]\n"mcqa" = 50.0\n"math_with_judge" = 10.0\n')
+    assert run_costs(replayed) == {"mcqa": 50.0, "math_with_judge": 10.0}  # no path measured: the environments'
+
+
+def test_a_worker_owning_few_environments_leaves_its_share_of_the_live_bound_to_one_owning_many():
+    one_and_six = {"math_with_judge": "gw0", **{e: "gw1" for e in "abcdef"}}
+    assert [live_share(one_and_six, 10, w) for w in ("gw0", "gw1")] == [1, 6]  # all fit: no second wave
+    assert [live_share(one_and_six, 4, w) for w in ("gw0", "gw1")] == [1, 3]  # the bound holds
+    even = {**{f"a{i}": "gw0" for i in range(30)}, **{f"b{i}": "gw1" for i in range(31)}}
+    assert [live_share(even, 10, w) for w in ("gw0", "gw1")] == [5, 5]
+    assert live_share(one_and_six, 10, "gw2") == 1  # a replacement worker owns nothing in the plan
 
 
 def test_one_balancer_for_workers_and_shards_deterministic_and_median_for_the_unmeasured():

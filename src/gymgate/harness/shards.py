@@ -36,12 +36,13 @@ def merge_command(args) -> tuple[int, dict]:
 def shard_costs_command(args) -> int:
     """`gymgate shard-costs`: each environment's measured cost from stored runs, printed or written."""
     from gymgate.runfolder import RunFolder
-    from gymgate.shards.plan import costs_file, measured_costs, render_costs
+    from gymgate.shards.plan import costs_file, measured_costs, measured_path_costs, render_costs
 
-    costs = measured_costs([RunFolder(r) for r in args.runs])
+    runs = [RunFolder(r) for r in args.runs]
+    costs = measured_costs(runs)
     if not costs:
         raise UsageError("no environment of these runs started and ran a path: nothing to measure")
-    text = render_costs(costs, [r.name for r in args.runs])
+    text = render_costs(costs, measured_path_costs(runs), [r.name for r in args.runs])
     if args.write:
         costs_file().parent.mkdir(parents=True, exist_ok=True)
         costs_file().write_text(text)

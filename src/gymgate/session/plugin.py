@@ -39,7 +39,7 @@ from gymgate.services import gym_compat  # noqa: E402
 from gymgate.services.launcher import service as launcher_service  # noqa: E402
 from gymgate.services.ray_cluster import private_ray  # noqa: E402
 from gymgate.session.controller import WorkerSession, honour_sigint  # noqa: E402
-from gymgate.session.plan import owned_by  # noqa: E402
+from gymgate.session.plan import live_share, plan, run_costs  # noqa: E402
 
 honour_sigint()  # the controller and (through it) every xdist worker stop on SIGINT
 RAY_ADDRESS_VAR = "GYMGATE_RUN_RAY_ADDRESS"
@@ -182,7 +182,11 @@ def run_context(request, worker_id):
     environments = selected_environments(config)
     names = [e.name for e in environments]
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-    mine = owned_by(names, workers, worker_id if worker_id != "master" else "gw0")
+    # The scheduler's plan, from the same collection: each worker collects every path.
+    costs = run_costs(p for p in (PathId.in_node(i.nodeid) for i in request.session.items) if p is not None)
+    assignment = plan(names, workers, costs)
+    me = worker_id if worker_id != "master" else "gw0"
+    mine = [e for e in names if assignment[e] == me]
     namespace = f"gymgate-{run_id}-{worker_id}"
     began = time.monotonic()
     tokenizer, inputs = shared_setup(run, environments, gym_compat.gym_root())
@@ -199,7 +203,7 @@ def run_context(request, worker_id):
             spinup_timeout_s=config.getoption("spinup_timeout"),
             stop_timeout_s=config.getoption("stop_timeout"),
             began=began,
-            max_live=-(-config.getoption("max_envs") // workers),  # the run's bound, shared between its workers
+            max_live=live_share(assignment, config.getoption("max_envs"), me),  # the run's bound, shared
             share=config.getoption("share"),
         )
         _live.append(session)
