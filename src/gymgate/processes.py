@@ -82,12 +82,19 @@ def kill_group(pgid: int, sig: int = signal.SIGKILL) -> bool:
 def sweep(run_id: str, grace_s: float = 3.0, marker: str = RUN_MARKER) -> list[int]:
     """Stop every process of this run still alive: SIGTERM, a short grace, then SIGKILL. Returns what it found."""
     pids = marked_pids(run_id, marker)
+    stop_together(pids, grace_s)
+    return pids
+
+
+def stop_together(pids: list[int], grace_s: float) -> None:
+    """SIGTERM to all of them at once, one shared grace, then SIGKILL to what is left (children reaped): they stop
+    in the time of the slowest, not in the sum of their times."""
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
     while time.monotonic() < deadline and any(alive(p) for p in pids):
-        time.sleep(0.1)
+        time.sleep(0.05)
     for pid in pids:
         if alive(pid):
             with contextlib.suppress(ProcessLookupError):
@@ -95,4 +102,3 @@ def sweep(run_id: str, grace_s: float = 3.0, marker: str = RUN_MARKER) -> list[i
     for pid in pids:
         with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)
-    return pids

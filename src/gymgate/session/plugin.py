@@ -47,6 +47,7 @@ RUN_DIR_VAR = "GYMGATE_RUN_DIR"
 ITEMS = "items.py"  # the module whose items are the rollout paths (one per path id)
 _controller = ExitStack()
 _live: list[WorkerSession] = []  # this process's worker session while its fixture is up (waves: done_with)
+_workers: dict[str, bool] = {}  # controller: each xdist worker that came up, and whether it ended its session cleanly
 
 
 def pytest_addoption(parser):
@@ -120,6 +121,24 @@ def pytest_configure(config):
     if zygote is not None:
         zygote.wait_ready()
     os.environ[RAY_ADDRESS_VAR] = gcs  # workers are spawned after configure and inherit it
+
+
+def pytest_testnodeready(node):
+    _workers[node.gateway.id] = False
+
+
+def pytest_testnodedown(node, error):
+    output = getattr(node, "workeroutput", None) or {}
+    clean = error is None and output.get("exitstatus") in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+    _workers[node.gateway.id] = clean and _workers.get(node.gateway.id) is not None
+
+
+def pytest_sessionfinish(session):
+    """Every worker ended its session cleanly: it stopped its Gyms and left Ray before it said so. Ray and the
+    launcher stop now, while the workers' interpreters still exit (~0.9 s, which xdist's teardown waits for after
+    this hook); after anything else they stop in pytest_unconfigure, once the workers are gone."""
+    if not _is_worker(session.config) and _workers and all(_workers.values()):
+        _controller.close()
 
 
 def pytest_unconfigure(config):
