@@ -13,7 +13,7 @@ from gymgate.errors import UsageError
 from gymgate.outcomes import EnvState
 from gymgate.pathid import PathId
 from gymgate.runfolder import EnvStatus, RunFolder, WorkerRecord
-from gymgate.session.plan import live_share, owned_by, plan, run_costs
+from gymgate.session.plan import live_share, plan, run_costs
 from gymgate.shards.plan import split
 
 # As a session wrote them before the records were typed (the shape of runs/*/services/*.json, workers/*.json).
@@ -143,7 +143,6 @@ def test_the_worker_plan_follows_the_costs_it_is_given():
     envs = ["workplace_assistant", "mcqa", "code_gen"]
     costs = {"mcqa": 100.0, "code_gen": 50.0, "workplace_assistant": 50.0}
     assert plan(envs, 2, costs) == {"mcqa": "gw0", "code_gen": "gw1", "workplace_assistant": "gw1"}
-    assert owned_by(envs, 2, "gw1", costs) == ["workplace_assistant", "code_gen"]  # in the caller's order
     flipped = {"mcqa": 1.0, "code_gen": 50.0, "workplace_assistant": 60.0}
     assert plan(envs, 2, flipped) == {"workplace_assistant": "gw0", "code_gen": "gw1", "mcqa": "gw1"}
 
