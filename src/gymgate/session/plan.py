@@ -42,11 +42,6 @@ def run_costs(paths: Iterable[PathId], measured: Mapping[str, float] | None = No
     return costs
 
 
-def owned_by(envs: list[str], workers: int, worker: str, costs: Mapping[str, float] | None = None) -> list[str]:
-    assignment = plan(envs, workers, costs)
-    return [e for e in envs if assignment[e] == worker]
-
-
 def live_share(assignment: Mapping[str, str], bound: int, worker: str) -> int:
     """This worker's share of the run's bound on environments up at once (`--max-envs`), in proportion to the
     environments each worker owns: a worker owning one environment leaves the rest of an even split to one owning
