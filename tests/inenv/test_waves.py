@@ -69,3 +69,42 @@ def test_a_shared_instance_makes_room_for_as_many_as_it_held_when_its_last_membe
     assert fleet.started == ["a", "b"] and session.backlog == ["c", "d", "e"]
     session.done_with("b")
     assert fleet.started == ["a", "b", "c", "d"] and session.backlog == ["e"]
+
+
+def test_neighbours_taken_down_with_a_shared_instance_start_again_at_once_together_unless_done(tmp_path):
+    """A path's error in a shared instance isolates its environment (the instance stops): the neighbours that still
+    have paths to run start again right away, together (no longer sent alone), not each when its first path comes;
+    a neighbour whose paths have all run does not start again; the environment itself starts when its path asks."""
+
+    class SharedFleet(FakeFleet):
+        def __init__(self):
+            super().__init__()
+            self.alone: set[str] = set()
+            self.launches: list[list[str]] = []
+
+        def launch(self, gcs, on_status=None, names=None):
+            self.launches.append(list(names))
+            return super().launch(gcs, on_status, names)
+
+        def isolate(self, name, timeout_s):
+            self.discarded.update(["a", "b", "c", "d"])
+            self.alone.update(["a", "b", "c", "d"])
+            return ["a", "b", "c", "d"]  # the one instance they shared
+
+        def discard(self, name, why, timeout_s):
+            return self.isolate(name, timeout_s)
+
+    session = WorkerSession(RunFolder(tmp_path), "gw0", "127.0.0.1:1", [], "http://127.0.0.1:1/v1")
+    session.fleet = fleet = SharedFleet()
+    session.launch(["a", "b", "c", "d"])
+    session.done_with("a")
+    session.isolate("b")
+    assert fleet.launches[-1] == ["c", "d"]  # together, at once; a is done, b starts when its own path asks
+    assert fleet.discarded == {"a", "b"} and fleet.alone == {"a", "b"}
+    session.ensure("c")  # its new start is the one waited for, not a third
+    assert fleet.launches[-1] == ["c", "d"]
+    session.ensure("b")
+    assert fleet.launches[-1] == ["b"] and "b" not in fleet.discarded
+    session.done_with("b"), session.done_with("c")
+    session.discard("d", "hung")  # a hang's tear-down with nothing left to run: nothing starts
+    assert fleet.launches[-1] == ["b"]

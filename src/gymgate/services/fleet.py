@@ -2,8 +2,9 @@
 
 Runs inside the pin's synced environment. Each Gym instance (one environment's, or several environments' that
 share it: services/sharing.py) gets its own Gym actor, port band and scratch directory; all share the run's Ray
-cluster. A shared instance that fails to start, or is torn down, is never the end of its members: each starts
-again in an instance of its own, so one environment's failure fails only itself.
+cluster. A shared instance that fails to start, or is torn down, is never the end of its members: each that failed
+starts again in an instance of its own, so one environment's failure fails only itself (the neighbours of a torn-down
+instance that ran no path in it may start again together: session/controller.WorkerSession).
 """
 
 from __future__ import annotations
@@ -315,21 +316,23 @@ class Fleet:
                 return f"Gym server {server['name']} (pid {pid}) exited during the rollout"
         return ""
 
-    def discard(self, env_name: str, why: str, timeout_s: float = lifecycle.SHUTDOWN_TIMEOUT_S) -> None:
-        """Tear this environment's Gym down now (it hung or a server died); a later launch starts a fresh one. The
-        neighbours it shared the instance with start again alone when their next path comes."""
-        self._take_down(env_name, timeout_s)
+    def discard(self, env_name: str, why: str, timeout_s: float = lifecycle.SHUTDOWN_TIMEOUT_S) -> list[str]:
+        """Tear this environment's Gym down now (it hung or a server died); a later launch starts a fresh one, and
+        the neighbours it shared the instance with start again alone unless the caller lifts that (`alone`).
+        Returns the environments taken down."""
+        members = self._take_down(env_name, timeout_s)
         self.statuses[env_name] = EnvStatus(env_name, FAILED, f"torn down: {why}", blame=GYM)
+        return members
 
     def shared(self, env_name: str) -> str:
         """The instance this environment's Gym is up in when it shares it with others, else ""."""
         instance = self.instance_of.get(env_name)
         return instance.key if env_name in self.handles and instance is not None and instance.shared else ""
 
-    def isolate(self, env_name: str, timeout_s: float = lifecycle.SHUTDOWN_TIMEOUT_S) -> None:
-        """Take this environment out of its shared instance (which stops: its members all start again alone)."""
-        if self.shared(env_name):
-            self._take_down(env_name, timeout_s)
+    def isolate(self, env_name: str, timeout_s: float = lifecycle.SHUTDOWN_TIMEOUT_S) -> list[str]:
+        """Take this environment out of its shared instance (which stops: its members all start again alone).
+        Returns the environments taken down."""
+        return self._take_down(env_name, timeout_s) if self.shared(env_name) else []
 
     def retire(self, env_name: str, timeout_s: float = lifecycle.SHUTDOWN_TIMEOUT_S) -> list[str]:
         """Stop this environment's Gym because its paths are done (a wave makes room for the next); a shared
