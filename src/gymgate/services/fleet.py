@@ -330,8 +330,8 @@ class Fleet:
         return instance.key if env_name in self.handles and instance is not None and instance.shared else ""
 
     def isolate(self, env_name: str, timeout_s: float = lifecycle.SHUTDOWN_TIMEOUT_S) -> list[str]:
-        """Take this environment out of its shared instance (which stops: its members all start again alone).
-        Returns the environments taken down."""
+        """Take this environment out of its shared instance (which stops: its members start again alone unless
+        the caller lifts that, `alone`). Returns the environments taken down."""
         return self._take_down(env_name, timeout_s) if self.shared(env_name) else []
 
     def retire(self, env_name: str, timeout_s: float = lifecycle.SHUTDOWN_TIMEOUT_S) -> list[str]:

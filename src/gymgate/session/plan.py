@@ -2,8 +2,9 @@
 
 Both sides compute the same plan from the same inputs: the controller's scheduler sends an
 environment's paths only to its owner, and each worker starts the Gyms it owns, all at once, as soon
-as it comes up. Environments are dealt heaviest first by their measured cost (shards/costs.toml, the same
-balancer and costs as `accept --shard`: gymgate.balance.longest_first), so workers finish together.
+as it comes up. Environments are dealt heaviest first (gymgate.balance.longest_first, the balancer of `accept
+--shard`) by what their paths in this run cost (`run_costs`: shards/costs.toml's seconds per path), so workers
+finish together: a worker's Gyms start together, so what differs between workers is the paths' own time.
 """
 
 from __future__ import annotations
