@@ -97,7 +97,11 @@ def test_interrupt_during_startup_stops_everything(gym_pin, up_run):
         run.lines.append(line)
         if "starting 2 environments" in line:
             break
-    time.sleep(6)  # servers are being spawned now
+    # Stop it as soon as its Gyms are being spawned (more than Ray's own daemons): a fixed sleep here outlasted a
+    # whole start-up on a fast machine (session 15's fresh-clone CI: 1 process left after 6 s).
+    deadline = time.monotonic() + 120
+    while len(run.leftovers()) <= 5 and run.proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
     assert len(run.leftovers()) > 5, "the run should have Ray and Gym processes by now"
     run.proc.send_signal(signal.SIGINT)
     began = time.monotonic()
