@@ -126,3 +126,22 @@ def test_alone_is_gyms_own_way(gyms, tmp_path):
     assert sorted(gyms.starts) == [["mcqa"], [BROKEN]] and not fleet.shared("mcqa")
     fleet.stop()
     assert len(gyms.teardowns) == 2
+
+
+def test_an_isolated_member_starts_alone_and_its_neighbours_keep_the_instance(gyms, tmp_path):
+    """An attempt that erred in a shared instance left its servers alive: the environment's next start is alone, and
+    the instance goes on serving the neighbours (no teardown, no restart of theirs); it stops with its last member
+    still in it, and the run's end stops each instance once."""
+    fleet = fleet_of(tmp_path)
+    launch(fleet)
+    shared = fleet.handles["mcqa"]
+    assert fleet.isolate(BROKEN) and not fleet.isolate(BROKEN)  # a second call: no longer shared
+    assert gyms.teardowns == [] and fleet.handles == {"mcqa": shared} and fleet.shared("mcqa") == "mcqa+1"
+    assert fleet.discarded == {BROKEN} and fleet.alone == {BROKEN}
+    launch(fleet, [BROKEN])
+    assert gyms.starts[1:] == [[BROKEN]] and not fleet.shared(BROKEN)
+    assert fleet.statuses[BROKEN].instance is None and fleet.statuses["mcqa"].instance == "mcqa+1"
+    fleet.retire("mcqa")  # the shared instance's last member still in it
+    assert gyms.teardowns == [shared] and set(fleet.handles) == {BROKEN}
+    fleet.stop()
+    assert len(gyms.teardowns) == 2 and gyms.teardowns[1] is not shared

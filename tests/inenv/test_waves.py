@@ -72,9 +72,9 @@ def test_a_shared_instance_makes_room_for_as_many_as_it_held_when_its_last_membe
 
 
 def test_neighbours_taken_down_with_a_shared_instance_start_again_at_once_together_unless_done(tmp_path):
-    """A path's error in a shared instance isolates its environment (the instance stops): the neighbours that still
-    have paths to run start again right away, together (no longer sent alone), not each when its first path comes;
-    a neighbour whose paths have all run does not start again; the environment itself starts when its path asks."""
+    """A hang or a dead server tears a shared instance down: the neighbours that still have paths to run start again
+    right away, together (no longer sent alone), not each when its first path comes; a neighbour whose paths have
+    all run does not start again; the environment itself starts when its path asks."""
 
     class SharedFleet(FakeFleet):
         def __init__(self):
@@ -86,19 +86,17 @@ def test_neighbours_taken_down_with_a_shared_instance_start_again_at_once_togeth
             self.launches.append(list(names))
             return super().launch(gcs, on_status, names)
 
-        def isolate(self, name, timeout_s):
-            self.discarded.update(["a", "b", "c", "d"])
-            self.alone.update(["a", "b", "c", "d"])
-            return ["a", "b", "c", "d"]  # the one instance they shared
-
         def discard(self, name, why, timeout_s):
-            return self.isolate(name, timeout_s)
+            taken = sorted(set("abcd") - self.discarded)  # the one instance they shared, or what is left of it
+            self.discarded.update(taken)
+            self.alone.update(taken)
+            return taken
 
     session = WorkerSession(RunFolder(tmp_path), "gw0", "127.0.0.1:1", [], "http://127.0.0.1:1/v1")
     session.fleet = fleet = SharedFleet()
     session.launch(["a", "b", "c", "d"])
     session.done_with("a")
-    session.isolate("b")
+    session.discard("b", "hung")
     assert fleet.launches[-1] == ["c", "d"]  # together, at once; a is done, b starts when its own path asks
     assert fleet.discarded == {"a", "b"} and fleet.alone == {"a", "b"}
     session.ensure("c")  # its new start is the one waited for, not a third

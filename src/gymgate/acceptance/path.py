@@ -59,7 +59,7 @@ class RunContext:
     watch: Callable[[str], str] | None = None  # names a dead process of this environment's Gym, or ""
     discard: Callable[[str, str], None] | None = None  # tears this environment's Gym down (the next path restarts it)
     shared: Callable[[str], str] | None = None  # the shared instance this environment's Gym is up in, or ""
-    isolate: Callable[[str], None] | None = None  # takes it out of its shared instance (services/sharing.py)
+    isolate: Callable[[str], object] | None = None  # its next start is alone; the shared instance serves the others
 
     def deadline(self, path: str) -> tuple[float, str]:
         """This path's rollout deadline and where it came from: its own (derived from the baseline's measured time,
@@ -104,7 +104,7 @@ def _judged_attempt(
     instance = _attempt(ctx, path, result, script, wait)
     if not instance or result.outcome != ERROR or ctx.isolate is None:
         return result
-    ctx.isolate(path.env.name)  # (already torn down when the error discarded it)
+    ctx.isolate(path.env.name)  # its next start is alone (already torn down when the error discarded it)
     again = _new_record(ctx, path)
     again.alone_after = {"instance": instance, "outcome": str(result.outcome), "reason": result.reason}
     into[into.index(result)] = again

@@ -133,7 +133,7 @@ class Fleet:
         self.instance_of: dict[str, sharing.Instance] = {}  # environment -> the instance it runs (or last ran) in
         self.alone: set[str] = set()  # from now on each starts in an instance of its own (see the module docstring)
         self._retired: set[str] = set()  # environments whose paths are done (a shared instance stops with its last)
-        self.discarded: set[str] = set()  # torn down mid-run; the next path of that environment restarts it
+        self.discarded: set[str] = set()  # torn down mid-run or isolated: the next path of it starts it again
         self.stop_errors: dict[str, list[str]] = {}  # per environment: what did not stop within its bounds
         self._actor_runtime_env: dict[str, str] = {}  # the launcher's python for the Gym actors' Ray workers
 
@@ -329,21 +329,36 @@ class Fleet:
         instance = self.instance_of.get(env_name)
         return instance.key if env_name in self.handles and instance is not None and instance.shared else ""
 
-    def isolate(self, env_name: str, timeout_s: float = lifecycle.SHUTDOWN_TIMEOUT_S) -> list[str]:
-        """Take this environment out of its shared instance (which stops: its members start again alone unless
-        the caller lifts that, `alone`). Returns the environments taken down."""
-        return self._take_down(env_name, timeout_s) if self.shared(env_name) else []
+    def isolate(self, env_name: str) -> bool:
+        """Take this environment out of its shared instance: its next path starts it in an instance of its own
+        (`discarded`, `alone`). The instance stays up for its other members — the attempt that erred left every
+        server alive and answering (a hang or a dead server is `discard`'s), and a neighbour whose own attempt errs
+        there leaves it the same way; its servers of this environment serve no one any more and stop with the
+        instance. Tearing it down cost 0.4.0's default set a neighbours' restart (docs/benchmarks.md). Returns
+        whether it was shared."""
+        with self._lock:
+            if not self.shared(env_name):
+                return False
+            self.handles.pop(env_name)
+            self.discarded.add(env_name)
+            self.alone.add(env_name)
+        return True
 
     def retire(self, env_name: str, timeout_s: float = lifecycle.SHUTDOWN_TIMEOUT_S) -> list[str]:
         """Stop this environment's Gym because its paths are done (a wave makes room for the next); a shared
         instance stops with the last of its members. A later path of it would start a fresh one. Returns the
         environments whose Gym stopped (none while a neighbour in its instance still runs)."""
-        instance = self.instance_of.get(env_name)
         with self._lock:
             self._retired.add(env_name)
-            if instance is not None and not self._retired.issuperset(instance.members):
+            if not self._retired.issuperset(self._members_up(env_name)):
                 return []
         return self._take_down(env_name, timeout_s)
+
+    def _members_up(self, env_name: str) -> list[str]:
+        """The environments this one's Gym instance serves now (not one isolated from it since). Under the lock."""
+        instance = self.instance_of.get(env_name) or sharing.Instance([env_name])
+        handle = self.handles.get(env_name)
+        return [m for m in instance.members if self.handles.get(m) is handle] if handle else [env_name]
 
     def _take_down(self, env_name: str, timeout_s: float) -> list[str]:
         """Tear the environment's Gym instance down within its bound (what does not stop is kept for the lifecycle
@@ -354,7 +369,7 @@ class Fleet:
         with self._lock:
             instance = self.instance_of.get(env_name) or sharing.Instance([env_name])
             handle = self.handles.get(env_name)
-            members = [m for m in instance.members if self.handles.get(m) is handle] if handle else [env_name]
+            members = self._members_up(env_name)
             for member in members:
                 self.handles.pop(member, None)
             lease = self._leases.pop(instance.key, None)

@@ -126,15 +126,12 @@ class WorkerSession:
     def discard(self, env_name: str, why: str) -> None:
         self._restart_neighbours(env_name, self.fleet.discard(env_name, why, self.stop_timeout_s))
 
-    def isolate(self, env_name: str) -> None:
-        self._restart_neighbours(env_name, self.fleet.isolate(env_name, self.stop_timeout_s))
-
     def _restart_neighbours(self, env_name: str, taken: list[str]) -> None:
-        """The neighbours a torn-down shared instance took with it that still have paths to run start again now,
-        together (they ran no path in it: the environment whose path failed is the one that goes alone). Started
-        as each one's first path came, each start was waited for in turn, alone (measured on 0.4.0's default set:
-        two neighbours, +3.3 s each on their worker's critical path). The environment itself starts again when its
-        path asks (`ensure`)."""
+        """The neighbours a torn-down shared instance (a hang, a dead server: `discard`) took with it that still
+        have paths to run start again now, together (they ran no path in it: the environment whose path failed is
+        the one that goes alone). Started as each one's first path came, each start was waited for in turn, alone
+        (measured on 0.4.0's default set: two neighbours, +3.3 s each on their worker's critical path). The
+        environment itself starts again when its path asks (`ensure`)."""
         again = [m for m in taken if m != env_name and m not in self.finished]
         for member in again:
             self.fleet.discarded.discard(member)

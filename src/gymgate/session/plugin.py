@@ -246,7 +246,7 @@ def run_context(request, worker_id):
                 watch=session.fleet.watch,
                 discard=session.discard,
                 shared=session.fleet.shared,
-                isolate=session.isolate,
+                isolate=session.fleet.isolate,
             )
         finally:
             session.record.named_actors = sorted(
