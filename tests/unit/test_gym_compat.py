@@ -63,3 +63,25 @@ def test_the_server_client_is_made_once_per_head_server_and_a_failed_one_is_not_
 
     older = Older()
     assert gym_compat.server_client_reused(older) is older and not hasattr(older, "setup_server_client")
+
+
+def test_gym_is_located_and_its_start_overrides_read_without_importing_it(tmp_path, monkeypatch):
+    """Importing nemo_gym.global_config (hydra, omegaconf) cost every pytest worker 0.8 CPU-s: gymgate finds
+    Gym's folder and reads the module's source instead. A Gym that fails to import proves nothing imported it."""
+    package = tmp_path / "nemo_gym"
+    package.mkdir()
+    (package / "__init__.py").write_text("raise RuntimeError('nemo_gym was imported')\n")
+    (package / "global_config.py").write_text(f"{gym_compat.MODEL_PROBE_KEY} = 'x'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in [m for m in sys.modules if m == "nemo_gym" or m.startswith("nemo_gym.")]:
+        monkeypatch.delitem(sys.modules, name)
+    gym_compat.start_overrides.cache_clear()
+    try:
+        assert gym_compat.gym_root() == tmp_path.resolve()
+        assert gym_compat.start_overrides() == {gym_compat.MODEL_PROBE_KEY: gym_compat.MODEL_PROBE_S}
+        (package / "global_config.py").write_text("nothing = None\n")  # a Gym before 0.5.0
+        gym_compat.start_overrides.cache_clear()
+        assert gym_compat.start_overrides() == {}
+        assert "nemo_gym" not in sys.modules
+    finally:
+        gym_compat.start_overrides.cache_clear()

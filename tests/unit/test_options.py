@@ -4,13 +4,16 @@ command line and RunOptions' defaults are derived from the one declaration, so t
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
+import sys
 from dataclasses import fields
 
 import pytest
 
 from gymgate import options
 from gymgate.cli import COMMANDS, build_parser
-from gymgate.harness.run import RunOptions, service_args, session_args
+from gymgate.harness.run import SESSION_ENVIRONMENT, RunOptions, service_args, session_args
 from gymgate.runfolder import RunFolder
 
 
@@ -79,3 +82,24 @@ def test_a_variable_sets_a_default_and_the_flag_wins(monkeypatch):
     monkeypatch.setenv("GYMGATE_ATTEMPTS", "0")
     with pytest.raises(options.UsageError, match="GYMGATE_ATTEMPTS"):
         build_parser()
+
+
+def test_the_session_loads_only_its_own_pytest_plugins(tmp_path):
+    """A pytest plugin that Gym's dependencies install (hydra's, anyio's) is never loaded into the session: it
+    would cost every worker its import, and could change how the session runs. xdist is loaded by name."""
+    site = tmp_path / "site"
+    dist = site / "gg_hostile-0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: gg-hostile\nVersion: 0\n")
+    (dist / "entry_points.txt").write_text("[pytest11]\nhostile = gg_hostile_plugin\n")
+    (site / "gg_hostile_plugin.py").write_text("raise RuntimeError('a plugin of the environment was loaded')\n")
+    (tmp_path / "test_one.py").write_text("def test_one():\n    pass\n")
+    argv = session_args(RunFolder(tmp_path / "run"), RunOptions(), None)
+    plugins = [argv[i + 1] for i, arg in enumerate(argv) if arg == "-p" and argv[i + 1] != "gymgate.session.plugin"]
+    assert "xdist.plugin" in plugins
+    command = [sys.executable, "-m", "pytest", *(f"-p{p}" for p in plugins), "-q", str(tmp_path / "test_one.py")]
+    env = dict(os.environ, PYTHONPATH=str(site))
+    done = subprocess.run(command, env={**env, **SESSION_ENVIRONMENT}, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    autoloaded = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert "a plugin of the environment was loaded" in autoloaded.stdout + autoloaded.stderr

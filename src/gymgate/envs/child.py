@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,9 +28,10 @@ def _stop(proc: subprocess.Popen) -> None:
         proc.wait(timeout=STOP_GRACE_S)
 
 
-def child_environment(env: SyncedEnv, run_id: str) -> dict[str, str]:
+def child_environment(env: SyncedEnv, run_id: str, extra: Mapping[str, str] | None = None) -> dict[str, str]:
     child = dict(os.environ)
     child.update(RUN_ENVIRONMENT)
+    child.update(extra or {})
     child[RUN_MARKER] = run_id
     child["VIRTUAL_ENV"] = str(env.path)
     child["PATH"] = os.pathsep.join([str(env.bin), child.get("PATH", "")])
@@ -69,14 +71,15 @@ def run_in_env(
     cwd: Path | None = None,
     log: Path | None = None,
     timeout_s: float | None = None,
+    extra: Mapping[str, str] | None = None,
 ) -> ChildExit:
-    """Run `<env python> args...` (output to `log` if given); survive Ctrl-C while the child cleans up;
-    sweep whatever remains. After an interrupt it re-raises KeyboardInterrupt once everything is stopped. Past
-    `timeout_s` the child is interrupted (then killed) and the exit says `timed_out`."""
+    """Run `<env python> args...` (`extra`: more environment variables; output to `log` if given); survive Ctrl-C
+    while the child cleans up; sweep whatever remains. After an interrupt it re-raises KeyboardInterrupt once
+    everything is stopped. Past `timeout_s` the child is interrupted (then killed) and the exit says `timed_out`."""
     out = log.open("ab") if log else None
     proc = subprocess.Popen(
         [str(env.python), *args],
-        env=child_environment(env, run_id),
+        env=child_environment(env, run_id, extra),
         cwd=cwd,
         stdout=out,
         stderr=subprocess.STDOUT if out else None,

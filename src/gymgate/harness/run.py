@@ -77,6 +77,10 @@ class RunOptions:
 
 
 LOCAL_ONLY = frozenset({"runs_dir", "ray_address", "ray_python"})  # never sent to a node
+# The session loads exactly its own plugins (gymgate's, xdist's: session_args), never a pytest plugin that Gym's
+# dependencies install (0.2.0-0.7.0 bring hydra's, anyio's and platformdirs': 0.3 CPU-s in every worker, and a
+# plugin a later Gym brings could change how the session runs).
+SESSION_ENVIRONMENT = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
 
 def judged_result(run: RunFolder, pytest_code: int, expected: list[str], **kwargs: Any) -> RunResult:
@@ -232,7 +236,7 @@ def served(inputs: str, opts: RunOptions) -> RunFolder | None:
 def session_args(run: RunFolder, opts: RunOptions, only: list[str] | None) -> list[str]:
     """The in-environment session's command line: pytest with gymgate's session plugin over the path items."""
     session = PACKAGE_DIR / "session"
-    args = ["-m", "pytest", "-p", "gymgate.session.plugin", str(session / "items.py")]
+    args = ["-m", "pytest", "-p", "xdist.plugin", "-p", "gymgate.session.plugin", str(session / "items.py")]
     if opts.selftest:
         args.append(str(session / "selftest.py"))
     args += ["-p", "no:cacheprovider", "--rootdir", str(repo_root()), "-q", "-rfEs"]
@@ -254,7 +258,15 @@ def run_session(env, run: RunFolder, mark: RunMark, args: list[str], opts: RunOp
     try:
         envs = len({PathId(p).env for p in mark.expected})
         with Progress(run, total_paths=len(mark.expected), total_envs=envs):
-            child_exit = run_in_env(env, args, mark.run_id, cwd=repo_root(), log=run.pytest_log, timeout_s=deadline)
+            child_exit = run_in_env(
+                env,
+                args,
+                mark.run_id,
+                cwd=repo_root(),
+                log=run.pytest_log,
+                timeout_s=deadline,
+                extra=SESSION_ENVIRONMENT,
+            )
     except KeyboardInterrupt as exc:
         mark.finished = time.time()
         mark.incomplete = f"interrupted ({'SIGTERM' if isinstance(exc, Terminated) else 'SIGINT'})"

@@ -22,7 +22,7 @@
 from __future__ import annotations
 
 import functools
-import importlib
+import importlib.util
 import os
 import re
 import sys
@@ -114,18 +114,23 @@ MODEL_PROBE_S = 60
 
 @functools.cache
 def start_overrides() -> dict[str, object]:
-    """Top-level config keys this Gym version needs from gymgate at start-up (none before 0.5.0)."""
-    import nemo_gym.global_config
-
-    source = Path(nemo_gym.global_config.__file__).read_text(errors="replace")
+    """Top-level config keys this Gym version needs from gymgate at start-up (none before 0.5.0). Read from Gym's
+    source, not imported: importing nemo_gym.global_config (hydra, omegaconf) cost each worker 0.8 CPU-s."""
+    source = (gym_package() / "global_config.py").read_text(errors="replace")
     return {MODEL_PROBE_KEY: MODEL_PROBE_S} if MODEL_PROBE_KEY in source else {}
+
+
+def gym_package() -> Path:
+    """The installed nemo_gym package's folder, found without importing it."""
+    spec = importlib.util.find_spec("nemo_gym")
+    if spec is None or spec.origin is None:
+        raise ModuleNotFoundError("nemo_gym is not installed in this environment")
+    return Path(spec.origin).resolve().parent
 
 
 def gym_root() -> Path:
     """The directory Gym resolves built-in server dirs and config paths against (its PARENT_DIR)."""
-    import nemo_gym
-
-    return Path(nemo_gym.__file__).resolve().parent.parent
+    return gym_package().parent
 
 
 def gym_version() -> str:
