@@ -7,6 +7,7 @@ an address, which would otherwise make each server start a cluster of its own).
 
 from __future__ import annotations
 
+import inspect
 import os
 import shutil
 import tempfile
@@ -21,8 +22,8 @@ OBJECT_STORE_BYTES = 256 * 1024 * 1024
 # workers of their own (their runtime_env), and Gym's servers that use Ray are served on demand.
 SYSTEM_CONFIG = {"prestart_worker_first_driver": False}
 # How long Ray's daemons get to stop on SIGTERM (Ray's own shutdown gives each 1 s, one after another): the raylet
-# first, alone (it takes its workers and agents with it; measured 0.02-0.04 s), then the others together (GCS, log
-# monitor and dashboard measured within 0.13 s; the autoscaler's monitor often not within 4 s: it is killed).
+# first, alone (it takes its workers and agents with it; measured 0.02-0.04 s), then the others together (GCS and
+# dashboard measured within 0.13 s; the autoscaler's monitor, when one ran, often not within 4 s: it was killed).
 RAYLET_STOP_S = 1.0
 DAEMONS_STOP_S = 0.5
 
@@ -62,6 +63,39 @@ def short_temp_dir(tag: str) -> Path:
     return Path(tempfile.mkdtemp(prefix=f"gg{tag[:6]}-", dir="/tmp"))
 
 
+# Daemons a head node starts that a run's cluster never uses: the autoscaler's monitor (a fixed one-node cluster)
+# and the log monitor (it forwards workers' output to drivers, and every driver of a run says log_to_driver=False).
+# `ray start` can leave both out (--no-monitor, --include-log-monitor=false); ray.init cannot, so the run's head is
+# started with the same node parameters `ray start` would set. 0.7 CPU-s of every run (docs/benchmarks.md).
+UNUSED_DAEMONS_OFF = {"no_monitor": True, "include_log_monitor": False}
+
+
+@contextmanager
+def _without_unused_daemons() -> Iterator[None]:
+    """While the head starts: its node parameters leave out UNUSED_DAEMONS_OFF's daemons. A Ray whose parameters
+    lack either starts as ray.init always does."""
+    try:
+        from ray._private.parameter import RayParams as params
+
+        accepted = inspect.signature(params.__init__).parameters
+    except (ImportError, TypeError, ValueError):
+        yield
+        return
+    if not all(name in accepted for name in UNUSED_DAEMONS_OFF):
+        yield
+        return
+    original = params.__init__
+
+    def init(self, *args, **kwargs):
+        original(self, *args, **{**kwargs, **UNUSED_DAEMONS_OFF})
+
+    params.__init__ = init
+    try:
+        yield
+    finally:
+        params.__init__ = original
+
+
 @contextmanager
 def private_ray(run_id: str, namespace: str, num_cpus: int | None = None) -> Iterator[str]:
     import ray
@@ -70,18 +104,8 @@ def private_ray(run_id: str, namespace: str, num_cpus: int | None = None) -> Ite
     os.environ.update(RUN_ENVIRONMENT)
     os.environ.pop("RAY_ADDRESS", None)
     try:
-        ray.init(
-            address="local",
-            namespace=namespace,
-            num_cpus=num_cpus or os.cpu_count() or 2,
-            include_dashboard=False,
-            _temp_dir=str(temp_dir),
-            _node_ip_address="127.0.0.1",
-            object_store_memory=OBJECT_STORE_BYTES,
-            _system_config=SYSTEM_CONFIG,
-            log_to_driver=False,
-            configure_logging=False,
-        )
+        with _without_unused_daemons():
+            _start_head(ray, namespace, num_cpus, temp_dir)
         gcs = ray.get_runtime_context().gcs_address
         os.environ["RAY_ADDRESS"] = gcs
         yield gcs
@@ -91,6 +115,21 @@ def private_ray(run_id: str, namespace: str, num_cpus: int | None = None) -> Ite
         finally:
             os.environ.pop("RAY_ADDRESS", None)
             shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+def _start_head(ray, namespace: str, num_cpus: int | None, temp_dir: Path) -> None:
+    ray.init(
+        address="local",
+        namespace=namespace,
+        num_cpus=num_cpus or os.cpu_count() or 2,
+        include_dashboard=False,
+        _temp_dir=str(temp_dir),
+        _node_ip_address="127.0.0.1",
+        object_store_memory=OBJECT_STORE_BYTES,
+        _system_config=SYSTEM_CONFIG,
+        log_to_driver=False,
+        configure_logging=False,
+    )
 
 
 def _shutdown(ray) -> None:
