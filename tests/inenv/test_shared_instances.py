@@ -145,3 +145,15 @@ def test_an_isolated_member_starts_alone_and_its_neighbours_keep_the_instance(gy
     assert gyms.teardowns == [shared] and set(fleet.handles) == {BROKEN}
     fleet.stop()
     assert len(gyms.teardowns) == 2 and gyms.teardowns[1] is not shared
+
+
+def test_readmitted_members_of_a_torn_down_instance_share_again(gyms, tmp_path):
+    """The neighbours a teardown took down that ran no path in it start again together (WorkerSession), sharing an
+    instance as they first did — not alone, as the environment the instance was torn down for goes."""
+    fleet = fleet_of(tmp_path)
+    launch(fleet)
+    fleet.discard(BROKEN, "its server died")
+    fleet.readmit(NAMES)
+    assert fleet.discarded == set() and fleet.alone == set()
+    launch(fleet)
+    assert gyms.starts[1:] == [NAMES] and fleet.shared("mcqa") == "mcqa+1"

@@ -86,6 +86,10 @@ def test_neighbours_taken_down_with_a_shared_instance_start_again_at_once_togeth
             self.launches.append(list(names))
             return super().launch(gcs, on_status, names)
 
+        def readmit(self, members):
+            self.discarded.difference_update(members)
+            self.alone.difference_update(members)
+
         def discard(self, name, why, timeout_s):
             taken = sorted(set("abcd") - self.discarded)  # the one instance they shared, or what is left of it
             self.discarded.update(taken)

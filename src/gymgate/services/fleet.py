@@ -344,6 +344,13 @@ class Fleet:
             self.alone.add(env_name)
         return True
 
+    def readmit(self, members: list[str]) -> None:
+        """These torn-down environments start again as they first did, sharing an instance (their next launch),
+        not one by one and alone (WorkerSession._restart_neighbours: they ran no path in the instance)."""
+        with self._lock:
+            self.discarded.difference_update(members)
+            self.alone.difference_update(members)
+
     def retire(self, env_name: str, timeout_s: float = lifecycle.SHUTDOWN_TIMEOUT_S) -> list[str]:
         """Stop this environment's Gym because its paths are done (a wave makes room for the next); a shared
         instance stops with the last of its members. A later path of it would start a fresh one. Returns the

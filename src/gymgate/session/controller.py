@@ -133,9 +133,8 @@ class WorkerSession:
         (measured on 0.4.0's default set: two neighbours, +3.3 s each on their worker's critical path). The
         environment itself starts again when its path asks (`ensure`)."""
         again = [m for m in taken if m != env_name and m not in self.finished]
+        self.fleet.readmit(again)
         for member in again:
-            self.fleet.discarded.discard(member)
-            self.fleet.alone.discard(member)
             self.starting.pop(member, None)
         if again:
             self._start(again)
