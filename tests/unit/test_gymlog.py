@@ -86,6 +86,43 @@ def test_an_interrupt_wrapped_in_another_error_is_still_gyms_stop(tmp_path):
     assert gymlog.last_error(_log(tmp_path, SERVER_TRACEBACK + own)).startswith("pydantic_core._pydantic_core")
 
 
+# A SIGINT that lands while a library's optional import falls back (`try: import brotli` / `except ImportError:
+# import brotlicffi`): Python prints the chain, the interrupt last (seen in a neighbour's log during Gym's stop).
+CHAINED_INTERRUPT = """\
+(mcqa_simple_agent) Traceback (most recent call last):
+(mcqa_simple_agent)   File "compression.py", line 2, in <module>
+(mcqa_simple_agent) ModuleNotFoundError: No module named 'brotli'
+(mcqa_simple_agent)
+(mcqa_simple_agent) During handling of the above exception, another exception occurred:
+(mcqa_simple_agent)
+(mcqa_simple_agent) Traceback (most recent call last):
+(mcqa_simple_agent)   File "compression.py", line 4, in <module>
+(mcqa_simple_agent) ModuleNotFoundError: No module named 'brotlicffi'
+(mcqa_simple_agent)
+(mcqa_simple_agent) During handling of the above exception, another exception occurred:
+(mcqa_simple_agent)
+(mcqa_simple_agent) Traceback (most recent call last):
+(mcqa_simple_agent)   File "compression.py", line 6, in <module>
+(mcqa_simple_agent) KeyboardInterrupt
+"""
+
+
+def test_an_interrupt_that_ends_a_chain_makes_the_whole_chain_gyms_stop(tmp_path):
+    # The error that made Gym stop stays the cause, before or after the neighbour's chain.
+    cause = "RuntimeError: model server refuses to import"
+    assert gymlog.last_error(_log(tmp_path, SERVER_TRACEBACK + CHAINED_INTERRUPT)) == cause
+    assert gymlog.last_error(_log(tmp_path, CHAINED_INTERRUPT + SERVER_TRACEBACK)) == cause
+    assert gymlog.last_error(_log(tmp_path, CHAINED_INTERRUPT)) == "KeyboardInterrupt"
+    # A chain that ends in an error of its own: its last exception is the cause, not the one it was handling.
+    own = CHAINED_INTERRUPT.replace("(mcqa_simple_agent) KeyboardInterrupt", "(mcqa_simple_agent) OSError: disk full")
+    assert gymlog.last_error(_log(tmp_path, SERVER_TRACEBACK + own)) == "OSError: disk full"
+    direct = own.replace(
+        "During handling of the above exception, another exception occurred:",
+        "The above exception was the direct cause of the following exception:",
+    )
+    assert gymlog.last_error(_log(tmp_path, direct + SERVER_TRACEBACK)) == cause
+
+
 def test_causes_that_differ_only_in_ids_group_together():
     a = "startup: RayTaskError(RuntimeError): ray::GymActor._spinup() (pid=7995, ip=127.0.0.1, actor_id=1807a3fe3b762c2ab1f0)"
     b = "startup: RayTaskError(RuntimeError): ray::GymActor._spinup() (pid=8123, ip=127.0.0.1, actor_id=99aa3fe3b7f2c2ab1f0c)"

@@ -15,6 +15,8 @@ TAIL_BYTES = 256 * 1024
 # The line that closes a Python traceback: `ModuleNotFoundError: No module named 'x'` (a bare name is enough).
 _EXCEPTION = re.compile(r"^((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt))(?::\s.*)?$")
 _INTERRUPT = re.compile(r"^KeyboardInterrupt\b")
+# Python's lines between the tracebacks of one chain (an exception raised while handling another, or from it).
+_CHAINED = re.compile(r"^(During handling of the above exception|The above exception was the direct cause)")
 _SERVER_PREFIX = re.compile(r"^\([\w.-]+\) ")  # Gym prefixes each server's output with `(<name>) `
 # uv run by Gym itself (it builds a server venv): gymgate's set-up exists so that this never happens. uv's own
 # error lines: `error: No interpreter found …`, or `× No solution found when resolving …` then `╰─▶ Because …`.
@@ -49,9 +51,12 @@ def last_error(log: Path | str, since: int = 0) -> str:
     """The exception line that closes the last traceback in the log (after byte `since`), or "". Only tracebacks
     count: a warning that merely mentions an error name is not a cause. A KeyboardInterrupt is a cause only when
     nothing else failed: Gym stops an instance whose server died with SIGINT, and a server still importing then
-    prints one after the error that made Gym stop."""
+    prints one after the error that made Gym stop — at the end of a chain, too, when the interrupt landed while an
+    import's own fallback was handling an ImportError (`try: import brotli` / `except ImportError: import
+    brotlicffi`): none of that chain's exceptions is a cause."""
     found = interrupted = ""
-    for line, message in _closing_exceptions(_unprefixed(tail(log, since))):
+    for chain in _closing_exceptions(_unprefixed(tail(log, since))):
+        line, message = chain[-1]
         if _INTERRUPT.match(line) or (message and _INTERRUPT.match(message[-1])):
             interrupted = line
         else:
@@ -59,26 +64,33 @@ def last_error(log: Path | str, since: int = 0) -> str:
     return (found or interrupted)[:500]
 
 
-def _closing_exceptions(lines: list[str]) -> list[tuple[str, list[str]]]:
-    """Each traceback's closing exception line, with the indented lines that continue its message. An interrupt can
-    arrive wrapped: pydantic-core turns a SIGINT that lands while it builds a model's serializer into
-    `SchemaError: Error building … serializer:` whose last indented line is `KeyboardInterrupt:` (measured: 2 of 90
-    SIGINTs sent to a process defining models)."""
-    closing: list[tuple[str, list[str]]] = []
-    in_traceback = continues = False
+def _closing_exceptions(lines: list[str]) -> list[list[tuple[str, list[str]]]]:
+    """Each chain of tracebacks, as each traceback's closing exception line with the indented lines that continue
+    its message; a chain's last exception is the one that ended the process. An interrupt can arrive wrapped:
+    pydantic-core turns a SIGINT that lands while it builds a model's serializer into `SchemaError: Error building …
+    serializer:` whose last indented line is `KeyboardInterrupt:` (measured: 2 of 90 SIGINTs sent to a process
+    defining models)."""
+    chains: list[list[tuple[str, list[str]]]] = []
+    in_traceback = continues = chained = False
     for line in lines:
         indented = line.startswith((" ", "\t"))
         if continues and indented:
-            closing[-1][1].append(line.strip())
+            chains[-1][-1][1].append(line.strip())
             continue
         continues = False
-        if line.startswith("Traceback (most recent call last)"):
+        if _CHAINED.match(line):
+            chained = bool(chains)
+        elif line.startswith("Traceback (most recent call last)"):
             in_traceback = True
         elif in_traceback and not indented and _EXCEPTION.match(line):
             in_traceback = False
             continues = True
-            closing.append((line.strip(), []))
-    return closing
+            if chained:
+                chains[-1].append((line.strip(), []))
+            else:
+                chains.append([(line.strip(), [])])
+            chained = False
+    return chains
 
 
 def _unprefixed(lines: list[str]) -> list[str]:
