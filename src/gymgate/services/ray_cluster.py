@@ -68,32 +68,44 @@ def short_temp_dir(tag: str) -> Path:
 # `ray start` can leave both out (--no-monitor, --include-log-monitor=false); ray.init cannot, so the run's head is
 # started with the same node parameters `ray start` would set. 0.7 CPU-s of every run (docs/benchmarks.md).
 UNUSED_DAEMONS_OFF = {"no_monitor": True, "include_log_monitor": False}
+# The head's API server (`dashboard.py`, started even with include_dashboard=False, for the job and state APIs and the
+# dashboard): nothing of a run asks it anything (gymgate and Gym's servers are drivers and actors; no job is
+# submitted, no state listed), so the run's head does not start it. 0.7 CPU-s of every run (docs/benchmarks.md).
+UNUSED_HEAD_SERVER = "start_api_server"
 
 
 @contextmanager
 def _without_unused_daemons() -> Iterator[None]:
-    """While the head starts: its node parameters leave out UNUSED_DAEMONS_OFF's daemons. A Ray whose parameters
-    lack either starts as ray.init always does."""
+    """While the head starts: its node parameters leave out UNUSED_DAEMONS_OFF's daemons and the node does not start
+    UNUSED_HEAD_SERVER. A Ray without either parameter, or without that method, starts as ray.init always does."""
     try:
+        from ray._private.node import Node as node
         from ray._private.parameter import RayParams as params
 
         accepted = inspect.signature(params.__init__).parameters
     except (ImportError, TypeError, ValueError):
         yield
         return
-    if not all(name in accepted for name in UNUSED_DAEMONS_OFF):
+    if not all(name in accepted for name in UNUSED_DAEMONS_OFF) or not callable(
+        getattr(node, UNUSED_HEAD_SERVER, None)
+    ):
         yield
         return
-    original = params.__init__
+    original_init, original_server = params.__init__, getattr(node, UNUSED_HEAD_SERVER)
 
     def init(self, *args, **kwargs):
-        original(self, *args, **{**kwargs, **UNUSED_DAEMONS_OFF})
+        original_init(self, *args, **{**kwargs, **UNUSED_DAEMONS_OFF})
+
+    def no_api_server(self, *args, **kwargs) -> None:
+        return None
 
     params.__init__ = init
+    setattr(node, UNUSED_HEAD_SERVER, no_api_server)
     try:
         yield
     finally:
-        params.__init__ = original
+        params.__init__ = original_init
+        setattr(node, UNUSED_HEAD_SERVER, original_server)
 
 
 @contextmanager
