@@ -6,10 +6,14 @@ same-pass with nothing changed, and no process of any of its runs left alive."""
 
 from __future__ import annotations
 
+import atexit
 import fnmatch
+import functools
 import json
+import shutil
 import subprocess
 import sys
+import tempfile
 import tomllib
 from pathlib import Path
 
@@ -33,9 +37,19 @@ def version(mutant: dict) -> str:
     return mutant.get("version", SUITE["version"])
 
 
+@functools.cache
+def pristine(gym_version: str) -> Path:
+    """The index's sdist of `gym_version`, unpacked once per test process (0.7.0's 6,000 files: 1.9 s to unpack,
+    0.4 s to copy) and removed when the process ends. Never built or run in place: each mutant gets a copy."""
+    root = Path(tempfile.mkdtemp(prefix="gg-sdist-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    unpack(sdist(gym_version), root / "gym")
+    return root / "gym"
+
+
 def build_mutant(mutant: dict, root: Path, new: str | None = None) -> Path:
-    """The mutant's sdist unpacked into `root`, with its one change (`new` replaces the mutant's own)."""
-    unpack(sdist(version(mutant)), root)
+    """A copy of the mutant's unpacked sdist in `root`, with its one change (`new` replaces the mutant's own)."""
+    shutil.copytree(pristine(version(mutant)), root, symlinks=True)
     if "file" not in mutant:
         return root
     target = root / mutant["file"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gymgate.envs import lockstore
 from gymgate.envs.project import lock, project_dir, project_text, write_project
 from gymgate.envs.python import Interpreter, select
 from gymgate.envs.sync import SyncedEnv, ensure_env
@@ -28,13 +29,16 @@ def prepare_env(source: GymSource, wide: bool = False) -> SyncedEnv:
     if wide or not source.pinned:
         # Unpinned refs get a project generated once per content digest and locked on the spot; a wide variant is
         # generated again (and relocked) whenever what it would declare changed (gymgate's runnable rules, cases).
+        # A tree's project takes the lock of a project like it when uv accepts it offline (envs/lockstore.py).
         where.parent.mkdir(parents=True, exist_ok=True)
         with held(Path(str(where) + ".lock"), 600, f"locking the project of {source.name}"):
             text = project_text(source, wide) if wide else None
             current = (where / "pyproject.toml").read_text() if (where / "pyproject.toml").is_file() else None
             if not (where / "uv.lock").is_file() or (text is not None and text != current):
                 write_project(source, wide, text)
-                lock(where, interp)
+                if not lockstore.seed(where, interp):
+                    lock(where, interp)
+                    lockstore.keep(where, interp)
     return ensure_env(where, source, interp)
 
 
