@@ -254,6 +254,7 @@ def tests(session: nox.Session) -> None:
         "2",
         "--dist",
         "loadfile",
+        "--no-loadscope-reorder",  # files in tests/conftest.py's order: the costliest first
         "--durations=60",
         *session.posargs,
     )

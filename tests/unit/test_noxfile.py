@@ -106,3 +106,11 @@ def test_on_a_cluster_the_pins_sessions_step_aside_and_the_report_session_sends_
     here = Session(0)
     noxfile.matrix(here, "0.3.0")
     assert "--only" in here.ran[0]
+
+
+def test_the_harness_phase_runs_the_costliest_files_first():
+    """tests/conftest.py's order reaches xdist only without its own reordering, and names files that exist."""
+    assert '"--no-loadscope-reorder"' in (ROOT / "noxfile.py").read_text()
+    from tests.conftest import COSTS
+
+    assert COSTS and all((ROOT / name).is_file() for name in COSTS), sorted(COSTS)
