@@ -88,6 +88,58 @@ def _gymgate(session: nox.Session, *args: str, judged_later: bool = False) -> No
         sys.exit(code)
 
 
+# How long the in-environment tests may take beside the default set's paths (alone: 1-2 min).
+BESIDE_TIMEOUT_S = 1200.0
+
+
+@contextlib.contextmanager
+def _beside(session: nox.Session, title: str, command: list[str]):
+    """Run `command` in the background while the block runs: the in-environment tests wait on timeouts and sleeps
+    much of their time, which the default set's paths use (measured: 100 s for the three, against ~150 s one after
+    another). Its output is shown whole once it ends. It runs in a process group of its own: if it fails, outlives
+    BESIDE_TIMEOUT_S, or the block stops (an error, Ctrl-C, a CI cancel), the group is interrupted, then killed,
+    and the session fails."""
+    env = {
+        **os.environ,
+        **{k: v for k, v in session.env.items() if v is not None},
+        "VIRTUAL_ENV": session.virtualenv.location,
+        "PATH": os.pathsep.join([*(session.bin_paths or []), os.environ.get("PATH", "")]),
+    }
+    with tempfile.TemporaryFile("w+") as out:
+        session.log(f"{title}: started, beside what follows: {' '.join(command)}")
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        try:
+            yield
+            code = proc.wait(timeout=BESIDE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            code = None
+        except BaseException:
+            _stop_group(proc)
+            raise
+        finally:
+            if proc.poll() is None:
+                _stop_group(proc)
+            out.seek(0)
+            session.log(f"{title}: output")
+            sys.stdout.write(out.read())
+            sys.stdout.flush()
+    if code is None:
+        session.error(f"{title}: still running after {BESIDE_TIMEOUT_S:.0f} s; stopped")
+    if code:
+        session.error(f"{title}: failed (exit {code})")
+
+
+def _stop_group(proc: subprocess.Popen, grace_s: float = 60.0) -> None:
+    """Interrupt a background command's process group (its fixtures stop what they started), kill it after
+    `grace_s`."""
+    for sig, wait_s in ((signal.SIGINT, grace_s), (signal.SIGKILL, 10.0)):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=wait_s)
+            return
+
+
 @nox.session(default=False)
 def accept(session: nox.Session) -> None:
     """Run one Gym ref through the acceptance matrix: nox -s accept -- --gym-ref 0.4.0"""
@@ -264,10 +316,10 @@ def tests(session: nox.Session) -> None:
         ).strip()
         in_env = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
         if pin == ACCEPTANCE_TEST_PIN:
-            session.run(*in_env, "tests/inenv", external=True)
-            _gymgate(session, "accept", "--gym-ref", pin, "--selftest")  # the default set, fault and variant paths too
-            # The `more` environments' own paths: their fault paths are the default set's faults again (CI's time).
-            _gymgate(session, "accept", "--gym-ref", pin, "--env-set", "more", "--no-baseline", "--faults", "none")
+            with _beside(session, "in-environment tests", [*in_env, "tests/inenv"]):
+                _gymgate(session, "accept", "--gym-ref", pin, "--selftest")  # the default set, fault, variant paths
+                # The `more` environments' own paths: their fault paths are the default set's again (CI's time).
+                _gymgate(session, "accept", "--gym-ref", pin, "--env-set", "more", "--no-baseline", "--faults", "none")
         session.run(*in_env, "tests/services", f"--gym-pin={pin}", external=True)
 
 

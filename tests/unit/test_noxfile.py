@@ -5,7 +5,9 @@ everything, and every other session leaves nox with gymgate's own code."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
+import time
 import types
 from pathlib import Path
 
@@ -114,3 +116,51 @@ def test_the_harness_phase_runs_the_costliest_files_first():
     from tests.conftest import COSTS
 
     assert COSTS and all((ROOT / name).is_file() for name in COSTS), sorted(COSTS)
+
+
+class Background(Session):
+    """What `_beside` reads of a session; `error` stops it as nox's does."""
+
+    def __init__(self):
+        super().__init__(0)
+        self.env, self.bin_paths = {}, []
+        self.virtualenv = types.SimpleNamespace(location=sys.prefix)
+
+    def error(self, text: str) -> None:
+        raise SystemExit(text)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][0] != "Z"
+
+
+def test_tests_run_beside_the_default_set_fail_the_session_and_never_outlive_it(noxfile, tmp_path, capsys, monkeypatch):
+    session = Background()
+    with noxfile._beside(session, "beside", [sys.executable, "-c", "print('in-env ok')"]):
+        pass
+    assert "in-env ok" in capsys.readouterr().out  # shown once it ended
+
+    with pytest.raises(SystemExit, match="failed"), noxfile._beside(session, "beside", [sys.executable, "-c", "1/0"]):
+        pass
+
+    pid_file = tmp_path / "pid"
+    sleeper = [
+        sys.executable,
+        "-c",
+        f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(600)",
+    ]
+    with pytest.raises(KeyboardInterrupt), noxfile._beside(session, "beside", sleeper):  # Ctrl-C in the block
+        while not pid_file.is_file() or not pid_file.read_text():
+            time.sleep(0.05)
+        raise KeyboardInterrupt
+    assert not _alive(int(pid_file.read_text()))
+
+    pid_file.unlink()
+    monkeypatch.setattr(noxfile, "BESIDE_TIMEOUT_S", 1.0)
+    with pytest.raises(SystemExit, match="still running"), noxfile._beside(session, "beside", sleeper):
+        pass
+    assert not _alive(int(pid_file.read_text()))
