@@ -88,23 +88,17 @@ def test_an_interrupt_wrapped_in_another_error_is_still_gyms_stop(tmp_path):
 
 # A SIGINT that lands while a library's optional import falls back (`try: import brotli` / `except ImportError:
 # import brotlicffi`): Python prints the chain, the interrupt last (seen in a neighbour's log during Gym's stop).
-CHAINED_INTERRUPT = """\
-(mcqa_simple_agent) Traceback (most recent call last):
-(mcqa_simple_agent)   File "compression.py", line 2, in <module>
-(mcqa_simple_agent) ModuleNotFoundError: No module named 'brotli'
-(mcqa_simple_agent)
-(mcqa_simple_agent) During handling of the above exception, another exception occurred:
-(mcqa_simple_agent)
-(mcqa_simple_agent) Traceback (most recent call last):
-(mcqa_simple_agent)   File "compression.py", line 4, in <module>
-(mcqa_simple_agent) ModuleNotFoundError: No module named 'brotlicffi'
-(mcqa_simple_agent)
-(mcqa_simple_agent) During handling of the above exception, another exception occurred:
-(mcqa_simple_agent)
-(mcqa_simple_agent) Traceback (most recent call last):
-(mcqa_simple_agent)   File "compression.py", line 6, in <module>
-(mcqa_simple_agent) KeyboardInterrupt
-"""
+def _chained(*closing: str, joint: str = "During handling of the above exception, another exception occurred:") -> str:
+    tracebacks = [
+        f'Traceback (most recent call last):\n  File "compression.py", line {i}\n{line}'
+        for i, line in enumerate(closing)
+    ]
+    text = f"\n\n{joint}\n\n".join(tracebacks) + "\n"
+    return "".join(f"(mcqa_simple_agent) {line}".rstrip() + "\n" for line in text.splitlines())
+
+
+BROTLI = ("ModuleNotFoundError: No module named 'brotli'", "ModuleNotFoundError: No module named 'brotlicffi'")
+CHAINED_INTERRUPT = _chained(*BROTLI, "KeyboardInterrupt")
 
 
 def test_an_interrupt_that_ends_a_chain_makes_the_whole_chain_gyms_stop(tmp_path):
@@ -114,11 +108,10 @@ def test_an_interrupt_that_ends_a_chain_makes_the_whole_chain_gyms_stop(tmp_path
     assert gymlog.last_error(_log(tmp_path, CHAINED_INTERRUPT + SERVER_TRACEBACK)) == cause
     assert gymlog.last_error(_log(tmp_path, CHAINED_INTERRUPT)) == "KeyboardInterrupt"
     # A chain that ends in an error of its own: its last exception is the cause, not the one it was handling.
-    own = CHAINED_INTERRUPT.replace("(mcqa_simple_agent) KeyboardInterrupt", "(mcqa_simple_agent) OSError: disk full")
+    own = _chained(*BROTLI, "OSError: disk full")
     assert gymlog.last_error(_log(tmp_path, SERVER_TRACEBACK + own)) == "OSError: disk full"
-    direct = own.replace(
-        "During handling of the above exception, another exception occurred:",
-        "The above exception was the direct cause of the following exception:",
+    direct = _chained(
+        *BROTLI, "OSError: disk full", joint="The above exception was the direct cause of the following exception:"
     )
     assert gymlog.last_error(_log(tmp_path, direct + SERVER_TRACEBACK)) == cause
 
