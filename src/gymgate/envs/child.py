@@ -36,6 +36,9 @@ def child_environment(env: SyncedEnv, run_id: str, extra: Mapping[str, str] | No
     child["VIRTUAL_ENV"] = str(env.path)
     child["PATH"] = os.pathsep.join([str(env.bin), child.get("PATH", "")])
     child.pop("PYTHONHOME", None)
+    # Environments carry no bytecode from their build (envs/sync.py FORMAT 3): what a run imports is compiled once,
+    # by whichever process imports it first, and kept (atomically written; Python checks it against its source).
+    child.pop("PYTHONDONTWRITEBYTECODE", None)
     return child
 
 

@@ -26,7 +26,9 @@ from gymgate.refs.source import GymSource
 
 # 2: bytecode compiled at install time (machines here set PYTHONDONTWRITEBYTECODE=1, so without it every Gym
 # server process recompiled ~4 CPU-s of imports from source on every start).
-FORMAT = "2"
+# 3: no bytecode compiled at install time: gymgate's children write it for what they import (envs/child.py), once;
+# compiling every installed file cost 55.6 CPU-s per 0.7.0 environment, what runs import ~14 (docs/benchmarks.md).
+FORMAT = "3"
 MARK = ".gymgate-env.json"
 LOCK_TIMEOUT_S = 1800
 SYNC_TIMEOUT_S = 1800  # a cold sync downloads ~1.6 GB from the index
@@ -138,7 +140,7 @@ def _build(project: Path, path: Path, interp: Interpreter, source: GymSource) ->
     if near is not None:
         try:
             neighbour.copy_env(near.path, path, MARK)
-            _sync(project, path, interp, source, compile_all=False)
+            _sync(project, path, interp, source)
             neighbour.compile_changed(path / "bin" / "python", near.changed)
             return {"built_from": near.key, "installed": near.changed}
         except (OSError, subprocess.SubprocessError, BuildError) as exc:
@@ -148,7 +150,7 @@ def _build(project: Path, path: Path, interp: Interpreter, source: GymSource) ->
     return {"built_from": None}
 
 
-def _sync(project: Path, path: Path, interp: Interpreter, source: GymSource, compile_all: bool = True) -> None:
+def _sync(project: Path, path: Path, interp: Interpreter, source: GymSource) -> None:
     args = [
         "uv",
         "sync",
@@ -158,7 +160,6 @@ def _sync(project: Path, path: Path, interp: Interpreter, source: GymSource, com
         "--python",
         str(interp.path),
         "--no-progress",
-        *(["--compile-bytecode"] if compile_all else []),
     ]
     pythonpath = os.pathsep.join(p for p in (str(BUILD_SITE), os.environ.get("PYTHONPATH", "")) if p)
     try:
