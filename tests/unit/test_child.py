@@ -32,3 +32,11 @@ def test_a_child_past_its_deadline_is_stopped_and_reported(tmp_path, monkeypatch
 def test_a_child_within_its_deadline_reports_its_own_code(tmp_path):
     result = run_in_env(_env(), ["-c", "raise SystemExit(3)"], "deadlinetest2", timeout_s=60.0)
     assert (result.code, result.timed_out, result.leftovers) == (3, False, [])
+
+
+def test_a_child_writes_the_bytecode_its_environment_was_built_without(monkeypatch):
+    """Environments are built without bytecode (envs/sync.py FORMAT 3): gymgate's children must be free to write it,
+    whatever the machine says (these machines set PYTHONDONTWRITEBYTECODE=1)."""
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    env = runner.child_environment(_env(), "run1")
+    assert "PYTHONDONTWRITEBYTECODE" not in env and env["VIRTUAL_ENV"]

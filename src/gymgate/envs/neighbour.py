@@ -1,6 +1,6 @@
 """An environment built from its nearest neighbour instead of from scratch.
 
-Every commit between two Gym releases locks the same packages but nemo-gym; a full `uv sync --compile-bytecode`
+Every commit between two Gym releases locks the same packages but nemo-gym; a full `uv sync`
 still installs and byte-compiles all of them (~35 s, 1.6 GB). So a new environment starts as a hard-linked copy of a
 complete one whose lock differs in a few packages (same interpreter, same checkout), has its scripts pointed at the
 new place, is synced exactly to its own lock by uv (which replaces only what differs; a replaced file is a new file,
