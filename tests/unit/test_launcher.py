@@ -29,12 +29,13 @@ GROUPED = "import os, time\nprint(os.getpid(), os.getpgrp(), flush=True)\ntime.s
 
 
 @pytest.fixture
-def zygote(tmp_path):
-    path = str(tmp_path / "z.sock")
+def zygote(tmp_path, monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # gym-servers' own value: the test's clients are its servers
+    path = str(tmp_path / "gym-servers")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gymgate.services.launcher.zygote", path, "gym-servers", "json", "no_such_module_here"],
+        [sys.executable, "-m", "gymgate.services.launcher.zygote", tmp_path, "gym-servers", "json", "no_such_module"],
         stderr=subprocess.PIPE,
-        process_group=0,  # as the run's zygote: a group of its own in the caller's session
+        process_group=0,  # as the run's zygotes: a group of their own in the caller's session
     )
     deadline = time.monotonic() + 30
     while not os.path.exists(path):
@@ -156,11 +157,46 @@ def test_the_runs_zygotes_are_exported_awaited_and_stopped(tmp_path, monkeypatch
             assert pid != proc.pid  # forked, by the zygote that imported as it would have
             os.killpg(proc.pid, signal.SIGKILL)  # the client and the server it stands for
             proc.wait(timeout=10)
-        processes = list(zygotes.processes.values())
-    assert all(p.poll() is not None for p in processes)
+        stem = zygotes.process
+        forked = _children(stem.pid)
+        assert len(forked) == len(zygotes.paths)  # one zygote each, forked by the stem that imported what they share
+    assert stem.poll() is not None and not any(alive(pid) for pid in forked)
     assert not any(os.path.exists(p) for p in zygotes.paths.values())
     assert client.SOCKET_VARIABLE not in os.environ
     assert "gym-servers: refused ['app.py']: differs in ['OMP_NUM_THREADS']" in (tmp_path / "launcher.log").read_text()
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                stat = (proc / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(proc.name))
+    return found
+
+
+def test_a_shared_stage_that_brings_a_thread_pool_starts_no_zygote(tmp_path, monkeypatch):
+    """What the stem imports is inherited by every zygote: a module there that sizes a thread pool as it loads
+    (preload.toml `pooled`) would have read the stem's values, not each zygote's. No zygote starts; the run says so."""
+    from gymgate.errors import InfraError
+    from gymgate.services import launcher
+    from gymgate.services.launcher import service
+
+    (tmp_path / "lib" / "numexpr").mkdir(parents=True)
+    (tmp_path / "lib" / "numexpr" / "__init__.py").write_text("")
+    (tmp_path / "lib" / "light.py").write_text("import numexpr\n")
+    monkeypatch.setenv(launcher.MODE_VARIABLE, launcher.FORK)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path / "lib"), os.environ.get("PYTHONPATH", "")]))
+    with (
+        service.serving(tmp_path / "launcher.log", modules=("json", "light")) as zygotes,
+        pytest.raises(InfraError, match="zygotes exited with 2 before gym-servers listened"),
+    ):
+        zygotes.wait_ready(timeout_s=60)
+    assert "the shared modules brought ['numexpr']" in (tmp_path / "launcher.log").read_text()
 
 
 def test_the_launcher_can_be_turned_off_and_refuses_what_it_does_not_know(tmp_path, monkeypatch):

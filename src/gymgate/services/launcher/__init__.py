@@ -40,8 +40,8 @@ def enabled() -> bool:
 
 @dataclass(frozen=True)
 class ZygoteSpec:
-    """One zygote a run starts (preload.toml): what it imports, the environment those imports read, the values it
-    imports with unless the run sets them, and what it must never import."""
+    """One zygote a run starts (preload.toml): what it imports itself (after the shared stage), the environment those
+    imports read, the values it imports with unless the run sets them, and what it must never import."""
 
     name: str
     modules: tuple[str, ...]
@@ -60,9 +60,27 @@ class ZygoteSpec:
         }
 
 
+@dataclass(frozen=True)
+class SharedStage:
+    """What the zygotes' common parent imports once before it forks them (preload.toml `shared`), and the modules
+    that must not come with it: every zygote inherits them, whatever its own `defaults` and `allows`."""
+
+    modules: tuple[str, ...]
+    forbidden: frozenset[str]
+
+
+def _declared() -> dict:
+    return tomllib.loads(Path(__file__).with_name("preload.toml").read_text())
+
+
+def shared() -> SharedStage:
+    declared = _declared()
+    return SharedStage(tuple(declared["shared"]), frozenset(declared["pooled"]) | frozenset(declared["never"]))
+
+
 def zygotes() -> dict[str, ZygoteSpec]:
     """Each zygote a run starts, in the order a process tries them."""
-    declared = tomllib.loads(Path(__file__).with_name("preload.toml").read_text())
+    declared = _declared()
     specs = {}
     for name, own in declared["zygotes"].items():
         specs[name] = ZygoteSpec(

@@ -1,9 +1,9 @@
 """The run's zygotes: started beside the run's Ray cluster by the process that owns the run, awaited with a deadline,
 stopped with everything they forked that is still theirs.
 
-Each zygote (preload.toml's `zygotes`) lives in a process group of its own in the run's session; each process it
-forks moves into the process group of the client that asked for it (a Gym actor's group for its servers), so stopping
-that group still stops exactly what it stopped before. Every process carries the run's marker (the zygotes'
+The zygotes (preload.toml's `zygotes`), forked by one stem process (zygote.py), live in the stem's process group, of
+their own in the run's session; each process a zygote forks moves into the process group of the client that asked
+for it (a Gym actor's group for its servers), so stopping that group still stops exactly what it stopped before. Every process carries the run's marker (the zygotes'
 environment), so the final sweep finds them too.
 """
 
@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from gymgate.errors import InfraError
@@ -30,20 +30,20 @@ STOP_TIMEOUT_S = 5.0
 
 
 class Zygotes:
-    """The run's zygotes while they run: `wait_ready()` once the run's other start-up work is done."""
+    """The run's zygotes while they run (one stem process and the zygotes it forked, one process group):
+    `wait_ready()` once the run's other start-up work is done."""
 
-    def __init__(self, processes: dict[str, subprocess.Popen], paths: dict[str, str], log_path: Path):
-        self.processes, self.paths, self.log_path = processes, paths, log_path
+    def __init__(self, process: subprocess.Popen | None, paths: dict[str, str], log_path: Path):
+        self.process, self.paths, self.log_path = process, paths, log_path
 
     def wait_ready(self, timeout_s: float = READY_TIMEOUT_S) -> None:
         """Until each listens; one that exits or takes longer than `timeout_s` fails the run's start."""
         deadline = time.monotonic() + timeout_s
         for name, path in self.paths.items():
-            process = self.processes[name]
             while not os.path.exists(path):
-                if process.poll() is not None:
+                if self.process.poll() is not None:
                     raise InfraError(
-                        f"the launcher's zygote {name} exited with {process.returncode} before it listened "
+                        f"the launcher's zygotes exited with {self.process.returncode} before {name} listened "
                         f"({self.log_path})"
                     )
                 if time.monotonic() > deadline:
@@ -51,17 +51,15 @@ class Zygotes:
                 time.sleep(0.05)
 
     def stop(self) -> None:
-        """SIGTERM to each zygote's group (itself, and a process that never reached its client's group), then
-        SIGKILL."""
-        for process in self.processes.values():
-            kill_group(process.pid, signal.SIGTERM)
-        deadline = time.monotonic() + STOP_TIMEOUT_S
-        for process in self.processes.values():
-            try:
-                process.wait(timeout=max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                kill_group(process.pid, signal.SIGKILL)
-                process.wait(timeout=STOP_TIMEOUT_S)
+        """SIGTERM to the zygotes' group (the stem, the zygotes, a process that never reached its client's group),
+        then SIGKILL."""
+        if self.process is None:
+            return
+        kill_group(self.process.pid, signal.SIGTERM)
+        with suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=STOP_TIMEOUT_S)
+        kill_group(self.process.pid, signal.SIGKILL)  # a zygote that outlived the stem is still in its group
+        self.process.wait(timeout=STOP_TIMEOUT_S)
 
 
 @contextmanager
@@ -69,32 +67,30 @@ def serving(log_path: Path, modules: tuple[str, ...] = ()) -> Iterator[Zygotes |
     """With the forking launcher on: the run's zygotes on fresh sockets, exported at once to every process the run
     starts after this (start the run's Ray cluster inside: its workers inherit them). Preloading runs while the
     caller goes on; the caller waits for it (`wait_ready`) before it starts a Gym. None when the launcher is off.
-    `modules` replaces each zygote's own list (tests preload something light)."""
+    `modules` replaces what is preloaded (tests preload something light)."""
     if launcher.checked_mode() != launcher.FORK:
         yield None
         return
     folder = tempfile.mkdtemp(prefix="ggz", dir="/tmp")  # AF_UNIX paths stay short
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    processes: dict[str, subprocess.Popen] = {}
-    paths: dict[str, str] = {}
+    names = list(launcher.zygotes())
+    paths = {name: os.path.join(folder, name) for name in names}
+    process = None
     try:
         with open(log_path, "ab") as log:
-            for index, (name, spec) in enumerate(launcher.zygotes().items()):
-                paths[name] = os.path.join(folder, str(index))
-                processes[name] = subprocess.Popen(
-                    [sys.executable, "-m", "gymgate.services.launcher.zygote", paths[name], name, *modules],
-                    env={**spec.defaults, **os.environ},
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=log,
-                    process_group=0,  # its own group, in the run's session: what it forks can join its client's
-                )
-        zygotes = Zygotes(processes, paths, log_path)
+            process = subprocess.Popen(
+                [sys.executable, "-m", "gymgate.services.launcher.zygote", folder, ",".join(names), *modules],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                process_group=0,  # its own group, in the run's session: what it forks can join its client's
+            )
+        zygotes = Zygotes(process, paths, log_path)
         os.environ[client.SOCKET_VARIABLE] = os.pathsep.join(paths.values())
         os.environ[client.PYTHON_VARIABLE] = sys.executable
         yield zygotes
     finally:
         os.environ.pop(client.SOCKET_VARIABLE, None)
         os.environ.pop(client.PYTHON_VARIABLE, None)
-        Zygotes(processes, paths, log_path).stop()
+        Zygotes(process, paths, log_path).stop()
         shutil.rmtree(folder, ignore_errors=True)

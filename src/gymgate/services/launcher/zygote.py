@@ -10,9 +10,10 @@ declares: a request whose values of those differ from the zygote's is refused, a
 interpreter instead.
 
 Single-threaded on purpose (forking a threaded process is unsafe): one select loop accepts requests and reaps
-children, telling each client how its server ended. One zygote serves a whole run (service.py); each server it forks
-joins the process group of the client that asked for it (its Gym actor's group), so the actor's stop (one kill of
-that group) stops exactly its own servers, as before.
+children, telling each client how its server ended. A run's zygotes (service.py) are forked from one common parent,
+the stem, which first imports what none of them imports differently (preload.toml `shared`): each zygote then sets its
+own defaults and imports the rest. Each server a zygote forks joins the process group of the client that asked for
+it (its Gym actor's group), so the actor's stop (one kill of that group) stops exactly its own servers, as before.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import socket
 import sys
 import traceback
 
-from gymgate.services.launcher import ZygoteSpec, zygotes
+from gymgate.services.launcher import ZygoteSpec, shared, zygotes
 from gymgate.services.launcher.client import FORWARDED, receive_message, send_message
 
 REAP_INTERVAL_S = 0.05
@@ -134,14 +135,58 @@ def become(request: dict, fds: list[int]) -> None:
             os._exit(code)
 
 
-def serve(socket_path: str, spec: ZygoteSpec, modules: list[str]) -> None:
-    """Preload `modules`, listen on `socket_path`, fork a process per request `spec` accepts until killed."""
+NATIVE_POOLS = ("openblas", "libgomp", "libomp", "libiomp")  # libraries that size a thread pool as they load
+
+
+def stem(folder: str, names: list[str], listed: list[str]) -> int:
+    """Import the shared stage (or `listed` instead, with nothing more in each zygote: tests), then fork the zygotes
+    `names`, each serving `folder/<name>`; returns the status of the first of them to end. A shared stage that brought
+    a module or library a zygote must import itself (its values could differ) starts no zygote."""
     import warnings
 
     # numpy's OpenBLAS, pandas' and pyarrow's pools start native threads at import; each registers fork handlers.
     # Python warns on every fork of a process with threads: not into each server's log. (Under review: issue 29.)
     warnings.filterwarnings("ignore", message=r"This process .* is multi-threaded", category=DeprecationWarning)
     BASE_EXCLUDED.update({sys.path[0], *os.environ.get("PYTHONPATH", "").split(os.pathsep)})
+    stage = shared()
+    before = set(sys.modules)
+    failed = preload(listed or list(stage.modules))
+    if failed:
+        print(f"launcher: not preloaded: {failed}", file=sys.stderr, flush=True)
+    with open("/proc/self/maps") as maps:
+        mapped = maps.read()
+    came = sorted(stage.forbidden & {m.split(".")[0] for m in set(sys.modules) - before})
+    came += [lib for lib in NATIVE_POOLS if lib in mapped]
+    if came:
+        print(
+            f"launcher: the shared modules brought {came}, which each zygote must import itself "
+            "(preload.toml `pooled`): no zygote started; GYMGATE_LAUNCHER=exec runs without them",
+            file=sys.stderr,
+            flush=True,
+        )
+        return 2
+    children = {}
+    for name in names:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                spec = zygotes()[name]
+                for key, value in spec.defaults.items():  # unless the run sets them itself
+                    os.environ.setdefault(key, value)
+                serve(os.path.join(folder, name), spec, [] if listed else list(spec.modules))
+            except BaseException:  # noqa: BLE001 - reported in the launcher's log, the zygote ends
+                traceback.print_exc()
+            finally:
+                os._exit(1)
+        children[pid] = name
+    pid, status = os.wait()
+    code = os.waitstatus_to_exitcode(status)
+    print(f"launcher {children.get(pid, pid)}: ended ({code})", file=sys.stderr, flush=True)
+    return code or 1
+
+
+def serve(socket_path: str, spec: ZygoteSpec, modules: list[str]) -> None:
+    """Preload `modules`, listen on `socket_path`, fork a process per request `spec` accepts until killed."""
     own = spec.read_at_import(dict(os.environ))  # before preloading: what the imports below will have read
     failed = preload(modules)
     if failed:
@@ -207,7 +252,6 @@ def _reap(children: dict[int, socket.socket]) -> None:
         conn.close()
 
 
-if __name__ == "__main__":  # zygote.py SOCKET NAME [MODULE …]: the modules of zygote NAME (preload.toml), or these
-    _, path, name, *listed = sys.argv
-    spec = zygotes()[name]
-    serve(path, spec, listed or list(spec.modules))  # the socket appears once preloading is done
+if __name__ == "__main__":  # zygote.py FOLDER NAME[,NAME…] [MODULE …]: each zygote NAME serves FOLDER/NAME
+    _, folder, names, *listed = sys.argv
+    sys.exit(stem(folder, names.split(","), listed))  # a socket appears once its zygote's preloading is done
