@@ -2,14 +2,18 @@
 
 Every process a run starts inherits RUN_MARKER=<run id> and RUN_ENVIRONMENT in its environment (Ray daemons, Ray workers,
 Gym servers, the endpoint), so the final sweep can find exactly the run's own processes, however they
-were spawned, and never touches anything else on the machine.
+were spawned, and never touches anything else on the machine. The folders a run makes under /tmp (Ray's session,
+the launcher's sockets) carry the run's id too: a run that was killed before it could remove them leaves them to the
+harness's sweep, or to the next run's start.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
+import tempfile
 import time
 from pathlib import Path
 
@@ -77,6 +81,70 @@ def kill_group(pgid: int, sig: int = signal.SIGKILL) -> bool:
         return True
     except ProcessLookupError:
         return False
+
+
+TEMP_ROOT = Path("/tmp")  # short: AF_UNIX socket paths under it stay within 107 bytes
+TEMP_PREFIX = "gg"
+TEMP_MARK = ".gymgate-run"  # in each such folder: the id of the run it belongs to
+
+
+def run_temp_dir(tag: str) -> Path:
+    """A new folder `/tmp/gg<tag>…` for this process's run, marked with the run's id (RUN_MARKER). The process that
+    made it removes it when it is done; remove_temp_dirs / remove_stale_temp_dirs remove it if that process was
+    killed first."""
+    path = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{tag}", dir=TEMP_ROOT))
+    if os.environ.get(RUN_MARKER):
+        (path / TEMP_MARK).write_text(os.environ[RUN_MARKER])
+    return path
+
+
+def _marked_temp_dirs() -> list[tuple[Path, str]]:
+    """This user's marked run folders under TEMP_ROOT (another user's are never read: Ray opens its folder to all)."""
+    found = []
+    for mark in TEMP_ROOT.glob(f"{TEMP_PREFIX}*/{TEMP_MARK}"):
+        try:
+            if mark.parent.stat().st_uid == os.getuid():
+                found.append((mark.parent, mark.read_text()))
+        except OSError:
+            continue  # being removed
+    return found
+
+
+def temp_dirs(run_id: str) -> list[Path]:
+    """The folders run_temp_dir made for `run_id` that are still there."""
+    return [path for path, owner in _marked_temp_dirs() if owner == run_id]
+
+
+def remove_temp_dirs(run_id: str) -> list[Path]:
+    """Remove the folders of `run_id` still there (call once its processes are gone); returns them."""
+    gone = temp_dirs(run_id)
+    for path in gone:
+        shutil.rmtree(path, ignore_errors=True)
+    return gone
+
+
+def _live_runs() -> set[str]:
+    """The run ids that some live process other than this one carries."""
+    prefix, me, found = f"{RUN_MARKER}=".encode(), os.getpid(), set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            for item in (entry / "environ").read_bytes().split(b"\0"):
+                if item.startswith(prefix):
+                    found.add(item[len(prefix) :].decode())
+    return found
+
+
+def remove_stale_temp_dirs() -> list[Path]:
+    """Remove the folders of runs that have no process left (killed before they could remove them); returns them.
+    Called before a run starts, by a process that carries no run id of its own."""
+    marked = _marked_temp_dirs()
+    live = _live_runs() if marked else set()
+    stale = [path for path, owner in marked if owner and owner not in live]
+    for path in stale:
+        shutil.rmtree(path, ignore_errors=True)
+    return stale
 
 
 def sweep(run_id: str, grace_s: float = 3.0, marker: str = RUN_MARKER) -> list[int]:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from gymgate.locations import repo_root
-from gymgate.processes import marked_pids
+from gymgate.processes import marked_pids, temp_dirs
 from gymgate.runfolder import RunFolder
 
 STOP_BOUND_S = 200  # gymgate gives its session 60 s, nox waits up to 150 s for gymgate
@@ -118,6 +118,7 @@ def _stop_and_check(proc: subprocess.Popen, tmp_path: Path, how: str, moment: st
     assert proc.returncode == INTERRUPTED[how], output
     assert "gymgate: interrupted; every process the run started has been stopped" in output
     assert marked_pids(run_id) == [], output
+    assert temp_dirs(run_id) == []  # Ray's session folder, the launcher's sockets
     (run_dir,) = tmp_path.iterdir()
     mark = RunFolder(run_dir).mark()
     assert mark.complete is False and mark.incomplete.startswith("interrupted"), mark

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -43,3 +44,28 @@ def test_sweep_stops_only_this_runs_processes():
 
 def test_sweep_of_a_clean_run_finds_nothing():
     assert sweep("never-started", grace_s=0.1) == []
+
+
+def test_a_runs_temp_folders_are_removed_by_its_id_and_once_stale(monkeypatch):
+    """The folders a run makes under /tmp carry its id: the harness removes a killed run's (by id), and a run's start
+    removes those of runs with no process left — never one whose run still has a process, nor an unmarked one."""
+    from gymgate import processes
+
+    made = {}
+    for run_id in ("run-gone", "run-live", ""):
+        monkeypatch.setenv(RUN_MARKER, run_id)
+        made[run_id] = processes.run_temp_dir("t-")
+    monkeypatch.delenv(RUN_MARKER)
+    live = _spawn("run-live")
+    try:
+        assert str(made["run-gone"]).startswith("/tmp/ggt-") and len(str(made["run-gone"])) < 30
+        assert made["run-gone"] in processes.remove_stale_temp_dirs()  # (and any other killed run's on this machine)
+        assert not made["run-gone"].exists()
+        assert made["run-live"].is_dir() and made[""].is_dir()  # its run lives; unmarked: never anyone's to remove
+        assert processes.temp_dirs("run-live") == [made["run-live"]]
+        assert processes.remove_temp_dirs("run-live") == [made["run-live"]] and not made["run-live"].exists()
+    finally:
+        live.kill()
+        live.wait(timeout=5)
+        for path in made.values():
+            shutil.rmtree(path, ignore_errors=True)

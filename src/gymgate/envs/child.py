@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gymgate.envs.sync import SyncedEnv
-from gymgate.processes import RUN_ENVIRONMENT, RUN_MARKER, sweep
+from gymgate.processes import RUN_ENVIRONMENT, RUN_MARKER, remove_stale_temp_dirs, remove_temp_dirs, sweep
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -79,6 +79,7 @@ def run_in_env(
     """Run `<env python> args...` (`extra`: more environment variables; output to `log` if given); survive Ctrl-C
     while the child cleans up; sweep whatever remains. After an interrupt it re-raises KeyboardInterrupt once
     everything is stopped. Past `timeout_s` the child is interrupted (then killed) and the exit says `timed_out`."""
+    remove_stale_temp_dirs()  # what runs killed earlier (here, or on a cluster's node) left in /tmp
     out = log.open("ab") if log else None
     proc = subprocess.Popen(
         [str(env.python), *args],
@@ -131,3 +132,4 @@ def run_in_env(
             print(
                 f"gymgate: stopped {len(leftovers)} leftover process(es) of run {run_id}: {leftovers}", file=sys.stderr
             )
+        remove_temp_dirs(run_id)  # what a killed run could not remove itself (Ray's session, the launcher's sockets)

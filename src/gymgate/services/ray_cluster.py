@@ -10,12 +10,11 @@ from __future__ import annotations
 import inspect
 import os
 import shutil
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from gymgate.processes import RUN_ENVIRONMENT, stop_together
+from gymgate.processes import RUN_ENVIRONMENT, run_temp_dir, stop_together
 
 OBJECT_STORE_BYTES = 256 * 1024 * 1024
 # Ray starts one idle worker per CPU for the first driver, for tasks the run never submits: its Gym actors start
@@ -59,8 +58,8 @@ def unwrap(exc: BaseException) -> BaseException:
 
 
 def short_temp_dir(tag: str) -> Path:
-    """A temp dir short enough for Ray's AF_UNIX socket paths (<=107 bytes)."""
-    return Path(tempfile.mkdtemp(prefix=f"gg{tag[:6]}-", dir="/tmp"))
+    """A temp dir short enough for Ray's AF_UNIX socket paths (<=107 bytes), marked with the run's id."""
+    return run_temp_dir(f"{tag[:6]}-")
 
 
 # Daemons a head node starts that a run's cluster never uses: the autoscaler's monitor (a fixed one-node cluster)

@@ -14,14 +14,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from gymgate.errors import InfraError
-from gymgate.processes import kill_group
+from gymgate.processes import kill_group, run_temp_dir
 from gymgate.services import launcher
 from gymgate.services.launcher import client
 
@@ -71,7 +70,7 @@ def serving(log_path: Path, modules: tuple[str, ...] = ()) -> Iterator[Zygotes |
     if launcher.checked_mode() != launcher.FORK:
         yield None
         return
-    folder = tempfile.mkdtemp(prefix="ggz", dir="/tmp")  # AF_UNIX paths stay short
+    folder = str(run_temp_dir("z"))  # AF_UNIX paths stay short
     log_path.parent.mkdir(parents=True, exist_ok=True)
     names = list(launcher.zygotes())
     paths = {name: os.path.join(folder, name) for name in names}
