@@ -15,6 +15,7 @@ import shutil
 import signal
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 RUN_MARKER = "GYMGATE_RUN_ID"
@@ -34,12 +35,9 @@ RUN_ENVIRONMENT = {
 }
 
 
-def marked_pids(run_id: str, marker: str = RUN_MARKER) -> list[int]:
-    """PIDs of live processes whose environment carries this run's marker (excluding this process); `marker`: the
-    variable that carries it (a cluster unit marks its processes with its own, gymgate.remote.node)."""
-    needle = f"{marker}={run_id}".encode()
+def _environs() -> Iterator[tuple[int, list[bytes], str]]:
+    """Every other live process: its PID, its environment's entries and its state letter."""
     me = os.getpid()
-    found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == me:
             continue
@@ -48,9 +46,14 @@ def marked_pids(run_id: str, marker: str = RUN_MARKER) -> list[int]:
             state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
         except (OSError, IndexError):
             continue
-        if state != "Z" and needle in environ.split(b"\0"):
-            found.append(int(entry.name))
-    return sorted(found)
+        yield int(entry.name), environ.split(b"\0"), state
+
+
+def marked_pids(run_id: str, marker: str = RUN_MARKER) -> list[int]:
+    """PIDs of live processes whose environment carries this run's marker (excluding this process); `marker`: the
+    variable that carries it (a cluster unit marks its processes with its own, gymgate.remote.node)."""
+    needle = f"{marker}={run_id}".encode()
+    return sorted(pid for pid, environ, state in _environs() if state != "Z" and needle in environ)
 
 
 def alive(pid: int) -> bool:
@@ -125,15 +128,14 @@ def remove_temp_dirs(run_id: str) -> list[Path]:
 
 def _live_runs() -> set[str]:
     """The run ids that some live process other than this one carries."""
-    prefix, me, found = f"{RUN_MARKER}=".encode(), os.getpid(), set()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == me:
-            continue
-        with contextlib.suppress(OSError, UnicodeDecodeError):
-            for item in (entry / "environ").read_bytes().split(b"\0"):
-                if item.startswith(prefix):
-                    found.add(item[len(prefix) :].decode())
-    return found
+    prefix = f"{RUN_MARKER}=".encode()
+    return {
+        item[len(prefix) :].decode(errors="replace")
+        for _pid, environ, state in _environs()
+        if state != "Z"
+        for item in environ
+        if item.startswith(prefix)
+    }
 
 
 def remove_stale_temp_dirs() -> list[Path]:
