@@ -148,6 +148,8 @@ def test_the_runs_zygotes_are_exported_awaited_and_stopped(tmp_path, monkeypatch
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     with service.serving(tmp_path / "launcher.log", modules=("json",)) as zygotes:
         assert os.environ[client.SOCKET_VARIABLE] == os.pathsep.join(zygotes.paths.values())
+        service.wait_exported(tmp_path / "launcher.log", timeout_s=60)  # as a pytest worker waits, by the exports
+        assert all(os.path.exists(path) for path in zygotes.paths.values())
         zygotes.wait_ready(timeout_s=60)
         folder = _server(tmp_path, GROUPED)
         for omp in ("1", None):
@@ -192,12 +194,14 @@ def test_a_shared_stage_that_brings_a_thread_pool_starts_no_zygote(tmp_path, mon
     (tmp_path / "lib" / "light.py").write_text("import numexpr\n")
     monkeypatch.setenv(launcher.MODE_VARIABLE, launcher.FORK)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path / "lib"), os.environ.get("PYTHONPATH", "")]))
-    with (
-        service.serving(tmp_path / "launcher.log", modules=("json", "light")) as zygotes,
-        pytest.raises(InfraError, match="zygotes exited with 2 before gym-servers listened"),
-    ):
-        zygotes.wait_ready(timeout_s=60)
+    with service.serving(tmp_path / "launcher.log", modules=("json", "light")) as zygotes:
+        with pytest.raises(InfraError, match="zygotes exited before gym-servers listened"):
+            service.wait_exported(tmp_path / "launcher.log", timeout_s=60)  # a pytest worker: the stem is not its own
+        with pytest.raises(InfraError, match="zygotes exited with 2 before gym-servers listened"):
+            zygotes.wait_ready(timeout_s=60)
     assert "the shared modules brought ['numexpr']" in (tmp_path / "launcher.log").read_text()
+    assert service.STEM_VARIABLE not in os.environ  # nothing exported once the run's zygotes are gone
+    service.wait_exported(tmp_path / "launcher.log", timeout_s=0)  # nothing to wait for: returns at once
 
 
 def test_the_launcher_can_be_turned_off_and_refuses_what_it_does_not_know(tmp_path, monkeypatch):

@@ -116,10 +116,9 @@ def pytest_configure(config):
         return
     run = run_of(config)
     run_id = os.environ.get(RUN_MARKER, "adhoc")
-    zygote = _controller.enter_context(launcher_service.serving(run.launcher_log))  # before Ray: inherited
+    # The zygotes before Ray (its workers inherit them); the pytest workers wait for them, after their own start.
+    _controller.enter_context(launcher_service.serving(run.launcher_log))
     gcs = _controller.enter_context(private_ray(run_id, namespace=f"gymgate-{run_id}"))
-    if zygote is not None:
-        zygote.wait_ready()
     os.environ[RAY_ADDRESS_VAR] = gcs  # workers are spawned after configure and inherit it
 
 
@@ -228,7 +227,8 @@ def run_context(request, worker_id):
         _live.append(session)
         try:
             # Every planned Gym starts now, all at once; a path waits only for its own environment, so the first
-            # environment ready is being rolled out while the others still start.
+            # environment ready is being rolled out while the others still start. The zygotes imported meanwhile.
+            launcher_service.wait_exported(run.launcher_log)
             session.launch(mine, namespace=namespace)
             yield RunContext(
                 endpoint=endpoint,
