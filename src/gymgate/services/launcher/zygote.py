@@ -19,6 +19,7 @@ it (its Gym actor's group), so the actor's stop (one kill of that group) stops e
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import os
 import selectors
@@ -166,6 +167,7 @@ def stem(folder: str, names: list[str], listed: list[str]) -> int:
         )
         return 2
     children = {}
+    gc.freeze()
     for name in names:
         pid = os.fork()
         if pid == 0:
@@ -219,6 +221,7 @@ def serve(socket_path: str, spec: ZygoteSpec, modules: list[str]) -> None:
                 conn.close()
                 continue
             signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)  # the child unblocks once its handlers are set
+            gc.freeze()  # what the zygote holds is never scanned (nor copied on write) by a child's collections
             pid = os.fork()
             if pid == 0:
                 listener.close()
