@@ -77,12 +77,16 @@ def test_a_forked_server_is_the_process_python_would_have_started(tmp_path, zygo
 
 def test_a_forked_servers_collections_never_scan_what_the_zygote_had_imported(tmp_path, zygote):
     """gc.freeze before each fork: the preloaded modules' objects are in no generation of the child's collector, so its
-    collections neither spend CPU on them nor write to (and so copy) the pages they share with the zygote."""
-    folder = _server(tmp_path, "import gc, json\nprint(gc.get_freeze_count())\n")
-    direct = _run(folder, ["app.py"], dict(os.environ), launched=False)
-    launched = _run(folder, ["app.py"], {**os.environ, client.SOCKET_VARIABLE: zygote}, launched=True)
-    assert int(direct.stdout) == 0  # a fresh interpreter freezes nothing
-    assert int(launched.stdout) > 10_000  # the zygote's own objects and json's, at least
+    collections neither spend CPU on them nor write to (and so copy) the pages they share with the zygote. The child
+    collects as a fresh interpreter does, though the zygotes imported with the collector off."""
+    folder = _server(tmp_path, "import gc\nprint(gc.get_freeze_count(), gc.isenabled(), gc.get_threshold())\n")
+    direct = _run(folder, ["app.py"], dict(os.environ), launched=False).stdout.split(maxsplit=1)
+    launched = _run(folder, ["app.py"], {**os.environ, client.SOCKET_VARIABLE: zygote}, launched=True).stdout.split(
+        maxsplit=1
+    )
+    assert int(direct[0]) == 0  # a fresh interpreter freezes nothing
+    assert int(launched[0]) > 10_000  # the zygote's own objects and json's, at least
+    assert launched[1] == direct[1]  # collecting, with the same thresholds (the zygote imported with it off)
 
 
 def test_without_a_zygote_the_client_runs_the_real_interpreter(tmp_path):

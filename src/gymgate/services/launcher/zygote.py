@@ -149,6 +149,7 @@ def stem(folder: str, names: list[str], listed: list[str]) -> int:
     # Python warns on every fork of a process with threads: not into each server's log. (Under review: issue 29.)
     warnings.filterwarnings("ignore", message=r"This process .* is multi-threaded", category=DeprecationWarning)
     BASE_EXCLUDED.update({sys.path[0], *os.environ.get("PYTHONPATH", "").split(os.pathsep)})
+    gc.disable()  # importing is allocating: no collection can free much of it (~20 % of the imports' CPU); see serve
     stage = shared()
     before = set(sys.modules)
     failed = preload(listed or list(stage.modules))
@@ -193,6 +194,8 @@ def serve(socket_path: str, spec: ZygoteSpec, modules: list[str]) -> None:
     failed = preload(modules)
     if failed:
         print(f"launcher {spec.name}: not preloaded: {failed}", file=sys.stderr, flush=True)
+    gc.freeze()  # what was imported is kept for good: collections from here on (this zygote's, a child's) skip it
+    gc.enable()  # as in a fresh interpreter, before the first fork
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(socket_path)
     listener.listen(64)
