@@ -89,6 +89,26 @@ def test_a_forked_servers_collections_never_scan_what_the_zygote_had_imported(tm
     assert launched[1] == direct[1]  # collecting, with the same thresholds (the zygote imported with it off)
 
 
+def test_a_client_gone_before_the_zygote_answers_costs_the_zygote_nothing(tmp_path, zygote):
+    """A Gym actor's group killed while one of its servers is being forked: the zygote's answer finds no one (EPIPE).
+    The zygote lives on and forks the next server (it used to die of the broken pipe, taking the run's launcher)."""
+    import socket
+
+    folder = _server(tmp_path, GROUPED)
+    env = dict(os.environ)
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.connect(zygote)
+    request = {"argv": ["app.py"], "cwd": str(folder), "env": env, "pgid": os.getpgrp(), "ignored": []}
+    client.send_message(conn, request, [0, 1, 2])
+    conn.close()  # gone before the answer
+    time.sleep(0.5)
+    proc = _client(folder, {**env, client.SOCKET_VARIABLE: zygote})
+    pid, _pgid = map(int, proc.stdout.readline().split())
+    assert pid != proc.pid  # forked by the same zygote
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+
+
 def test_without_a_zygote_the_client_runs_the_real_interpreter(tmp_path):
     folder = _server(tmp_path, REPORT)
     env = {**os.environ, client.SOCKET_VARIABLE: str(tmp_path / "gone.sock"), client.PYTHON_VARIABLE: sys.executable}

@@ -237,7 +237,8 @@ def serve(socket_path: str, spec: ZygoteSpec, modules: list[str]) -> None:
             for fd in fds:
                 os.close(fd)
             children[pid] = conn
-            send_message(conn, {"pid": pid})
+            with contextlib.suppress(OSError):  # its client is gone already: the child sees that and ends
+                send_message(conn, {"pid": pid})
         _reap(children)
 
 
