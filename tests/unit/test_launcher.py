@@ -182,6 +182,7 @@ def test_the_runs_zygotes_are_exported_awaited_and_stopped(tmp_path, monkeypatch
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     with service.serving(tmp_path / "launcher.log", modules=("json",)) as zygotes:
         assert os.environ[client.SOCKET_VARIABLE] == os.pathsep.join(zygotes.paths.values())
+        assert os.environ[service.STEM_VARIABLE] == str(zygotes.process.pid)  # what wait_exported watches
         service.wait_exported(tmp_path / "launcher.log", timeout_s=60)  # as a pytest worker waits, by the exports
         assert all(os.path.exists(path) for path in zygotes.paths.values())
         zygotes.wait_ready(timeout_s=60)

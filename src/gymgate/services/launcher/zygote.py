@@ -168,7 +168,6 @@ def stem(folder: str, names: list[str], listed: list[str]) -> int:
         )
         return 2
     children = {}
-    gc.freeze()
     for name in names:
         pid = os.fork()
         if pid == 0:
