@@ -149,10 +149,20 @@ def remove_stale_temp_dirs() -> list[Path]:
     return stale
 
 
-def sweep(run_id: str, grace_s: float = 3.0, marker: str = RUN_MARKER) -> list[int]:
-    """Stop every process of this run still alive: SIGTERM, a short grace, then SIGKILL. Returns what it found."""
+SWEEP_SETTLE_S = 10.0  # how long a sweep keeps killing what the run's stopping processes start meanwhile
+
+
+def sweep(run_id: str, grace_s: float = 3.0, marker: str = RUN_MARKER, settle_s: float = SWEEP_SETTLE_S) -> list[int]:
+    """Stop every process of this run still alive: SIGTERM, a short grace, then SIGKILL; then SIGKILL at once
+    whatever of the run appeared meanwhile (a zygote finishing a fork, a parent spawning as it stops), look after
+    look, until a look finds none or `settle_s` passed. Returns every process it stopped, in the order found."""
     pids = marked_pids(run_id, marker)
     stop_together(pids, grace_s)
+    deadline = time.monotonic() + settle_s
+    while (late := marked_pids(run_id, marker)) and time.monotonic() < deadline:
+        pids += [pid for pid in late if pid not in pids]
+        _kill_now(late)
+        time.sleep(0.05)
     return pids
 
 
@@ -165,10 +175,19 @@ def stop_together(pids: list[int], grace_s: float) -> None:
     deadline = time.monotonic() + grace_s
     while time.monotonic() < deadline and any(alive(p) for p in pids):
         time.sleep(0.05)
+    _kill_now([pid for pid in pids if alive(pid)])
+    _reap(pids)
+
+
+def _kill_now(pids: list[int]) -> None:
     for pid in pids:
-        if alive(pid):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    _reap(pids)
+
+
+def _reap(pids: list[int]) -> None:
+    """Those that are our own children and have ended: no zombie of ours outlives the sweep's look."""
     for pid in pids:
         with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)

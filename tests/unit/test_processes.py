@@ -69,3 +69,32 @@ def test_a_runs_temp_folders_are_removed_by_its_id_and_once_stale(monkeypatch):
         live.wait(timeout=5)
         for path in made.values():
             shutil.rmtree(path, ignore_errors=True)
+
+
+SPAWNS_AS_IT_STOPS = """
+import os, signal, subprocess, sys, time
+def stop(signum, frame):
+    late = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+    print(late.pid, flush=True)
+    os._exit(0)
+signal.signal(signal.SIGTERM, stop)
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+def test_sweep_also_stops_what_the_run_starts_while_it_stops():
+    """A process of the run that starts another as it stops (a zygote finishing a fork when the sweep's SIGTERM
+    lands): the newcomer was not there when the sweep looked first, and is stopped all the same."""
+    parent = _spawn("run-c", SPAWNS_AS_IT_STOPS)
+    assert parent.stdout.readline().strip() == "ready"
+    try:
+        swept = sweep("run-c", grace_s=2.0)
+        late = int(parent.stdout.readline())
+        assert swept == [parent.pid, late]
+        assert wait_gone(late, 5)
+        assert marked_pids("run-c") == []
+    finally:
+        for pid in marked_pids("run-c"):
+            os.kill(pid, 9)
+        parent.wait(timeout=5)

@@ -58,8 +58,11 @@ def main(argv: list[str]) -> int:
         if len(signals) > 1:
             raise KeyboardInterrupt  # a second one: the actors are killed now (owner fate-sharing does the rest)
 
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
+    def listen() -> None:
+        signal.signal(signal.SIGINT, stop)
+        signal.signal(signal.SIGTERM, stop)
+
+    listen()  # a stop during ray.init is not lost
     os.environ["RAY_ENABLE_UV_RUN_RUNTIME_ENV"] = "0"  # the units' commands choose their own environments
     ray.init(
         address=request.address,
@@ -69,6 +72,9 @@ def main(argv: list[str]) -> int:
         # (content-addressed in the cluster's store, once per version of it).
         runtime_env={"py_modules": [str(Path(dispatch.__file__).resolve().parents[1])]},
     )
+    # ray.init put Ray's own failure handler on SIGTERM (it logs a stack trace from inside the handler, and hung
+    # the driver's stop once in ~10 under load); the stop signals go to the handler above alone.
+    listen()
     try:
         done = dispatch.run_units(
             request.unit_list(),
