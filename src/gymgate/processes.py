@@ -161,7 +161,8 @@ def sweep(run_id: str, grace_s: float = 3.0, marker: str = RUN_MARKER, settle_s:
     deadline = time.monotonic() + settle_s
     while (late := marked_pids(run_id, marker)) and time.monotonic() < deadline:
         pids += [pid for pid in late if pid not in pids]
-        _kill_now(late)
+        _signal_all(late, signal.SIGKILL)
+        _reap(late)
         time.sleep(0.05)
     return pids
 
@@ -169,25 +170,22 @@ def sweep(run_id: str, grace_s: float = 3.0, marker: str = RUN_MARKER, settle_s:
 def stop_together(pids: list[int], grace_s: float) -> None:
     """SIGTERM to all of them at once, one shared grace, then SIGKILL to what is left (children reaped): they stop
     in the time of the slowest, not in the sum of their times."""
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
+    _signal_all(pids, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
     while time.monotonic() < deadline and any(alive(p) for p in pids):
         time.sleep(0.05)
-    _kill_now([pid for pid in pids if alive(pid)])
+    _signal_all([pid for pid in pids if alive(pid)], signal.SIGKILL)
     _reap(pids)
 
 
-def _kill_now(pids: list[int]) -> None:
+def _signal_all(pids: list[int], sig: int) -> None:
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    _reap(pids)
+            os.kill(pid, sig)
 
 
 def _reap(pids: list[int]) -> None:
-    """Those that are our own children and have ended: no zombie of ours outlives the sweep's look."""
+    """Collect those that are our own children and have already ended (a zombie of ours holds its PID until then)."""
     for pid in pids:
         with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)
