@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -295,6 +296,7 @@ def tests(session: nox.Session) -> None:
     _harness(session)
     _machine(session)
     session.run("ruff", "check", "src", "tests", "tools", "noxfile.py")
+    home, token = _home_with_a_ray_token(session)
     # Two test files at a time (each integration test runs its own isolated Gyms, port bands and Ray cluster): the
     # mutation suite, which shares one baseline run within its file, runs beside the other integration tests.
     session.run(
@@ -321,6 +323,39 @@ def tests(session: nox.Session) -> None:
                 # The `more` environments' own paths: their fault paths are the default set's again (CI's time).
                 _gymgate(session, "accept", "--gym-ref", pin, "--env-set", "more", "--no-baseline", "--faults", "none")
         session.run(*in_env, "tests/services", f"--gym-pin={pin}", external=True)
+    _ray_home_untouched(session, home, token)
+
+
+def _home_with_a_ray_token(session: nox.Session) -> tuple[Path, str]:
+    """The suite runs with a HOME of its own that holds a Ray token (~/.ray/auth_token), as a machine where any Ray
+    program ever ran does: nothing gymgate starts may depend on it, read it or write beside it (a run's own clusters,
+    the test clusters, the in-environment ones). What the suite needs of the real home stays where it is: caches
+    (gymgate's, uv's), uv's interpreters, pyenv, pip's, uv's and git's configuration."""
+    real = Path.home()
+    home = Path(session.virtualenv.location) / "home"  # not create_tmp(): it would move TMPDIR too
+    shutil.rmtree(home, ignore_errors=True)
+    (home / ".ray").mkdir(parents=True)
+    token = secrets.token_hex(32)
+    (home / ".ray" / "auth_token").write_text(token)
+    (home / ".ray" / "auth_token").chmod(0o600)
+    kept = {
+        "XDG_CACHE_HOME": real / ".cache",
+        "XDG_CONFIG_HOME": real / ".config",
+        "XDG_DATA_HOME": real / ".local" / "share",
+        "PYENV_ROOT": real / ".pyenv",
+    }
+    session.env.update({name: os.environ.get(name) or str(path) for name, path in kept.items()})
+    if "GIT_CONFIG_GLOBAL" not in os.environ and (real / ".gitconfig").is_file():
+        session.env["GIT_CONFIG_GLOBAL"] = str(real / ".gitconfig")
+    session.env["HOME"] = str(home)
+    return home, token
+
+
+def _ray_home_untouched(session: nox.Session, home: Path, token: str) -> None:
+    """The suite's ~/.ray holds its token, unchanged, and nothing else."""
+    found = sorted(p.relative_to(home).as_posix() for p in (home / ".ray").rglob("*"))
+    if found != [".ray/auth_token"] or (home / ".ray" / "auth_token").read_text() != token:
+        session.error(f"the suite's ~/.ray changed: it holds {found} (only its unchanged auth_token was there)")
 
 
 @nox.session(default=False)

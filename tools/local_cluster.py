@@ -4,13 +4,17 @@ with a Python that has Ray (not gymgate: a cluster's own Python knows nothing of
 "nodes", each a `ray start --block` of its own (its own raylet, object store and workers, with its resources and
 environment: its own gymgate cache), all on 127.0.0.2 (Ray rewrites 127.0.0.1 to the machine's own address; the rest of
 127.0.0.0/8 is taken as given). Prints {"address": …} once every node is up; stops every node on SIGTERM or when
-its stdin closes. It writes no /tmp/ray address file (another `ray.init()` on the machine would join it)."""
+its stdin closes. It writes no /tmp/ray address file (another `ray.init()` on the machine would join it), and none
+of the user's Ray state reaches it: no RAY_* variable of theirs, and RAY_AUTH_MODE set, so that Ray neither reads nor
+writes ~/.ray/auth_token. SPEC's "auth": "token" starts it with token authentication instead, its token made for it
+in its temp dir (printed as "token_file") and gone with it, as an operator secures a shared cluster."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
+import secrets
 import select
 import shutil
 import signal
@@ -75,13 +79,32 @@ def _stop(nodes: list[subprocess.Popen]) -> None:
         node.wait(timeout=30)
 
 
-def main(spec_file: str) -> int:
-    import ray
+def _own_ray_settings(auth: str, temp: str) -> dict[str, str]:
+    """This process's Ray settings, which every node inherits: none of the user's RAY_* variables, and the cluster's
+    own authentication (token: a fresh token in `temp`, Ray's RAY_AUTH_TOKEN_PATH naming it)."""
+    for name in [name for name in os.environ if name.startswith("RAY_")]:
+        del os.environ[name]
+    if auth != "token":
+        return {"RAY_AUTH_MODE": "disabled"}
+    token = Path(temp) / "auth_token"
+    token.write_text(secrets.token_hex(32))
+    token.chmod(0o600)
+    return {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token)}
 
+
+def main(spec_file: str) -> int:
     spec = json.loads(Path(spec_file).read_text())
     temp = tempfile.mkdtemp(prefix="ggcl-", dir="/tmp")  # short: Ray's socket paths
+    settings = _own_ray_settings(spec.get("auth", ""), temp)
+    os.environ.update(settings)  # before Ray is imported: it reads them once
+    import ray
+
     stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+
+    def on_sigterm() -> None:
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+
+    on_sigterm()
     threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
     port = _free_port()
     address = f"{LOOPBACK}:{port}"
@@ -99,7 +122,11 @@ def main(spec_file: str) -> int:
                     raise RuntimeError(f"node {index} did not come up within {NODE_START_S:g} s (logs: {temp})")
                 time.sleep(0.5)
         ray.shutdown()
-        print(json.dumps({"address": address, "temp": temp}), flush=True)
+        on_sigterm()  # ray.init put Ray's own handler on SIGTERM, which ended this process with every node left running
+        print(
+            json.dumps({"address": address, "temp": temp, "token_file": settings.get("RAY_AUTH_TOKEN_PATH", "")}),
+            flush=True,
+        )
         stop.wait(timeout=3 * 3600)
     finally:
         _stop(nodes)
@@ -124,18 +151,20 @@ def ray_python(venv: Path, repo: Path) -> str:
 
 
 @contextlib.contextmanager
-def running(python: str, caches: dict[str, Path], builds: Path, root: Path) -> Iterator[dict[str, str]]:
+def running(python: str, caches: dict[str, Path], builds: Path, root: Path, auth: str = "") -> Iterator[dict[str, str]]:
     """A head and one node per entry of `caches` (one `gymgate` slot and that gymgate cache each; CPython copied
-    from `builds`, as a node provides it); yields its `address` and `temp` dir; every node stopped on the way out,
-    and whatever of the cluster outlives its stop (a cluster whose GCS was killed cannot stop itself) killed."""
+    from `builds`, as a node provides it); `auth` "token": with token authentication. Yields its `address`, `temp`
+    dir and `token_file` (token auth only); every node stopped on the way out, and whatever of the cluster outlives
+    its stop (a cluster whose GCS was killed cannot stop itself) killed."""
     spec = {
+        "auth": auth,
         "nodes": [
             {
                 "resources": {"gymgate": 1, name: 1},
                 "env": {"GYMGATE_CACHE": str(cache), "GYMGATE_PYTHON_BUILDS": str(builds)},
             }
             for name, cache in caches.items()
-        ]
+        ],
     }
     (root / "cluster.json").write_text(json.dumps(spec))
     head = subprocess.Popen(
@@ -149,7 +178,12 @@ def running(python: str, caches: dict[str, Path], builds: Path, root: Path) -> I
         ready, _, _ = select.select([head.stdout], [], [], 240)
         if not ready:
             raise TimeoutError("the local cluster did not come up within 240 s")
-        yield json.loads(head.stdout.readline())
+        said = head.stdout.readline()
+        if not said:
+            raise RuntimeError(
+                f"the local cluster ended before it was up (exit {head.wait(timeout=60)}; its output above)"
+            )
+        yield json.loads(said)
     finally:
         head.stdin.close()  # its nodes stop; past the bound, or what outlives the head, its whole group goes
         with contextlib.suppress(subprocess.TimeoutExpired):

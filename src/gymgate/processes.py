@@ -15,12 +15,14 @@ import shutil
 import signal
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 RUN_MARKER = "GYMGATE_RUN_ID"
-# Environment every process of a run gets: no telemetry, no hub downloads, no token auth between our own
-# processes (Ray 2.60 otherwise shares one per-user token file across every cluster of the user).
+# Environment every process of a run gets: no telemetry, no hub downloads, and no token auth between the run's own
+# processes, all on loopback: with RAY_AUTH_MODE unset, Ray 2.59 turns token auth on for every new local cluster and
+# writes the user's ~/.ray/auth_token when it is missing, and `ray start --head` turns it on whenever that file
+# exists. Set explicitly, Ray neither reads nor writes that file.
 RUN_ENVIRONMENT = {
     "RAY_USAGE_STATS_ENABLED": "0",
     "RAY_AUTH_MODE": "disabled",
@@ -33,6 +35,17 @@ RUN_ENVIRONMENT = {
     "UV_OFFLINE": "1",
     "TOKENIZERS_PARALLELISM": "false",
 }
+
+# Every variable Ray reads starts so: the user's own (a cluster's address, token, temp dir, tuning) never reach a run.
+RAY_VARIABLES = "RAY_"
+
+
+def run_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """`environ` as a run's processes get it: without any of the user's Ray variables (RAY_VARIABLES: an address, a
+    token or its file, a temp dir, a namespace that would change the run or join it to another cluster), with
+    RUN_ENVIRONMENT."""
+    kept = {name: value for name, value in environ.items() if not name.startswith(RAY_VARIABLES)}
+    return {**kept, **RUN_ENVIRONMENT}
 
 
 def _environs() -> Iterator[tuple[int, list[bytes], str]]:

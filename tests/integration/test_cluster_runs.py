@@ -3,7 +3,9 @@
 Ray and not gymgate, as a cluster's own Python would be. A matrix of two pins sent there runs one unit per node at
 once, each node building only its own pin's environment, and its reports are the local matrix's; Ctrl-C on the
 caller, or the cluster lost mid-run, leaves the run unjudged and nothing running. A Gym mutant (a local tree, sent as a pack) is caught there
-exactly as it is here."""
+exactly as it is here. A second cluster, secured with token authentication as an operator would secure a shared one,
+runs a matrix for a caller that holds its token, refuses one that holds a wrong token or none with a clear usage
+error, and the token is nowhere in what gymgate prints or writes."""
 
 from __future__ import annotations
 
@@ -47,8 +49,19 @@ def cluster(ray_python, tmp_path_factory):
         yield cluster["address"], caches, cluster["temp"]
 
 
-def _gymgate(*args: str, timeout: float = 1500) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "gymgate", *args], capture_output=True, text=True, timeout=timeout)
+@pytest.fixture(scope="module")
+def secured(ray_python, cluster, tmp_path_factory):
+    """A cluster with token authentication, its token in its own temp dir: one node, sharing node_b's cache (the
+    same machine; its builds are locked), so that it builds nothing the first cluster's tests built already."""
+    _, caches, _ = cluster
+    root = tmp_path_factory.mktemp("secured")
+    with local_cluster.running(ray_python, {"node_s": caches["node_b"]}, cache_dir() / "pythons", root, "token") as up:
+        yield up["address"], Path(up["token_file"])
+
+
+def _gymgate(*args: str, timeout: float = 1500, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "gymgate", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
 
 
 def _same(text: str) -> str:
@@ -136,6 +149,57 @@ def test_a_mutant_sent_to_the_cluster_is_caught_exactly_as_here(cluster, ray_pyt
     gym = mutation.build_mutant(mutant, tmp_path / "gym")
     remote = ("--ray-address", address, "--ray-python", ray_python)
     mutation.judge_once(mutant, gym, tmp_path / "runs", tmp_path, *remote)
+
+
+def _without_ray_auth(**env: str) -> dict[str, str]:
+    """This process's environment with none of Ray's token settings, and `env`."""
+    kept = {k: v for k, v in os.environ.items() if k not in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")}
+    return {**kept, **env}
+
+
+def _everything_written(*roots: Path) -> bytes:
+    return b"".join(p.read_bytes() for root in roots for p in sorted(root.rglob("*")) if p.is_file())
+
+
+def test_a_matrix_joins_a_secured_cluster_with_the_users_token_and_never_shows_it(secured, ray_python, tmp_path):
+    """The token in a file named by Ray's own RAY_AUTH_TOKEN_PATH (this suite's HOME holds another, in Ray's default
+    file: Ray's order takes the one named)."""
+    address, token_file = secured
+    token = token_file.read_text().strip()
+    remote = ("--ray-address", address, "--ray-python", ray_python)
+    runs, out = tmp_path / "runs", tmp_path / "out"
+    there = _gymgate(
+        "matrix", "0.7.0", *MCQA, "--runs-dir", str(runs), "--out", str(out), *remote,
+        env=_without_ray_auth(RAY_AUTH_TOKEN_PATH=str(token_file)),
+    )  # fmt: skip
+    assert there.returncode == 0, there.stdout[-3000:] + there.stderr[-3000:]
+    assert re.search(r"unit-0\.7\.0-a1: running on \S+ \(node \w+\)", there.stdout), there.stdout[-3000:]
+    assert token not in there.stdout + there.stderr
+    assert token.encode() not in _everything_written(runs, out)
+    assert marked_pids("unit-0.7.0-a1", UNIT_MARKER) == []
+
+
+@pytest.mark.parametrize("given", ["wrong", "none"])
+def test_a_secured_cluster_that_refuses_the_token_is_a_clear_usage_error(secured, ray_python, tmp_path, given):
+    """Exit 2 at once, a message that says what to do, no traceback, nothing run, the run marked unjudged."""
+    address, _ = secured
+    wrong = "0123456789abcdef-not-the-clusters-token"
+    env = _without_ray_auth(RAY_AUTH_TOKEN=wrong)
+    if given == "none":  # a HOME with no Ray token either; gymgate's cache and interpreters where they are
+        env = _without_ray_auth(HOME=str(tmp_path / "home"), GYMGATE_CACHE=str(cache_dir()))
+        env.setdefault("PYENV_ROOT", str(Path.home() / ".pyenv"))
+    command = ["accept", "--gym-ref", "0.7.0", "--no-baseline", *MCQA, "--runs-dir", str(tmp_path / "runs")]
+    started = time.monotonic()
+    refused = _gymgate(*command, "--ray-address", address, "--ray-python", ray_python, timeout=300, env=env)
+    said = refused.stdout + refused.stderr
+    assert refused.returncode == 2, said[-3000:]
+    assert time.monotonic() - started < 120, said[-3000:]
+    assert f"the Ray cluster at {address} refused gymgate's connection" in said, said[-3000:]
+    assert ("from $RAY_AUTH_TOKEN" if given == "wrong" else "no token was found") in said, said[-3000:]
+    assert "Traceback" not in said and wrong not in said, said[-3000:]
+    (run,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]
+    mark = json.loads((run / "run.json").read_text())
+    assert mark["complete"] is False and "refused gymgate's connection" in mark["incomplete"], mark
 
 
 def test_a_cluster_lost_mid_run_is_never_a_verdict_and_leaves_nothing_running(cluster, ray_python, tmp_path):

@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from gymgate.processes import RUN_MARKER, marked_pids, sweep
+from gymgate.processes import RUN_MARKER, marked_pids, run_environment, sweep
 from gymgate.runfolder import RunFolder
-from gymgate.services.ray_cluster import RUN_ENVIRONMENT
 
 
 def pytest_addoption(parser):
@@ -44,7 +43,7 @@ class UpRun:
         ]
         for env in envs or []:
             args += ["--env", env]
-        environ = {**os.environ, **RUN_ENVIRONMENT, RUN_MARKER: self.run_id, **(extra_env or {})}
+        environ = {**run_environment(os.environ), RUN_MARKER: self.run_id, **(extra_env or {})}
         self.proc = subprocess.Popen(args, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.lines: list[str] = []
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from gymgate.envs import child as runner
 from gymgate.envs.child import TIMED_OUT, run_in_env
 from gymgate.envs.sync import SyncedEnv
-from gymgate.processes import marked_pids
+from gymgate.processes import RUN_ENVIRONMENT, marked_pids
 
 
 def _env() -> SyncedEnv:
@@ -40,3 +40,13 @@ def test_a_child_writes_the_bytecode_its_environment_was_built_without(monkeypat
     monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
     env = runner.child_environment(_env(), "run1")
     assert "PYTHONDONTWRITEBYTECODE" not in env and env["VIRTUAL_ENV"]
+
+
+def test_a_run_sees_none_of_the_users_ray_variables(monkeypatch):
+    """A user's Ray settings (their cluster's address and token, a temp dir) never reach a run, and the run's own
+    cluster neither reads nor writes ~/.ray/auth_token (RAY_AUTH_MODE set)."""
+    for name, value in {"RAY_ADDRESS": "10.0.0.1:6379", "RAY_AUTH_TOKEN": "t", "RAY_TMPDIR": "/x"}.items():
+        monkeypatch.setenv(name, value)
+    env = runner.child_environment(_env(), "run1")
+    assert {k for k in env if k.startswith("RAY_")} == {k for k in RUN_ENVIRONMENT if k.startswith("RAY_")}
+    assert env["RAY_AUTH_MODE"] == "disabled"

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gymgate.envs.sync import SyncedEnv
-from gymgate.processes import RUN_ENVIRONMENT, RUN_MARKER, remove_stale_temp_dirs, remove_temp_dirs, sweep
+from gymgate.processes import RUN_MARKER, remove_stale_temp_dirs, remove_temp_dirs, run_environment, sweep
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -29,8 +29,7 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 def child_environment(env: SyncedEnv, run_id: str, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    child = dict(os.environ)
-    child.update(RUN_ENVIRONMENT)
+    child = run_environment(os.environ)
     child.update(extra or {})
     child[RUN_MARKER] = run_id
     child["VIRTUAL_ENV"] = str(env.path)

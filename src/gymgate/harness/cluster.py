@@ -15,7 +15,7 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from gymgate.envs.python import Interpreter
-from gymgate.errors import EXIT_ERROR, InfraError, UsageError
+from gymgate.errors import EXIT_ERROR, GymgateError, UsageError
 from gymgate.harness.run import RefRun, RunOptions, judged_result, open_run, served
 from gymgate.refs.local import sha256_file
 from gymgate.remote import dispatch
@@ -103,7 +103,7 @@ def _dispatch(opts: RunOptions, sent: dict[int, tuple[Unit, RunFolder]], sources
         for unit, run in sent.values():
             _mark_unjudged(run, unit, "interrupted (the cluster's units were stopped)")
         raise
-    except InfraError as exc:  # the driver could not say what its units did (the cluster went away, …)
+    except GymgateError as exc:  # the cluster refused or went away: the driver could not say what its units did
         for unit, run in sent.values():
             _mark_unjudged(run, unit, str(exc))
         raise

@@ -14,10 +14,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from gymgate.errors import InfraError
+from gymgate.errors import InfraError, UsageError
 from gymgate.locations import PACKAGE_DIR
+from gymgate.remote import auth
 from gymgate.remote.dispatch import STOP_GRACE_S
-from gymgate.remote.driver import Request
+from gymgate.remote.driver import REFUSED, Request, connect_failure
 from gymgate.remote.plan import Unit
 from gymgate.remote.transfer import checkout_pack
 
@@ -48,7 +49,12 @@ def run_dispatch(
 ) -> Outcome:
     """Send `units` to the cluster at `address` and wait (at most `timeout_s`) for the driver to end. A Ctrl-C or
     SIGTERM here stops the dispatch (every unit stopped within its bound) and is raised again once it has. `into`:
-    each unit's label -> the folder its run folder streams into; `sources`: packed Gym sources by digest."""
+    each unit's label -> the folder its run folder streams into; `sources`: packed Gym sources by digest. A cluster
+    that refuses the user's token is a UsageError, one that cannot be reached an InfraError (both before any unit
+    is placed)."""
+    misconfigured = auth.misconfigured(os.environ)
+    if misconfigured:
+        raise UsageError(misconfigured)
     with tempfile.TemporaryDirectory(prefix="gymgate-dispatch-") as scratch:
         digest, blob = checkout_pack()
         packed = Path(scratch) / "checkout.tar.gz"
@@ -70,6 +76,11 @@ def run_dispatch(
         if not result.is_file():
             raise InfraError(f"the dispatch's driver ended ({code}) without saying what its units did")
         found = json.loads(result.read_text())
+    failed = connect_failure(found)
+    if failed is not None:
+        if failed[0] == REFUSED:
+            raise UsageError(auth.refusal(address, os.environ))
+        raise InfraError(f"the Ray cluster at {address} did not answer: {failed[1]}")
     return Outcome(found["outcomes"], found["reasons"], found["nodes"], found["codes"], code)
 
 
