@@ -109,6 +109,7 @@ def main(spec_file: str) -> int:
     port = _free_port()
     address = f"{LOOPBACK}:{port}"
     head = ["--head", "--port", str(port), "--num-cpus", "0", "--include-dashboard", "false", "--temp-dir", temp]
+    head += ["--dashboard-port", str(_free_port())]  # its API server starts all the same, by default on 8265
     nodes = [_ray_start(0, head, temp, {})]
     try:
         _wait_for(address, nodes[0], temp)

@@ -86,8 +86,8 @@ def test_a_matrix_sent_to_the_cluster_is_the_local_matrix(cluster, ray_python, t
         assert marked_pids(f"unit-{pin}-a1", UNIT_MARKER) == []
 
 
-def _started_unit(address: str, ray_python: str, runs: Path, **env: str) -> subprocess.Popen:
-    """`accept 0.7.0 --env mcqa` sent to the cluster, once its unit runs on its node (bounded)."""
+def _started_unit(address: str, ray_python: str, runs: Path, into_s: float = 10, **env: str) -> subprocess.Popen:
+    """`accept 0.7.0 --env mcqa` sent to the cluster, `into_s` after its unit runs on its node (bounded)."""
     command = [sys.executable, "-m", "gymgate", "accept", "--gym-ref", "0.7.0", "--no-baseline", *MCQA]
     command += ["--runs-dir", str(runs), "--ray-address", address, "--ray-python", ray_python]
     caller = subprocess.Popen(
@@ -99,7 +99,7 @@ def _started_unit(address: str, ray_python: str, runs: Path, **env: str) -> subp
         line = caller.stdout.readline() if ready else ""
         seen.append(line)
         if "running on" in line:
-            time.sleep(10)  # into its run: Gyms starting on the node
+            time.sleep(into_s)  # into its run: Gyms starting on the node
             return caller
     caller.kill()
     pytest.fail("the unit never started: " + "".join(seen)[-2000:])
@@ -208,7 +208,9 @@ def test_a_cluster_lost_mid_run_is_never_a_verdict_and_leaves_nothing_running(cl
     gone; the fixture then kills what is left of the cluster."""
     address, _, temp = cluster
     runs = tmp_path / "runs"
-    caller = _started_unit(address, ray_python, runs, RAY_gcs_rpc_server_reconnect_timeout_s="10")
+    # At once, and a short bound: the driver must lose the cluster while the unit still runs (a warm node runs
+    # mcqa in ~20 s, and an actor's calls go on without the GCS until the driver gives up on it).
+    caller = _started_unit(address, ray_python, runs, 0, RAY_gcs_rpc_server_reconnect_timeout_s="5")
     (gcs,) = [
         int(proc.name)
         for proc in Path("/proc").iterdir()

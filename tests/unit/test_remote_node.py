@@ -77,11 +77,16 @@ def test_a_units_command_sees_none_of_the_workers_ray_environment():
         "RAY_ADDRESS": "10.0.0.1:6379",
         "OMP_NUM_THREADS": "1",
         "UV_CACHE_DIR": "/c",
+        "PYENV_ROOT": "/p",
+        "XDG_CACHE_HOME": "/x",
     }
-    assert node.allowed(worker | {"GYMGATE_CACHE": "/g", "RAY_JOB_CONFIG_JSON_ENV_VAR": "{}"}) == {
+    operators = {"RAY_JOB_CONFIG_JSON_ENV_VAR": "{}", "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": "t"}
+    assert node.allowed(worker | {"GYMGATE_CACHE": "/g"} | operators) == {
         "PATH": "/bin",
         "HOME": "/h",
         "UV_CACHE_DIR": "/c",
+        "PYENV_ROOT": "/p",
+        "XDG_CACHE_HOME": "/x",
         "GYMGATE_CACHE": "/g",
     }
 

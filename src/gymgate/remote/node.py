@@ -32,8 +32,10 @@ UNIT_MARKER = "GYMGATE_UNIT_ID"  # every process of a unit carries it: the unit'
 COMPLETE = ".gymgate-complete"  # written last into a materialised checkout or a built environment
 CHECKOUTS, HARNESSES, SOURCES = "checkouts", "harness", "sources"  # under the node's cache (sources: Gym trees)
 # What a unit's command inherits of the node worker's environment: nothing of Ray's (a nested `ray.init` must not
-# find the outer cluster), nothing the cluster's operators set for their own jobs.
+# find the outer cluster, nor the cluster's token), nothing the cluster's operators set for their own jobs; where the
+# node keeps caches, interpreters and configuration (XDG_*, PYENV_ROOT: uv's cache and interpreters, pyenv's).
 INHERITED = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "LOGNAME", "SSL_CERT_FILE", "SSL_CERT_DIR")
+INHERITED += ("PYENV_ROOT", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME")
 INHERITED_PREFIXES = ("UV_", "GYMGATE_", "LC_")
 LOCK_WAIT_S = 1800.0  # a neighbour unit building the same checkout or environment: as long as a cold build takes
 BUILD_TIMEOUT_S = 1800.0  # `uv sync` of gymgate's own environment on a cold node (downloads included)
