@@ -110,7 +110,7 @@ def every_category_runs(tmp_path):
 
 def default_environments() -> list[str]:
     """The `default` set's environments (cases/sets.toml): the seven."""
-    from gymgate.cases.environments import load_environments
+    from gymgate.cases.named import load_environments
 
     return [e.name for e in load_environments()]
 

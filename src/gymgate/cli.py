@@ -40,7 +40,7 @@ GROUPS = {
     "case": "draft a case for a Gym environment",
     "python": "the interpreters gymgate can use, and CPython built into its cache",
 }
-PYTHON = "gymgate.envs.cpython:python_command"
+PYTHON = "gymgate.envs.provide:python_command"
 COMMANDS = (
     Command("resolve", "resolve a Gym ref and print it as JSON", "gymgate.cli:resolve"),
     Command(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from gymgate.options import CACHE_VAR
+CACHE_VAR = "GYMGATE_CACHE"  # the --cache-dir option's variable (options.py declares the option with it)
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 REPO_ROOT = PACKAGE_DIR.parent.parent

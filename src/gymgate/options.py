@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gymgate import faults, variants
+from gymgate import faults, locations, variants
 from gymgate.errors import UsageError
 
 SESSION, UP = "session", "up"  # the in-environment entry points: the pytest session plugin, and `up`'s services run
@@ -141,7 +141,7 @@ OPTIONS: tuple[Option, ...] = (
         "environments, resolved refs and git mirrors (default: ~/.cache/gymgate)",
         RESOLVING,
         type=Path,
-        var="GYMGATE_CACHE",
+        var=locations.CACHE_VAR,
         read_below=True,
     ),
     Option(

@@ -14,7 +14,7 @@ import pytest
 from gymgate.acceptance import checks
 from gymgate.acceptance.expected import UnsupportedInput, first_turn_messages
 from gymgate.cases.case import RETURNED
-from gymgate.cases.environments import load_environments
+from gymgate.cases.named import load_environments
 from gymgate.consumer.rollout import GenerationConfig
 from gymgate.endpoint.server import JUDGE, POLICY, Exchange
 from gymgate.endpoint.tokenizer import build_tokenizer, encode, render

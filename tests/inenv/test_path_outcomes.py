@@ -10,7 +10,7 @@ import pytest
 
 from gymgate.acceptance import path as path_module
 from gymgate.acceptance.path import RunContext, run_path
-from gymgate.cases.environments import load_environments
+from gymgate.cases.named import load_environments
 from gymgate.consumer.errors import GymDied, RolloutDataFailure, RolloutTimeout
 from gymgate.consumer.rollout import RolloutResult, prepare_rows
 from gymgate.endpoint.server import Exchange

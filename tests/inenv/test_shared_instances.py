@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from gymgate.cases.environments import load_environments
+from gymgate.cases.named import load_environments
 from gymgate.outcomes import EnvState
 from gymgate.runfolder import RunFolder
 from gymgate.services import fleet as fleet_module

@@ -10,7 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-from gymgate.cases.environments import MODEL_CONFIG, cases_dir, load_environments
+from gymgate.cases.environments import MODEL_CONFIG, cases_dir
+from gymgate.cases.named import load_environments
 from gymgate.processes import alive
 from gymgate.services import gym_compat
 

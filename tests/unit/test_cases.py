@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from gymgate.cases.case import MODES, InputDrift, load_case, lookup, read_row, transform_row
-from gymgate.cases.environments import load_environments
+from gymgate.cases.named import load_environments
 
 
 def test_every_environment_has_both_modes_with_a_reward_expectation():

@@ -9,7 +9,8 @@ import subprocess
 import sys
 
 from gymgate.cases.catalog import catalog
-from gymgate.cases.environments import cases_dir, load_environments, refuse_drafts
+from gymgate.cases.environments import cases_dir, refuse_drafts
+from gymgate.cases.named import load_environments
 from gymgate.cli import main
 from gymgate.refs import resolve_ref
 from gymgate.refs.distribution import Distribution

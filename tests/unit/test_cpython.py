@@ -73,12 +73,12 @@ def test_a_stored_build_of_the_declared_source_is_copied_instead_of_compiled(cac
     monkeypatch.setenv(cpython.BUILDS_VAR, str(store))
     monkeypatch.setattr(cpython_source, "fetch", lambda spec: pytest.fail("the source was fetched"))
     said: list[str] = []
-    exe = cpython.provide_release(spec, log=said.append)
+    exe = cpython_source.provide_release(spec, log=said.append)
     assert exe == cpython.prefix_of("3.13.15") / "bin" / "python3" and cpython.installed() == [exe]
     mark = cpython.build_info(exe)
     assert mark["source_sha256"] == spec.sha256 and mark["copied_from"] == str(store / "cpython-3.13.15")
     assert said[0].startswith("copying CPython 3.13.15") and said[-1].startswith("copied CPython 3.13.15")
-    assert cpython.provide_release(spec, log=said.append) == exe and len(said) == 2  # found: nothing again
+    assert cpython_source.provide_release(spec, log=said.append) == exe and len(said) == 2  # found: nothing again
 
 
 def test_a_stored_build_of_another_source_is_not_used(cache, tmp_path, monkeypatch):
@@ -94,7 +94,7 @@ def test_a_stored_build_of_another_source_is_not_used(cache, tmp_path, monkeypat
 
     monkeypatch.setattr(cpython_source, "fetch", fetch)
     with pytest.raises(cpython.InfraError, match="apt-get source failed"):
-        cpython.provide_release(spec)
+        cpython_source.provide_release(spec)
     assert fetched == ["3.13.15"] and cpython.installed() == []
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from gymgate.cases.case import load_case
 from gymgate.cases.draft import draft_case, draft_scripts, keep_scripts, observed_expect, render, separation
-from gymgate.cases.environments import load_environments
+from gymgate.cases.named import load_environments
 from gymgate.errors import UsageError
 from gymgate.refs import resolve_ref
 from gymgate.refs.distribution import Distribution

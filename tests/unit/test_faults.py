@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gymgate.cases.environments import load_environments
+from gymgate.cases.named import load_environments
 from gymgate.endpoint.script import Script, Turn
 from gymgate.faults import ALL, DEFAULT, NONE
 from gymgate.faults.spec import EVERY, Fault, catalogue

@@ -1,9 +1,11 @@
-"""The package's layers import one way: no two of gymgate's top-level modules and packages import each other, not
+"""gymgate imports one way: no two of its modules import each other, nor do two of its packages (a package counts
+every module below it, at every depth: `gymgate.cases`, `gymgate.services.launcher`), nor two top-level layers — not
 even through an import inside a function or under TYPE_CHECKING (each hides a cycle without removing it)."""
 
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import gymgate
@@ -11,39 +13,65 @@ import gymgate
 SRC = Path(gymgate.__file__).parent
 
 
-def _unit(module: str) -> str:
-    """The layer a module belongs to: `gymgate.verdict`, `gymgate.compare`, …"""
-    return ".".join(module.split(".")[:2])
-
-
 def _module_name(path: Path) -> str:
     parts = path.relative_to(SRC.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+MODULES = {_module_name(path): path for path in SRC.rglob("*.py")}
+
+
+def _known(name: str) -> str:
+    """The gymgate module `name` lives in (an imported name's module), '' when it is not gymgate's."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name
+
+
 def _imports(path: Path) -> set[str]:
-    """Every gymgate module a file imports, wherever the import statement stands."""
+    """Every gymgate module a file imports, wherever the import statement stands: `from gymgate.a import b` counts
+    as gymgate.a.b when b is a module of its own, else as gymgate.a."""
     module = _module_name(path)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
+            found.update(_known(a.name) for a in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                found.add(".".join(base + ([node.module] if node.module else [])))
-            elif node.module:
-                found.add(node.module)
-    return {name for name in found if name.startswith("gymgate.")}
+                origin = ".".join(base + ([node.module] if node.module else []))
+            else:
+                origin = node.module or ""
+            for alias in node.names:
+                found.add(f"{origin}.{alias.name}" if f"{origin}.{alias.name}" in MODULES else _known(origin))
+    return {name for name in found if name.startswith("gymgate") and name != module}
+
+
+def module_graph() -> dict[str, set[str]]:
+    return {name: _imports(path) for name, path in MODULES.items()}
+
+
+def _within(module: str, depth: int) -> str:
+    """The package (or top-level module) of `depth` dotted parts `module` belongs to."""
+    return ".".join(module.split(".")[:depth])
+
+
+def package_graph(depth: int) -> dict[str, set[str]]:
+    """Packages of `depth` dotted parts (gymgate.X at 2), each counting every module below it; modules of that depth
+    stand for themselves. Imports within one such package are its own business (module_graph judges them)."""
+    graph: dict[str, set[str]] = {}
+    for module, imported in module_graph().items():
+        if len(module.split(".")) < depth:
+            continue
+        unit = _within(module, depth)
+        found = {_within(other, depth) for other in imported if len(other.split(".")) >= depth}
+        graph.setdefault(unit, set()).update(found - {unit})
+    return graph
 
 
 def layer_graph() -> dict[str, set[str]]:
-    graph: dict[str, set[str]] = {}
-    for path in SRC.rglob("*.py"):
-        unit = _unit(_module_name(path))
-        graph.setdefault(unit, set()).update(u for u in map(_unit, _imports(path)) if u != unit)
-    return graph
+    return package_graph(2)
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -78,13 +106,24 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def test_no_two_layers_import_each_other():
-    graph = layer_graph()
-    found = cycles(graph)
-    shown = [
+def _shown(graph: dict[str, set[str]], found: list[list[str]]) -> list[str]:
+    return [
         " ⇄ ".join(group) + ": " + "; ".join(f"{a} → {sorted(graph[a] & set(group))}" for a in group) for group in found
     ]
-    assert found == [], shown
+
+
+def test_no_two_modules_import_each_other():
+    graph = module_graph()
+    found = cycles(graph)
+    assert found == [], _shown(graph, found)
+
+
+def test_no_two_packages_import_each_other_at_any_depth():
+    deepest = max(len(name.split(".")) for name in MODULES)
+    for depth in range(2, deepest):
+        graph = package_graph(depth)
+        found = cycles(graph)
+        assert found == [], _shown(graph, found)
 
 
 def test_verdict_decides_without_compare():
@@ -95,3 +134,22 @@ def test_verdict_decides_without_compare():
 def test_the_cycle_finder_finds_a_cycle():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_an_import_inside_a_function_counts(tmp_path, monkeypatch):
+    """Two modules of one package, one importing the other at its top and the other importing back inside a
+    function, are a cycle; and `from gymgate.pkg import mod` counts as gymgate.pkg.mod."""
+    package = tmp_path / "gymgate" / "pkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from gymgate.pkg import b\n")
+    (package / "b.py").write_text("def f():\n    from gymgate.pkg.a import g\n")
+    fake = {_module_name_in(tmp_path, p): p for p in (tmp_path / "gymgate").rglob("*.py")}
+    monkeypatch.setattr(sys.modules[__name__], "MODULES", fake)
+    monkeypatch.setattr(sys.modules[__name__], "SRC", tmp_path / "gymgate")
+    assert cycles(module_graph()) == [["gymgate.pkg.a", "gymgate.pkg.b"]]
+
+
+def _module_name_in(root: Path, path: Path) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gymgate.cases.environments import load_environments
+from gymgate.cases.named import load_environments
 from gymgate.harness.progress import Progress
 from gymgate.outcomes import EnvState
 from gymgate.runfolder import EnvStatus, RunFolder, RunMark

@@ -40,7 +40,7 @@ def test_unsatisfiable_requirement_with_downloads_and_builds_off_names_every_rem
     monkeypatch.setenv("UV_PYTHON_DOWNLOADS", "never")
     monkeypatch.setenv("GYMGATE_PYTHON_BUILD", "never")
     monkeypatch.setattr(py, "uv_install", lambda spec: pytest.fail("uv was asked to download"))
-    monkeypatch.setattr(py.cpython, "provide_release", lambda *a, **k: pytest.fail("a build was started"))
+    monkeypatch.setattr(py.cpython_source, "provide_release", lambda *a, **k: pytest.fail("a build was started"))
     with pytest.raises(InfraError) as info:
         select(">=3.13.14", "nemo-gym 0.5.0", FOUND)
     message = str(info.value)
@@ -63,7 +63,7 @@ def test_a_missing_interpreter_is_provided_by_the_command_itself_and_announced(m
     built.parent.mkdir(parents=True)
     built.symlink_to(sys.executable)
     asked = []
-    monkeypatch.setattr(py.cpython, "provide_release", lambda release, log=print: asked.append(release) or built)
+    monkeypatch.setattr(py.cpython_source, "provide_release", lambda release, log=print: asked.append(release) or built)
     monkeypatch.setattr(py, "probe", lambda path, known=None: Interpreter(path, "3.13.15", "CPython"))
     chosen = select(">=3.13.14", "nemo-gym 0.7.0", FOUND)
     assert chosen.path == built and [r.version for r in asked] == ["3.13.15"]
@@ -81,7 +81,7 @@ def test_a_failed_build_is_an_infrastructure_error_naming_typeable_remedies(monk
     def fails(release, log=print):
         raise InfraError("apt-get source failed (exit 100)")
 
-    monkeypatch.setattr(py.cpython, "provide_release", fails)
+    monkeypatch.setattr(py.cpython_source, "provide_release", fails)
     with pytest.raises(InfraError) as info:
         select(">=3.13.14", "nemo-gym 0.7.0", FOUND)
     assert not isinstance(info.value, BuildError)  # the machine's problem: the ref is not BROKEN

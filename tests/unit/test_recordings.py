@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gymgate.cases.environments import load_environments
+from gymgate.cases.named import load_environments
 from gymgate.compare.observation import ABSENT
 from gymgate.pathid import PathId
 from gymgate.paths.plan import ids, plan, union

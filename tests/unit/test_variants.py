@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from gymgate import variants
-from gymgate.cases.environments import load_environments
+from gymgate.cases.named import load_environments
 from gymgate.compare.acks import reviewed_as
 from gymgate.endpoint.script import Script, ToolCall, Turn
 from gymgate.errors import UsageError

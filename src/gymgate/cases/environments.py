@@ -120,23 +120,6 @@ def selection(envs: list[str] | None, env_set: str | None) -> list[str] | None:
     return list(dict.fromkeys([*sets[env_set], *(envs or [])]))
 
 
-def load_environments(names: list[str] | None = None, gym=None) -> list[Environment]:
-    """The environments named (any case), or the default set when none are. A name no case has is derived from the
-    Gym's own config when `gym` (its files: recordings.read.GymFiles) is given (cases/derived.py)."""
-    envs = all_environments()
-    by_name = {e.name: e for e in envs}
-    if names is None:
-        names = environment_sets().get(DEFAULT_SET, list(by_name))
-    unknown = [n for n in names if n not in by_name]
-    if unknown and gym is not None:
-        from gymgate.cases.derived import derive_named
-
-        by_name.update({e.name: e for e in derive_named(gym, unknown)})
-    elif unknown:
-        raise UsageError(f"unknown environment(s) {', '.join(unknown)}; known: {', '.join(sorted(by_name))}")
-    return [by_name[n] for n in names]
-
-
 def refuse_drafts(envs: list[Environment]) -> None:
     """A drafted case is not trusted until a person reviewed it and removed its [draft] table."""
     drafts = [e for e in envs if e.draft]

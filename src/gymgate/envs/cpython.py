@@ -14,13 +14,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from gymgate.errors import EXIT_OK, InfraError, UsageError
+from gymgate.errors import InfraError, UsageError
 from gymgate.locations import cache_dir
 from gymgate.locks import held
 
@@ -212,39 +211,6 @@ def _mark(prefix: Path, mark: dict) -> None:
     os.replace(prefix / (MARK + ".tmp"), prefix / MARK)
 
 
-def provide(requires_python: str, version: str | None = None, source: Path | None = None, log=print) -> Path:
-    """An interpreter meeting `requires_python`: one the machine already has, else a gymgate build of the newest
-    declared release that meets it (its source fetched from Debian's archive unless `source` is given)."""
-    from packaging.specifiers import SpecifierSet
-    from packaging.version import Version
-
-    from gymgate.envs.python import discover
-
-    spec = SpecifierSet(requires_python)
-    have = [i for i in discover(include_uv=False) if Version(i.version) in spec]
-    if have and version is None:
-        log(f"CPython {have[0].version} meets {requires_python}: {have[0].path}")
-        return have[0].path
-    fitting = [r for r in releases() if Version(r.version) in spec and (version is None or r.version == version)]
-    if not fitting:
-        raise UsageError(f"no CPython release declared in {RELEASES_FILE.name} meets {requires_python}")
-    return provide_release(max(fitting, key=lambda r: Version(r.version)), source, log)
-
-
-def provide_release(spec: Release, source: Path | None = None, log=print) -> Path:
-    """The declared release in gymgate's cache: already there, copied from a shared store of builds
-    ($GYMGATE_PYTHON_BUILDS) when one there was built from the declared source, else built from `source` or from
-    Debian's copy of it."""
-    from gymgate.envs import cpython_source
-
-    if (prefix_of(spec.version) / MARK).is_file():
-        return prefix_of(spec.version) / "bin" / "python3"
-    shared = stored_build(spec)
-    if shared is not None and source is None:
-        return copy_build(spec, shared, log)
-    return build(spec.version, source or cpython_source.fetch(spec), log=log)
-
-
 def stored_build(spec: Release) -> Path | None:
     """A finished build of `spec` in $GYMGATE_PYTHON_BUILDS made from the declared source, or None."""
     store = os.environ.get(BUILDS_VAR, "").strip()
@@ -282,21 +248,3 @@ def copy_build(spec: Release, shared: Path, log=print) -> Path:
             shutil.rmtree(staged, ignore_errors=True)
         log(f"copied CPython {spec.version} in {time.monotonic() - started:.0f} s: {prefix / 'bin' / 'python3'}")
         return prefix / "bin" / "python3"
-
-
-def python_command(args) -> int:
-    """`gymgate python list | build | ensure`."""
-    from gymgate.envs import cpython_source
-    from gymgate.envs.python import discover
-
-    if args.python_command == "list":
-        for interp in discover():
-            print(f"{interp.version:<10} {interp.path}  {interp.build.splitlines()[0] if interp.build else ''}")
-        return EXIT_OK
-    if args.python_command == "build":
-        spec = release(args.version)
-        tarball = args.source.resolve() if args.source else cpython_source.fetch(spec)
-        print(build(spec.version, tarball, sha256=args.sha256))
-        return EXIT_OK
-    print(provide(args.requires_python, log=lambda line: print(line, file=sys.stderr)))
-    return EXIT_OK

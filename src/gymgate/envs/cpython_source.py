@@ -4,6 +4,8 @@ Machines of this kind reach Debian's package archive and PyPI but not python.org
 the upstream tarball byte for byte. The machine's own apt configuration is left alone: gymgate writes its own
 sources list (a deb-src line for the release's suite on the mirror the machine already uses), its own package
 lists and its own cache under `<cache>/pythons/apt/`, and verifies the tarball against cpython.toml's digest.
+`provide_release` puts a declared release in gymgate's cache: found there, copied from a shared store of builds, or
+built from that tarball.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from gymgate.envs.cpython import Release, pythons_dir, verify
+from gymgate.envs.cpython import MARK, Release, build, copy_build, prefix_of, pythons_dir, stored_build, verify
 from gymgate.errors import InfraError
 
 APT_TIMEOUT_S = 600
@@ -86,3 +88,15 @@ def fetch(spec: Release) -> Path:
     fetched.replace(target)
     shutil.rmtree(work, ignore_errors=True)
     return target
+
+
+def provide_release(spec: Release, source: Path | None = None, log=print) -> Path:
+    """The declared release in gymgate's cache: already there, copied from a shared store of builds
+    ($GYMGATE_PYTHON_BUILDS) when one there was built from the declared source, else built from `source` or from
+    Debian's copy of it."""
+    if (prefix_of(spec.version) / MARK).is_file():
+        return prefix_of(spec.version) / "bin" / "python3"
+    shared = stored_build(spec)
+    if shared is not None and source is None:
+        return copy_build(spec, shared, log)
+    return build(spec.version, source or fetch(spec), log=log)

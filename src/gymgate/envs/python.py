@@ -25,7 +25,7 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
-from gymgate.envs import cpython
+from gymgate.envs import cpython, cpython_source
 from gymgate.errors import BuildError, GymgateError, InfraError
 from gymgate.locations import cache_dir
 
@@ -260,7 +260,7 @@ def _build(release: cpython.Release, why: str) -> Interpreter:
         f"(later runs find it; {BUILD_VAR}=never stops here instead)."
     )
     try:
-        exe = cpython.provide_release(release, log=say)
+        exe = cpython_source.provide_release(release, log=say)
     except GymgateError as exc:
         raise InfraError(
             f"{why} gymgate could not build CPython {release.version}: {exc}\nRemedies: "

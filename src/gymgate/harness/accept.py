@@ -14,7 +14,8 @@ from pathlib import Path
 from gymgate import variants
 from gymgate.errors import EXIT_ERROR, UsageError
 from gymgate.faults import NONE
-from gymgate.harness.run import RunOptions, open_run, prepare, record_environment, run_ref, service_args
+from gymgate.harness.executor import run_ref
+from gymgate.harness.run import RunOptions, open_run, prepare, record_environment, service_args
 from gymgate.pathid import PathId
 from gymgate.refs import resolve_ref
 

@@ -19,7 +19,8 @@ from pathlib import Path
 
 from gymgate.compare.runs import Comparison, compare_runs
 from gymgate.errors import UsageError
-from gymgate.harness.run import RunOptions, run_ref
+from gymgate.harness.executor import run_ref
+from gymgate.harness.run import RunOptions
 from gymgate.pathid import environments
 from gymgate.refs import git
 from gymgate.refs.resolve import resolve_ref
@@ -194,7 +195,7 @@ def bisect(
 
 def affected_dirs(paths: list[str]) -> list[str]:
     """The Gym folders of the chosen paths' environments (where the first bad commit's relevant changes are)."""
-    from gymgate.cases.environments import load_environments
+    from gymgate.cases.named import load_environments
 
     envs = load_environments(environments(paths))
     return sorted({d for env in envs for d in env.all_server_dirs})

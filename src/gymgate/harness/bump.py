@@ -11,8 +11,9 @@ from pathlib import Path
 from gymgate.ci.github import comparison_annotations, group, publish
 from gymgate.compare.attempts import labels
 from gymgate.errors import EXIT_ERROR
+from gymgate.harness.executor import run_ref
 from gymgate.harness.reruns import real_attempt, run_reruns
-from gymgate.harness.run import RunOptions, run_ref
+from gymgate.harness.run import RunOptions
 from gymgate.refs.source import GymSource
 from gymgate.results import BumpResult
 from gymgate.runfolder import RunFolder

@@ -1,4 +1,4 @@
-"""Refs run on a Ray cluster the way `run_ref` runs them here (harness/run.py's seam for --ray-address): each run a
+"""Refs run on a Ray cluster the way `run_here` runs them here (harness/executor.py's seam for --ray-address): each run a
 unit (remote/spec.py), all of a command's units dispatched at once, each unit's run folder streamed into the
 caller's runs/ as its node writes it, then judged here exactly as a local run is. The cache is the caller's: a run
 whose inputs are stored is not sent; a node's run is stored like a local one.

@@ -4,7 +4,8 @@ drafts and renders it; this runs it)."""
 from __future__ import annotations
 
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK, UsageError
-from gymgate.harness.run import RunOptions, run_ref
+from gymgate.harness.executor import run_ref
+from gymgate.harness.run import RunOptions
 from gymgate.pathid import both
 from gymgate.refs import resolve_ref
 from gymgate.runfolder import RunFolder

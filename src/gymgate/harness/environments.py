@@ -7,7 +7,8 @@ from __future__ import annotations
 from argparse import Namespace
 
 from gymgate.cases.derived import NotRunnable, derive_usable, runnable_here
-from gymgate.cases.environments import ALL_SET, Environment, all_environments, load_environments, refuse_drafts
+from gymgate.cases.environments import ALL_SET, Environment, all_environments, refuse_drafts
+from gymgate.cases.named import load_environments
 from gymgate.errors import UsageError
 
 UNCASED = "_uncased"  # the --env names no case has: derived from the refs (with_derived)

@@ -14,7 +14,8 @@ from pathlib import Path
 from gymgate.compare.runs import compare_runs
 from gymgate.errors import EXIT_OK, UsageError
 from gymgate.harness.bump import write_reports
-from gymgate.harness.run import RefRun, RunOptions, run_refs
+from gymgate.harness.executor import run_refs
+from gymgate.harness.run import RefRun, RunOptions
 from gymgate.refs.source import GymSource
 from gymgate.results import Bump, Matrix, MatrixRef
 from gymgate.runfolder import RunFolder, runs_dir

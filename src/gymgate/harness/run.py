@@ -1,4 +1,5 @@
-"""One Gym ref through its acceptance paths, into one run folder: `run_ref`, what every command that runs a ref uses.
+"""One Gym ref through its acceptance paths, into one run folder on this machine: `run_here` (commands
+reach it through harness/executor.py, which also sends refs to a cluster).
 
 A ref that resolves but cannot be locked or built here yields a BROKEN run (every selected path BROKEN,
 with the cause) instead of an error: for a candidate that is the finding. A ref that does not resolve is
@@ -54,7 +55,7 @@ class RunOptions:
     # Some environment has no case (cases/derived.py): the ref's wide environment carries its requirements; not an
     # option: --env-set all implies it
     wide: bool = False
-    ray_address: str = default("ray_address")  # a cluster runs each ref (remote/): see run_ref
+    ray_address: str = default("ray_address")  # a cluster runs each ref (remote/): harness/executor.py
     ray_python: str = default("ray_python")
 
     @classmethod
@@ -139,7 +140,8 @@ def service_args(run: RunFolder, opts: RunOptions) -> list[str]:
 
 @dataclass(frozen=True)
 class RefRun:
-    """One `run_ref` call as data: what `run_refs` runs, one after another here or all at once on a cluster."""
+    """One run of a ref as data: what an executor runs (harness/executor.py), one after another here or all at once
+    on a cluster."""
 
     source: GymSource
     expected: list[str]
@@ -150,26 +152,7 @@ class RefRun:
     title: str = ""  # announced before it runs ("matrix 2/9: 0.3.0")
 
 
-def run_refs(calls: list[RefRun]) -> list[RunResult]:
-    """Every call's result, in order: run here one after another, or with --ray-address each on a cluster node,
-    all at once (harness/cluster.py)."""
-    if calls and calls[0].opts.ray_address:
-        from gymgate.harness.cluster import run_remote
-
-        return run_remote(calls)
-    results = []
-    for call in calls:
-        if call.title:
-            print(f"== {call.title}", flush=True)
-        results.append(
-            run_ref(
-                call.source, call.expected, call.opts, reuse=call.reuse, run_dir=call.run_dir, narrowed=call.narrowed
-            )
-        )
-    return results
-
-
-def run_ref(
+def run_here(
     source: GymSource,
     expected: list[str],
     opts: RunOptions,
@@ -183,13 +166,12 @@ def run_ref(
     """Run `expected` paths of `source` (or serve a stored clean run with the same inputs, when `reuse` and the
     options allow the cache), in four steps: build the ref's environment (a ref that cannot be built is a BROKEN
     run), look in the cache, open the run folder, run the in-environment session and mark how it ended.
-    `narrowed`: only `expected` runs (passed to pytest path by path), not the whole selection. With --ray-address
-    the run is a cluster node's (harness/cluster.py), which calls this with its caller's `run_id` and `admit`: the
-    environment it built, refused unless it is the one the caller expects."""
+    `narrowed`: only `expected` runs (passed to pytest path by path), not the whole selection. Here, whatever the
+    options say: commands choose where a ref runs through harness/executor.py; a cluster node's unit (harness/unit.py)
+    calls this with its caller's `run_id` and `admit`: the environment it built, refused unless it is the one the
+    caller expects."""
     from gymgate.compare.cache import inputs_digest, shared_digest
 
-    if opts.ray_address:
-        return run_refs([RefRun(source, expected, opts, reuse, run_dir, narrowed)])[0]
     run_id = run_id or new_run_id()
     try:
         env = prepare(source, opts.wide)

@@ -28,7 +28,7 @@ import pytest  # noqa: E402
 
 from gymgate.acceptance.path import GENERATION, RunContext  # noqa: E402
 from gymgate.acceptance.setup import shared_setup  # noqa: E402
-from gymgate.cases.environments import load_environments  # noqa: E402
+from gymgate.cases.named import load_environments  # noqa: E402
 from gymgate.endpoint.server import ModelEndpoint, Sampling  # noqa: E402
 from gymgate.options import add_session_options  # noqa: E402
 from gymgate.outcomes import ERROR, HARNESS  # noqa: E402

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from gymgate.acceptance.path import run_path
-from gymgate.cases.environments import load_environments
+from gymgate.cases.named import load_environments
 from gymgate.consumer.rollout import GenerationConfig
 from gymgate.outcomes import CONTRACT, FAIL, PASS
 from gymgate.paths.handwritten import case_paths

@@ -22,7 +22,7 @@ from gymgate.processes import RUN_ENVIRONMENT
 os.environ.update(RUN_ENVIRONMENT)
 
 from gymgate.acceptance.path import GENERATION  # noqa: E402
-from gymgate.cases.environments import load_environments  # noqa: E402
+from gymgate.cases.named import load_environments  # noqa: E402
 from gymgate.endpoint.server import ModelEndpoint, Sampling  # noqa: E402
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK  # noqa: E402
 from gymgate.options import UP, add_session_options  # noqa: E402
