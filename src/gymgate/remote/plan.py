@@ -1,4 +1,4 @@
-"""The units a dispatch sends to a cluster. A unit is one run of one ref (a `run_ref` call: harness/run.py) on one
+"""The units a dispatch sends to a cluster. A unit is one run of one ref (a `run_ref` call: harness/executor.py) on one
 node, so the run keeps every single-host assumption Gym makes; the caller compares refs, reruns what fails and
 writes every report as for local runs. A unit travels as data (its spec, remote/spec.py), never as a command line:
 its recordings to replay can outgrow any argv."""

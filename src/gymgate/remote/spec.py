@@ -1,4 +1,4 @@
-"""A unit's spec: one `run_ref` call (harness/run.py) as data — the ref, the paths, the run options (recordings to
+"""A unit's spec: one `run_ref` call (harness/executor.py) as data — the ref, the paths, the run options (recordings to
 replay and per-path deadlines included), the run id — plus what the caller expects the node's environment to be.
 The node resolves a pin or an index version by its name; a local tree, a git commit or a wheel travels as a pack
 named by its digest (`payload`). The node builds the environment itself; a ref whose content differs, a lock or an
