@@ -63,5 +63,6 @@ def refusal(address: str, environ: Mapping[str, str]) -> str:
     return (
         f"{head}{said}. Give gymgate the cluster's token as Ray reads it: ${TOKEN}=<token>, or ${TOKEN_PATH}=<file "
         f"holding it>, or the file {default_token_file(environ)} (`ray get-auth-token` on the cluster's head prints "
-        f"it); with ${MODE} unset, gymgate sends it once the cluster asks for one"
+        f"it); with ${MODE} unset, gymgate sends it once a HOST:PORT cluster asks for one (for ray://, set "
+        f"${MODE}=token)"
     )
