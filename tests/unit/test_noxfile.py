@@ -164,3 +164,35 @@ def test_tests_run_beside_the_default_set_fail_the_session_and_never_outlive_it(
     with pytest.raises(SystemExit, match="still running"), noxfile._beside(session, "beside", sleeper):
         pass
     assert not _alive(int(pid_file.read_text()))
+
+
+class _Session:
+    """What the suite's HOME asks of a nox session."""
+
+    def __init__(self, location: Path):
+        self.virtualenv = types.SimpleNamespace(location=str(location))
+        self.env: dict[str, str] = {}
+
+    def error(self, message: str):
+        raise RuntimeError(message)
+
+
+def test_the_suite_runs_in_a_home_of_its_own_holding_a_ray_token_and_fails_when_its_ray_folder_changes(
+    noxfile, tmp_path, monkeypatch
+):
+    for name in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "PYENV_ROOT", "GIT_CONFIG_GLOBAL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "real"))
+    session = _Session(tmp_path / "venv")
+    home, token = noxfile._home_with_a_ray_token(session)
+    assert session.env["HOME"] == str(home) and (home / ".ray" / "auth_token").read_text() == token
+    assert session.env["XDG_CACHE_HOME"] == str(tmp_path / "real" / ".cache")  # gymgate's and uv's caches stay put
+    assert session.env["PYENV_ROOT"] == str(tmp_path / "real" / ".pyenv")
+    noxfile._ray_home_untouched(session, home, token)
+    (home / ".ray" / "session_latest").write_text("")  # what a Ray run would leave
+    with pytest.raises(RuntimeError, match="the suite's ~/.ray changed"):
+        noxfile._ray_home_untouched(session, home, token)
+    (home / ".ray" / "session_latest").unlink()
+    (home / ".ray" / "auth_token").write_text("another")  # a token Ray wrote over the suite's
+    with pytest.raises(RuntimeError, match="the suite's ~/.ray changed"):
+        noxfile._ray_home_untouched(session, home, token)
