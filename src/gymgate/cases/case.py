@@ -1,4 +1,4 @@
-"""The fourteen paths' inputs: each environment's Gym row (pinned by SHA256), the declared fixture
+"""The hand-written paths' inputs: each environment's Gym row (pinned by SHA256), the declared fixture
 transforms, the scripted model behaviour per mode and the expected verifier outcome (cases/<env>.toml)."""
 
 from __future__ import annotations

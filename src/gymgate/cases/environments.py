@@ -1,5 +1,5 @@
 """The acceptance environments, read from the declarative files in cases/: one case file per environment, and
-cases/sets.toml naming sets of them — `default` (the seven) is what runs when nothing is selected."""
+cases/sets.toml naming sets of them — `default` is what runs when nothing is selected."""
 
 from __future__ import annotations
 

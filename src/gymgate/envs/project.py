@@ -1,4 +1,4 @@
-"""The uv project per Gym ref: nemo-gym at the ref, the extras its own seven environments declare,
+"""The uv project per Gym ref: nemo-gym at the ref, the extras its default set's environments declare,
 gymgate itself and the test tooling. Pins keep theirs committed under envs/<pin>/; other refs get one
 generated in the cache."""
 
