@@ -1,13 +1,14 @@
-"""Builders for Gym-shaped test inputs: wheels, source trees, git repositories and stored runs."""
+"""Builders for Gym-shaped test inputs: wheels, source trees, git repositories and stored runs; a user's moved HOME."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import zipfile
 from pathlib import Path
 
 from gymgate import verdict as categories
-from gymgate.locations import envs_dir
+from gymgate.locations import cache_dir, envs_dir
 from gymgate.runfolder import Failure, PathRecord, RunFolder, RunMark
 
 
@@ -166,3 +167,20 @@ def bump_runs(tmp_path, envs, regressed=(), contract=(), baseline="0.7.0", candi
         stored_run(tmp_path, "base", baseline, base_records),
         stored_run(tmp_path, "cand", candidate, cand_records),
     )
+
+
+def moved_home(home: Path, **env: str) -> dict[str, str]:
+    """This process's environment for a user whose HOME is `home` (made empty), with none of Ray's variables: what a
+    run needs of the real home stays where it is (gymgate's cache, uv's cache and interpreters, pyenv, the
+    configuration), so that only what lies in HOME itself differs; then `env`."""
+    real = Path.home()
+    home.mkdir(parents=True, exist_ok=True)
+    moved = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+    for name, path in {
+        "XDG_CACHE_HOME": real / ".cache",
+        "XDG_CONFIG_HOME": real / ".config",
+        "XDG_DATA_HOME": real / ".local" / "share",
+        "PYENV_ROOT": real / ".pyenv",
+    }.items():
+        moved.setdefault(name, str(path))
+    return moved | {"HOME": str(home), "GYMGATE_CACHE": str(cache_dir())} | env

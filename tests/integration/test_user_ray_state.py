@@ -7,40 +7,28 @@ from an RL job) — runs as on a clean machine, and leaves all of it as it was."
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
-from gymgate.locations import cache_dir
 from gymgate.runfolder import RunFolder
+from tests.helpers import moved_home
 
 
 def _users_environment(tmp: Path) -> tuple[dict[str, str], Path, Path]:
-    """This process's environment, moved to a HOME of the test's own (gymgate's cache, uv's, pyenv and the
-    configuration where they are), with the user's Ray settings above; returns it, that HOME and the Ray temp dir."""
-    real = Path.home()
+    """A HOME of the test's own (tests/helpers.moved_home) with the user's Ray settings above; returns the
+    environment, that HOME and the Ray temp dir."""
     home, ray_tmp = tmp / "home", tmp / "ray-tmp"
-    home.mkdir()
     ray_tmp.mkdir()
+    env = moved_home(
+        home,
+        RAY_AUTH_MODE="token",
+        RAY_AUTH_TOKEN_PATH=str(tmp / "no-such-token"),
+        RAY_ADDRESS="127.0.0.1:9",
+        RAY_TMPDIR=str(ray_tmp),
+        RAY_JOB_CONFIG_JSON_ENV_VAR=json.dumps({"runtime_env": {"working_dir": str(tmp / "no-such-dir")}}),
+    )
     (home / ".ray").write_text("a file where Ray expects its folder\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
-    for name, path in {
-        "XDG_CACHE_HOME": real / ".cache",
-        "XDG_CONFIG_HOME": real / ".config",
-        "XDG_DATA_HOME": real / ".local" / "share",
-        "PYENV_ROOT": real / ".pyenv",
-    }.items():
-        env.setdefault(name, str(path))
-    env |= {
-        "HOME": str(home),
-        "GYMGATE_CACHE": str(cache_dir()),
-        "RAY_AUTH_MODE": "token",
-        "RAY_AUTH_TOKEN_PATH": str(tmp / "no-such-token"),
-        "RAY_ADDRESS": "127.0.0.1:9",
-        "RAY_TMPDIR": str(ray_tmp),
-        "RAY_JOB_CONFIG_JSON_ENV_VAR": json.dumps({"runtime_env": {"working_dir": str(tmp / "no-such-dir")}}),
-    }
     return env, home, ray_tmp
 
 

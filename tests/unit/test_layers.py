@@ -5,7 +5,6 @@ even through an import inside a function or under TYPE_CHECKING (each hides a cy
 from __future__ import annotations
 
 import ast
-import sys
 from pathlib import Path
 
 import gymgate
@@ -13,30 +12,33 @@ import gymgate
 SRC = Path(gymgate.__file__).parent
 
 
-def _module_name(path: Path) -> str:
-    parts = path.relative_to(SRC.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+def modules_below(package: Path) -> dict[str, Path]:
+    """Every module of `package` (a folder named gymgate) by its dotted name."""
+    named = {}
+    for path in package.rglob("*.py"):
+        parts = path.relative_to(package.parent).with_suffix("").parts
+        named[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return named
 
 
-MODULES = {_module_name(path): path for path in SRC.rglob("*.py")}
+MODULES = modules_below(SRC)
 
 
-def _known(name: str) -> str:
+def _known(name: str, modules: dict[str, Path]) -> str:
     """The gymgate module `name` lives in (an imported name's module), '' when it is not gymgate's."""
-    while name and name not in MODULES:
+    while name and name not in modules:
         name = name.rpartition(".")[0]
     return name
 
 
-def _imports(path: Path) -> set[str]:
+def _imports(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
     """Every gymgate module a file imports, wherever the import statement stands: `from gymgate.a import b` counts
     as gymgate.a.b when b is a module of its own, else as gymgate.a."""
-    module = _module_name(path)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
-            found.update(_known(a.name) for a in node.names)
+            found.update(_known(a.name, modules) for a in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")[: len(package.split(".")) - node.level + 1]
@@ -44,12 +46,13 @@ def _imports(path: Path) -> set[str]:
             else:
                 origin = node.module or ""
             for alias in node.names:
-                found.add(f"{origin}.{alias.name}" if f"{origin}.{alias.name}" in MODULES else _known(origin))
+                named = f"{origin}.{alias.name}"
+                found.add(named if named in modules else _known(origin, modules))
     return {name for name in found if name.startswith("gymgate") and name != module}
 
 
-def module_graph() -> dict[str, set[str]]:
-    return {name: _imports(path) for name, path in MODULES.items()}
+def module_graph(modules: dict[str, Path] = MODULES) -> dict[str, set[str]]:
+    return {name: _imports(name, path, modules) for name, path in modules.items()}
 
 
 def _within(module: str, depth: int) -> str:
@@ -136,7 +139,7 @@ def test_the_cycle_finder_finds_a_cycle():
     assert cycles({"a": {"b"}, "b": set()}) == []
 
 
-def test_an_import_inside_a_function_counts(tmp_path, monkeypatch):
+def test_an_import_inside_a_function_counts(tmp_path):
     """Two modules of one package, one importing the other at its top and the other importing back inside a
     function, are a cycle; and `from gymgate.pkg import mod` counts as gymgate.pkg.mod."""
     package = tmp_path / "gymgate" / "pkg"
@@ -144,12 +147,4 @@ def test_an_import_inside_a_function_counts(tmp_path, monkeypatch):
     (package / "__init__.py").write_text("")
     (package / "a.py").write_text("from gymgate.pkg import b\n")
     (package / "b.py").write_text("def f():\n    from gymgate.pkg.a import g\n")
-    fake = {_module_name_in(tmp_path, p): p for p in (tmp_path / "gymgate").rglob("*.py")}
-    monkeypatch.setattr(sys.modules[__name__], "MODULES", fake)
-    monkeypatch.setattr(sys.modules[__name__], "SRC", tmp_path / "gymgate")
-    assert cycles(module_graph()) == [["gymgate.pkg.a", "gymgate.pkg.b"]]
-
-
-def _module_name_in(root: Path, path: Path) -> str:
-    parts = path.relative_to(root).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+    assert cycles(module_graph(modules_below(tmp_path / "gymgate"))) == [["gymgate.pkg.a", "gymgate.pkg.b"]]

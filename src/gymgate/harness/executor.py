@@ -5,10 +5,8 @@ chooses, so no command can run a ref here that the user sent to a cluster."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
-from gymgate.harness.cluster import run_remote
 from gymgate.harness.run import RefRun, RunOptions, run_here
 from gymgate.refs.source import GymSource
 from gymgate.results import RunResult
@@ -45,6 +43,8 @@ class OnCluster:
     """Every run at once, each a unit on a node of the cluster the options name."""
 
     def run(self, calls: Sequence[RefRun]) -> list[RunResult]:
+        from gymgate.harness.cluster import run_remote  # CLI start-up: a command run here never loads the dispatch
+
         return run_remote(calls)
 
 
@@ -57,14 +57,7 @@ def run_refs(calls: Sequence[RefRun]) -> list[RunResult]:
     return executor(calls[0].opts).run(calls) if calls else []
 
 
-def run_ref(
-    source: GymSource,
-    expected: list[str],
-    opts: RunOptions,
-    *,
-    reuse: bool = False,
-    run_dir: Path | None = None,
-    narrowed: bool = False,
-) -> RunResult:
-    """One run of `source` where the options say refs run (harness/run.run_here has the steps)."""
-    return run_refs([RefRun(source, expected, opts, reuse, run_dir, narrowed)])[0]
+def run_ref(source: GymSource, expected: list[str], opts: RunOptions, **where: Any) -> RunResult:
+    """One run of `source` where the options say refs run; `where`: RefRun's own fields (reuse, run_dir, narrowed).
+    harness/run.run_here has the steps."""
+    return run_refs([RefRun(source, expected, opts, **where)])[0]
