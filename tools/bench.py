@@ -51,8 +51,8 @@ import threading
 import time
 from pathlib import Path
 
-from gymgate import variants
 from gymgate.outcomes import SKIP
+from gymgate.pathid import PathId
 from gymgate.refs.index import cached_sdist as sdist
 from gymgate.refs.index import unpack_sdist as unpack
 from gymgate.refs.scratch import commit_all, git
@@ -1305,10 +1305,10 @@ def bench_variants(pins: list[str], repeats: int, every_env: bool = False) -> di
         seconds, text, code = timed(gymgate(*args), dict(os.environ))
         assert code in (0, 1), text
         forms: dict = {}
-        ran = [r for r in _one_run(runs).records().values() if variants.form_of(r.mode) and r.outcome != SKIP]
+        ran = [r for r in _one_run(runs).records().values() if PathId(r.path).part("form") and r.outcome != SKIP]
         wrong = disagreements(ran)
         for record in ran:
-            seen = forms.setdefault(variants.form_of(record.mode), {}).setdefault(
+            seen = forms.setdefault(PathId(record.path).part("form"), {}).setdefault(
                 record.env, {"ran": 0, "wrong": [], "known": 0, "unjudged": 0}
             )
             seen["ran"] += 1

@@ -301,7 +301,7 @@ def test_replayed_paths_are_named_by_shape():
     ]
     mcqa = [p for p in universe if p.startswith("mcqa:")]
     assert describe_paths(mcqa, universe) == "mcqa × accepted, rejected, every recording"
-    replays = [p for p in universe if PathId(p).replayed]
+    replays = [p for p in universe if PathId(p).kind.name == "recording"]
     assert describe_paths(replays, universe) == "all 2 environments × every recording"
     assert describe_paths(["mcqa:rec.a", "mcqa:rec.c", "mcqa:rejected"], universe) == "mcqa × rejected, rec.a, rec.c"
     more = [*universe, "mcqa:rec.f"]

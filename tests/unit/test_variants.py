@@ -49,10 +49,11 @@ def test_the_catalogue_reads_and_every_form_names_a_path():
     forms, fields = catalogue()
     assert forms and "extracted_answer" in fields
     for form in forms:
-        name = variants.name_of(form.name, "rec.3f2a9c1b0d")
+        name = PathId.named("mcqa", "variant", form=form.name, original="rec.3f2a9c1b0d").mode
         assert PathId.of("mcqa", name).mode == name
-        assert variants.original_of(name) == "rec.3f2a9c1b0d"
-    assert variants.original_of("accepted") == "" and variants.original_of("fault.policy_500_once") == ""
+        assert PathId.of("mcqa", name).original == "mcqa:rec.3f2a9c1b0d"
+    assert PathId("mcqa:accepted").original is None
+    assert PathId("mcqa:fault.policy_500_once").original == "mcqa:accepted"
     assert selected(variants.NONE) == () and set(selected(variants.DEFAULT)) < set(selected(variants.ALL))
     with pytest.raises(ValueError):
         selected("some")
@@ -155,7 +156,7 @@ def test_variants_are_planned_after_their_originals_and_reviewed_as_them():
     assert ids[:2] == ["mcqa:accepted", "mcqa:rejected"]
     assert "mcqa:form.boxed_text.accepted" in ids and "mcqa:form.boxed_text.rejected" in ids
     assert any(p.fault is not None for p in planned)  # fault paths are planned, and no variant is one of theirs
-    assert not any(variants.original_of(PathId(i).mode).startswith("fault.") for i in ids)
+    assert not any(PathId(i).kind.name == "variant" and PathId(i).original.kind.name == "fault" for i in ids)
     assert [p.id for p in plan([mcqa])] == ["mcqa:accepted", "mcqa:rejected"]  # none unless asked
     assert reviewed_as("mcqa:form.boxed_text.rec.3f2a9c1b0d") == (
         "mcqa:form.boxed_text.rec.3f2a9c1b0d",

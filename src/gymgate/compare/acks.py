@@ -35,13 +35,11 @@ from typing import Any
 
 import tomli_w
 
-from gymgate import variants
 from gymgate.atomic import write_text_atomic
 from gymgate.compare.observation import CONTRACT, Change, side_by_side
 from gymgate.errors import UsageError
-from gymgate.faults import replays_case
 from gymgate.locations import repo_root
-from gymgate.pathid import MODES, PathId
+from gymgate.pathid import PathId
 
 HEADER = """\
 # gymgate acknowledgements: {baseline} -> {candidate}
@@ -103,11 +101,8 @@ class AckReport:
 def reviewed_as(path: str) -> tuple[str, ...]:
     """The paths whose entries can cover a change on `path`: itself, for a fault path its accepted path, for a
     variant its original (what the model receives there is the original's, its answer aside)."""
-    pid = PathId(path)
-    if replays_case(pid.mode):
-        return (path, PathId.of(pid.env, MODES[0]))
-    original = variants.original_of(pid.mode)
-    return (path, PathId.of(pid.env, original)) if original else (path,)
+    original = PathId(path).original
+    return (path, original) if original else (path,)
 
 
 def match_key(change: Change) -> str:

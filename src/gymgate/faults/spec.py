@@ -11,7 +11,7 @@ from typing import Any
 from gymgate.endpoint.faults import KINDS
 from gymgate.endpoint.script import Script
 from gymgate.endpoint.server import JUDGE, POLICY
-from gymgate.faults import PREFIX
+from gymgate.pathid import kind_named
 from gymgate.selection import chosen
 
 CATALOGUE = Path(__file__).with_name("faults.toml")
@@ -32,7 +32,7 @@ class Fault:
 
     @property
     def path_name(self) -> str:
-        return PREFIX + self.name
+        return kind_named("fault").format(fault=self.name)
 
     @property
     def permanent(self) -> bool:

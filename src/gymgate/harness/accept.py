@@ -45,7 +45,6 @@ def planned(envs: list, sources: list, args: Namespace) -> tuple[list[str], RunO
     from dataclasses import replace
 
     from gymgate.paths.plan import selection
-    from gymgate.paths.replayed import path_name
 
     replaying = [s for s in sources if s is not None] if getattr(args, "replay", True) else []
     expected, recordings = selection(
@@ -54,10 +53,8 @@ def planned(envs: list, sources: list, args: Namespace) -> tuple[list[str], RunO
     if getattr(args, "paths", None):
         wanted = read_paths(args.paths, expected)
         expected = [p for p in expected if p in wanted]
-    kept = set(expected) | {
-        PathId.of(p.env, variants.original_of(p.mode)) for p in map(PathId, expected) if variants.original_of(p.mode)
-    }
-    replays = tuple(r.to_json() for r in recordings if PathId.of(r.env, path_name(r.key)) in kept)
+    kept = set(expected) | {PathId(p).original for p in expected} - {None}
+    replays = tuple(r.to_json() for r in recordings if PathId.named(r.env, "recording", key=r.key) in kept)
     wide = any(not e.has_case for e in envs)  # their servers' requirements: the ref's wide environment
     return expected, replace(RunOptions.of(args), replays=replays, wide=wide)
 

@@ -9,7 +9,7 @@ from typing import Any
 from gymgate.cases.case import RETURNED
 from gymgate.cases.environments import Environment
 from gymgate.endpoint.script import Script, ToolCall, Turn
-from gymgate.pathid import REPLAY, PathId
+from gymgate.pathid import PathId
 from gymgate.paths.spec import RECORDING, PathSpec, Recorded, RowSource
 from gymgate.recordings.read import BOOKKEEPING, Recording
 
@@ -17,16 +17,12 @@ TRANSFORMS = ("add_agent_ref",)  # what an RL dataset adds to a shipped row, as 
 NOT_VERIFIER = ("response", "responses_create_params", *BOOKKEEPING)  # a recording's keys that are not Gym's verdict
 
 
-def path_name(key: str) -> str:
-    return REPLAY + key
-
-
 def replay_path(env: Environment, recording: Recording) -> PathSpec:
     recorded = recording.recorded
     response = recorded.get("response") if isinstance(recorded.get("response"), dict) else {}
     items = [i for i in response.get("output") or [] if isinstance(i, dict)]
     fields = {k: v for k, v in recorded.items() if k not in NOT_VERIFIER}
-    name = path_name(recording.key)
+    name = PathId.named(env.name, "recording", key=recording.key).mode
     marker = "" if env.judge_markers else judge_marker(recorded, recording.row)
     script = Script(
         env.name,

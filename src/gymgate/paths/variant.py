@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from gymgate.pathid import PathId
 from gymgate.paths.spec import VARIANT, PathSpec
-from gymgate.variants import DEFAULT, name_of
+from gymgate.variants import DEFAULT
 from gymgate.variants.forms import selected
 from gymgate.variants.known import defects
 
@@ -30,7 +30,7 @@ def variant_paths(originals: Iterable[PathSpec], selection: str = DEFAULT) -> li
             script = form.apply(original.script, original.row.data)
             if script is None:
                 continue
-            name = name_of(form.name, original.name)
+            name = PathId.named(original.env.name, "variant", form=form.name, original=original.name).mode
             found.append(
                 replace(
                     original,

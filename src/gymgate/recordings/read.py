@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
-from gymgate.pathid import REPLAY
+from gymgate.pathid import PathId
 from gymgate.recordings.fidelity import unreplayable_shape
 
 RECORDINGS = "example_rollouts.jsonl"
@@ -75,7 +75,7 @@ class Recording:
             return "its row is not in the data this Gym ships (the verifier needs the row's own fields)"
         if not isinstance(self.recorded.get("response"), dict):
             return "it holds no response object"
-        shape = unreplayable_shape(f"{self.env}:{REPLAY}{self.key}", self.gym)
+        shape = unreplayable_shape(PathId.named(self.env, "recording", key=self.key), self.gym)
         if shape is not None:
             return f"{shape.reason.split('. ')[0].strip()} (cases/recordings/fidelity.toml)"
         if not self.recorded["response"].get("output"):

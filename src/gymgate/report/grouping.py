@@ -30,31 +30,36 @@ def describe_paths(paths: Iterable[str], universe: Iterable[str]) -> str:
     modes_of: dict[str, list[str]] = {}
     for path in chosen:
         modes_of.setdefault(PathId(path).env, []).append(PathId(path).mode)
-    replays_of: dict[str, set[str]] = {}
+    together: dict[tuple[str, str], set[str]] = {}  # (environment, what a kind's paths are called together)
     for path in map(PathId, everything):
-        if path.replayed:
-            replays_of.setdefault(path.env, set()).add(path.mode)
+        if path.kind.together:
+            together.setdefault((path.env, path.kind.together), set()).add(path.mode)
     by_modes: dict[tuple[str, ...], list[str]] = {}
     for env, modes in modes_of.items():
-        by_modes.setdefault(_modes(modes, replays_of.get(env, set())), []).append(env)
+        by_modes.setdefault(_modes(modes, {k: v for (e, k), v in together.items() if e == env}), []).append(env)
     parts = []
     for modes, envs in sorted(by_modes.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         parts.append(f"{_envs(envs, all_envs)} × {', '.join(modes)}")
     return "; ".join(parts)
 
 
-def _modes(modes: list[str], replays: set[str]) -> tuple[str, ...]:
-    """An environment's chosen paths by name: its case's modes, then its replays — `every recording` when all of
-    them, so environments that share a shape read as one."""
-    hand = sorted((m for m in modes if m not in replays), key=_mode_order)
-    chosen = sorted(m for m in modes if m in replays)
-    if not chosen:
-        return tuple(hand)
-    if set(chosen) == replays and len(chosen) > 1:
-        return (*hand, "every recording")
-    if len(chosen) <= 2:
-        return (*hand, *chosen)
-    return (*hand, f"{len(chosen)} of {len(replays)} recordings ({', '.join(chosen[:2])}, …)")
+def _modes(modes: list[str], together: dict[str, set[str]]) -> tuple[str, ...]:
+    """An environment's chosen paths by name: those named one by one, then each kind whose paths are named together
+    (pathkinds.toml `together`) — `every recording` when all of them, so environments that share a shape read as
+    one."""
+    grouped = set().union(*together.values()) if together else set()
+    shown = [*sorted((m for m in modes if m not in grouped), key=_mode_order)]
+    for called, every in together.items():
+        chosen = sorted(m for m in modes if m in every)
+        if not chosen:
+            continue
+        if set(chosen) == every and len(chosen) > 1:
+            shown.append(called)
+        elif len(chosen) <= 2:
+            shown += chosen
+        else:
+            shown.append(f"{len(chosen)} of {len(every)} {called.split()[-1]}s ({', '.join(chosen[:2])}, …)")
+    return tuple(shown)
 
 
 def _mode_order(mode: str) -> tuple[int, str]:

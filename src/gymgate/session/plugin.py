@@ -83,11 +83,9 @@ def session_paths(config) -> list:
     harness expects (its run mark) or --path names, and the recordings the harness handed the run (replays.jsonl),
     or, in a session started by hand, the recordings this Gym ships; narrowed by --path."""
     from gymgate.faults import ALL, NONE
-    from gymgate.faults import PREFIX as FAULT_PATH
     from gymgate.paths.plan import plan, recordings_of
     from gymgate.recordings.read import LocalFiles, Recording
     from gymgate.variants import ALL as VARIANTS_ALL
-    from gymgate.variants import original_of
 
     envs = selected_environments(config)
     handed = run_of(config).replays()
@@ -98,8 +96,8 @@ def session_paths(config) -> list:
     wanted = set(config.getoption("only_paths") or [])
     mark = run_of(config).mark()
     named = wanted | set(mark.expected if mark else [])
-    faulted = {p for p in named if PathId(p).mode.startswith(FAULT_PATH)}
-    varied = {p for p in named if original_of(PathId(p).mode)}
+    faulted = {p for p in named if PathId(p).kind.name == "fault"}
+    varied = {p for p in named if PathId(p).kind.name == "variant"}
     every = plan(envs, recordings, faults=ALL if faulted else NONE, variants=VARIANTS_ALL if varied else NONE)
     return [
         p
