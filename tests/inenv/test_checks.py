@@ -18,7 +18,7 @@ from gymgate.cases.named import load_environments
 from gymgate.consumer.rollout import GenerationConfig
 from gymgate.endpoint.server import JUDGE, POLICY, Exchange
 from gymgate.endpoint.tokenizer import build_tokenizer, encode, render
-from gymgate.paths.handwritten import case_paths
+from gymgate.kinds.handwritten import case_paths
 from gymgate.paths.spec import Recorded
 from gymgate.recordings import fidelity
 from gymgate.runfolder import PathRecord

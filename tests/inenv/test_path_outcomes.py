@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from gymgate.acceptance import path as path_module
-from gymgate.acceptance.path import RunContext, run_path
 from gymgate.cases.named import load_environments
 from gymgate.consumer.errors import GymDied, RolloutDataFailure, RolloutTimeout
 from gymgate.consumer.rollout import RolloutResult, prepare_rows
 from gymgate.endpoint.server import Exchange
-from gymgate.paths.handwritten import case_paths
+from gymgate.kinds.handwritten import case_paths
 from gymgate.paths.replayed import replay_path
 from gymgate.recordings.read import Recording
 from gymgate.runfolder import RunFolder
+from gymgate.runner import path as path_module
+from gymgate.runner.path import RunContext, run_path
 from gymgate.services.fleet import EnvStatus
 
 (MCQA,) = load_environments(["mcqa"])
@@ -239,7 +239,7 @@ def test_a_path_that_ends_in_a_raised_rollout_keeps_its_time_and_so_a_deadline_i
     candidate that hangs there is judged in the derived deadline, not in --path-timeout."""
     from gymgate.acceptance.limits import ROLLOUT_TIMING, derive_deadlines
     from gymgate.consumer.errors import GymTransportError
-    from gymgate.paths.faulted import fault_paths
+    from gymgate.kinds.fault import fault_paths
 
     if ending == "fault reported by /run":
         (path,) = [p for p in fault_paths([ACCEPTED, REJECTED], "all") if p.name == "fault.policy_reset_every"]

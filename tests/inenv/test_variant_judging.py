@@ -18,7 +18,7 @@ FORMS = {f.name: f for f in catalogue()[0]}
 
 def case(env: str, form: str, text: str) -> tuple[SimpleNamespace, Script]:
     original = SimpleNamespace(id=PathId.of(env, "accepted"), script=Script(env, "accepted", (Turn(content=text),)))
-    path = SimpleNamespace(id=PathId.of(env, f"form.{form}.accepted"), form=FORMS[form], variant_of=original)
+    path = SimpleNamespace(id=PathId.of(env, f"form.{form}.accepted"), detail=FORMS[form], of=original)
     return path, FORMS[form].apply(original.script, {"options": [{"B": "PCR"}]})
 
 

@@ -12,7 +12,7 @@ from gymgate.cases.derived import derive, derive_named, runnable_here
 from gymgate.endpoint.script import Script
 from gymgate.endpoint.server import JUDGE, POLICY, ModelEndpoint
 from gymgate.envs.project import wide_extras
-from gymgate.paths.plan import plan, recordings_of
+from gymgate.kinds.plan import plan, recordings_of
 from gymgate.recordings.read import LocalFiles
 
 
@@ -60,7 +60,7 @@ def test_an_environment_is_derived_as_its_recordings_ran_it(tmp_path):
     assert env.overrides == {"quiz_server.resources_servers.quiz.judge_model_server.name": "policy_model"}
     # Its paths are its recordings, replayed; a judge call is what does not open with the row's question.
     (path,) = plan([env], recordings_of(LocalFiles(tmp_path), [env], "9.9"))
-    assert path.id.startswith("quiz:rec.") and path.script.opening == "quiz?" and not path.unreplayable
+    assert path.id.startswith("quiz:rec.") and path.script.opening == "quiz?" and not path.cannot_run
 
 
 def test_what_cannot_be_derived_or_judged_says_why(tmp_path):

@@ -9,8 +9,8 @@ from gymgate.cases.named import load_environments
 from gymgate.endpoint.script import Script, Turn
 from gymgate.faults import ALL, DEFAULT, NONE
 from gymgate.faults.spec import EVERY, Fault, catalogue
+from gymgate.kinds.plan import plan
 from gymgate.pathid import PathId
-from gymgate.paths.plan import plan
 
 ONE_TURN = Script("c", "accepted", (Turn(content="a"),))
 JUDGED = Script("c", "accepted", (Turn(content="a"), Turn(content="b")), judge_verdicts=("[[A=B]]",))
@@ -57,17 +57,17 @@ def test_a_bad_fault_is_refused_naming_what_is_wrong(tmp_path, entry, problem):
 
 def test_fault_paths_are_planned_as_selected_after_each_case():
     envs = load_environments(["mcqa", "workplace_assistant"])
-    without = [p.id for p in plan(envs, faults=NONE)]
-    with_faults = [p.id for p in plan(envs, faults=DEFAULT)]
-    every = [p.id for p in plan(envs, faults=ALL)]
+    without = [p.id for p in plan(envs, selections={"fault": NONE})]
+    with_faults = [p.id for p in plan(envs, selections={"fault": DEFAULT})]
+    every = [p.id for p in plan(envs, selections={"fault": ALL})]
     assert without == ["mcqa:accepted", "mcqa:rejected", "workplace_assistant:accepted", "workplace_assistant:rejected"]
     assert set(without) < set(with_faults) < set(every)
     assert with_faults[:3] == ["mcqa:accepted", "mcqa:rejected", "mcqa:fault.policy_500_once"]
     # a fault kept out of the default set (it hangs known releases) runs only with `all`
     assert "mcqa:fault.policy_reset_every" in every and "mcqa:fault.policy_reset_every" not in with_faults
     with pytest.raises(ValueError, match="expected one of none, default, all"):
-        plan(envs, faults="some")
-    faulted = [p for p in plan(envs, faults=DEFAULT) if p.fault is not None]
+        plan(envs, selections={"fault": "some"})
+    faulted = [p for p in plan(envs, selections={"fault": DEFAULT}) if p.kind == "fault"]
     assert {p.id.env for p in faulted} == {"mcqa", "workplace_assistant"}
     assert all(p.script.mode == "accepted" for p in faulted)  # the accepted case, run again with one call failing
     # workplace_assistant's case has two policy turns: its second turn's fault applies; mcqa's has one

@@ -10,8 +10,8 @@ import pytest
 
 from gymgate.cases.named import load_environments
 from gymgate.compare.observation import ABSENT
+from gymgate.kinds.plan import ids, plan, union
 from gymgate.pathid import PathId
-from gymgate.paths.plan import ids, plan, union
 from gymgate.paths.replayed import judge_texts, model_turns, replay_path
 from gymgate.recordings import fidelity
 from gymgate.recordings.read import LocalFiles, Recording, content_key, read_recordings
@@ -330,13 +330,14 @@ def test_a_command_judges_the_union_of_its_refs_recordings_narrowed_as_asked(tmp
     args = Namespace(paths=None, replay=True)
     expected, opts = planned(envs, [trees["0.5.0"], trees["0.4.0"]], args)
     assert expected[:2] == ["mcqa:accepted", "mcqa:rejected"] and sorted(expected[2:]) == keys
-    assert sorted(r["key"] for r in opts.replays) == sorted(k.split(".", 1)[1] for k in keys)
-    assert {r["gym"] for r in opts.replays} == {"0.5.0"}  # the candidate's copy of what both ship
+    assert [p["id"] for p in opts.plan] == expected  # the plan itself crosses, in its order
+    replays = [p for p in opts.plan if p["recorded"]]
+    assert {p["recorded"]["gym"] for p in replays} == {"0.5.0"}  # the candidate's copy of what both ship
 
     narrowed, opts = planned(envs, [trees["0.5.0"]], Namespace(paths=[keys[0]], replay=True))
-    assert narrowed == [keys[0]] and [f"mcqa:rec.{r['key']}" for r in opts.replays] == [keys[0]]
+    assert narrowed == [keys[0]] and [p["id"] for p in opts.plan] == [keys[0]]
     alone, opts = planned(envs, [trees["0.5.0"]], Namespace(paths=None, replay=False))  # --no-replays
-    assert alone == ["mcqa:accepted", "mcqa:rejected"] and opts.replays == ()
+    assert alone == ["mcqa:accepted", "mcqa:rejected"] and [p["id"] for p in opts.plan] == alone
     with pytest.raises(Exception, match="unknown path"):
         planned(envs, [trees["0.4.0"]], Namespace(paths=[f"mcqa:rec.{content_key(newer)}"], replay=True))
 

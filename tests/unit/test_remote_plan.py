@@ -32,7 +32,7 @@ def test_run_options_reach_the_node_whole_but_where_runs_go_and_the_cluster_stay
         runs_dir=tmp_path,
         attempts=3,
         deadlines={"mcqa:accepted": 12.5},
-        replays=({"env": "mcqa", "key": "r1"},),
+        plan=({"id": "mcqa:accepted", "env": "mcqa"},),
         wide=True,
         ray_address="127.0.0.2:6379",
         ray_python="/usr/bin/python3",

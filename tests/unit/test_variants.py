@@ -17,9 +17,9 @@ from gymgate.cases.named import load_environments
 from gymgate.compare.acks import reviewed_as
 from gymgate.endpoint.script import Script, ToolCall, Turn
 from gymgate.errors import UsageError
+from gymgate.kinds.plan import plan
 from gymgate.outcomes import ERROR, FAIL, PASS
 from gymgate.pathid import PathId
-from gymgate.paths.plan import plan
 from gymgate.variants.forms import catalogue, selected, verdict_fields
 from gymgate.variants.known import Defect, defects
 from gymgate.verdict import known_defect, label
@@ -151,11 +151,11 @@ def test_the_verdict_fields_a_result_carries():
 
 def test_variants_are_planned_after_their_originals_and_reviewed_as_them():
     (mcqa,) = load_environments(["mcqa"])
-    planned = plan([mcqa], faults=variants.ALL, variants=variants.DEFAULT)
+    planned = plan([mcqa], selections={"fault": variants.ALL, "variant": variants.DEFAULT})
     ids = [p.id for p in planned]
     assert ids[:2] == ["mcqa:accepted", "mcqa:rejected"]
     assert "mcqa:form.boxed_text.accepted" in ids and "mcqa:form.boxed_text.rejected" in ids
-    assert any(p.fault is not None for p in planned)  # fault paths are planned, and no variant is one of theirs
+    assert any(p.kind == "fault" for p in planned)  # fault paths are planned, and no variant is one of theirs
     assert not any(PathId(i).kind.name == "variant" and PathId(i).original.kind.name == "fault" for i in ids)
     assert [p.id for p in plan([mcqa])] == ["mcqa:accepted", "mcqa:rejected"]  # none unless asked
     assert reviewed_as("mcqa:form.boxed_text.rec.3f2a9c1b0d") == (

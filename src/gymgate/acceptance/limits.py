@@ -1,5 +1,5 @@
 """How long and how often one path runs: the attempts per path, the rollout deadline and how a path's own deadline
-is derived from what the baseline measured. Read by the session (acceptance/path.py) and the harness alike, so it
+is derived from what the baseline measured. Read by the session (runner/path.py) and the harness alike, so it
 imports nothing heavy."""
 
 from __future__ import annotations

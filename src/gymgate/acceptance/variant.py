@@ -19,7 +19,7 @@ from gymgate.recordings import fidelity
 from gymgate.runfolder import PathRecord
 from gymgate.runfolder.record import RESULT
 from gymgate.text import excerpt
-from gymgate.variants.forms import answer_turn, verdict_fields
+from gymgate.variants.forms import Form, answer_turn, verdict_fields
 from gymgate.variants.known import known
 
 VARIANT = "variant"  # the failure kind a disagreement reports (runfolder/record.py Failure.kind)
@@ -61,15 +61,15 @@ def judge(result: PathRecord, path: PathSpec, script: Script, gym_result: Any, o
     """The variant's verdict against its original's, into the record: a failure per field that differs."""
     masked = original.get(MASKED, [])
     mine = {k: v for k, v in verdict(gym_result).items() if k not in masked} | ({MASKED: masked} if masked else {})
-    form = path.form
-    assert form is not None and path.variant_of is not None
-    before, after = answer(path.variant_of.script), answer(script)
+    form, original_path = path.detail, path.of
+    assert isinstance(form, Form) and original_path is not None
+    before, after = answer(original_path.script), answer(script)
     shown = excerpt(before, after, context=240)
     result.variant = {
         "form": form.name,
         "kind": form.kind,
         "why": form.why,
-        "of": str(path.variant_of.id),
+        "of": str(original_path.id),
         "original_from": source,
         "agrees": mine == original,
         "original": original,

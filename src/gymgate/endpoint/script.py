@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 UNSCRIPTED = "unscripted policy turn"  # how the endpoint refuses a turn beyond the script (case new reads it)
@@ -65,6 +65,17 @@ class Script:
     @property
     def path_id(self) -> str:
         return f"{self.case}:{self.mode}"
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Script:
+        turns = tuple(
+            Turn(t["content"], t["reasoning"], tuple(ToolCall(**c) for c in t["tool_calls"])) for t in data["turns"]
+        )
+        tuples = {k: tuple(data[k]) for k in ("judge_markers", "judge_verdicts")}
+        return cls(**{**data, "turns": turns, **tuples})
 
 
 def logprob(script: Script, caller: str, turn: int, position: int) -> float:

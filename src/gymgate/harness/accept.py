@@ -39,24 +39,24 @@ def read_paths(values: list[str], known: list[str]) -> set[str]:
 
 
 def planned(envs: list, sources: list, args: Namespace) -> tuple[list[str], RunOptions]:
-    """The paths a judging command runs on every one of its refs (each environment's case, and the union of the
-    recordings the refs ship: gymgate.paths.plan), narrowed by --paths (validated before anything is built), and
-    the run options that carry the recordings to every run."""
+    """The paths a judging command runs on every one of its refs (each kind's paths of each environment, with the
+    union of the recordings the refs ship: gymgate.kinds.plan), narrowed by --paths (validated before anything is
+    built), and the run options that carry the plan itself to every run."""
     from dataclasses import replace
 
-    from gymgate.paths.plan import selection
+    from gymgate.kinds import planfile
+    from gymgate.kinds.plan import selection
 
     replaying = [s for s in sources if s is not None] if getattr(args, "replay", True) else []
-    expected, recordings = selection(
-        envs, replaying, getattr(args, "faults", NONE), getattr(args, "variants", variants.NONE)
-    )
+    selections = {"fault": getattr(args, "faults", NONE), "variant": getattr(args, "variants", variants.NONE)}
+    paths, _ = selection(envs, replaying, selections)
+    expected = [p.id for p in paths]
     if getattr(args, "paths", None):
         wanted = read_paths(args.paths, expected)
         expected = [p for p in expected if p in wanted]
-    kept = set(expected) | {PathId(p).original for p in expected} - {None}
-    replays = tuple(r.to_json() for r in recordings if PathId.named(r.env, "recording", key=r.key) in kept)
+    plan = tuple(planfile.to_json(p) for p in paths if p.id in set(expected))
     wide = any(not e.has_case for e in envs)  # their servers' requirements: the ref's wide environment
-    return expected, replace(RunOptions.of(args), replays=replays, wide=wide)
+    return expected, replace(RunOptions.of(args), plan=plan, wide=wide)
 
 
 def require_judged_attempts(args: Namespace) -> None:

@@ -81,7 +81,7 @@ def inputs_of(call: RefRun, lock: Path, python: Interpreter) -> str:
     from gymgate.compare.cache import inputs_digest, shared_digest
 
     shared = shared_digest(call.source.digest, lock, f"{python.version} {python.build}")
-    return inputs_digest(shared, call.expected, call.opts.attempts, call.opts.replays)
+    return inputs_digest(shared, call.expected, call.opts.attempts, call.opts.paths_of(call.expected))
 
 
 def _dispatch(opts: RunOptions, sent: dict[int, tuple[Unit, RunFolder]], sources: dict[str, bytes]) -> Outcome:

@@ -47,16 +47,21 @@ class RunOptions:
     # one nox matrix invocation: compare/cache.py)
     reuse_since: float = default("reuse_since")
     shard: str = default("shard")  # "K/N" when this run is one shard of a ref's environments (shards/plan.py)
-    attempts: int = default("attempts")  # attempts of each path in one Gym (acceptance/path.py)
+    attempts: int = default("attempts")  # attempts of each path in one Gym (runner/path.py)
     # path id -> its rollout deadline (acceptance/limits.py); not an option: a bump derives it from its baseline
     deadlines: Mapping[str, float] = field(default_factory=dict)
-    # The recordings every ref of the command replays (gymgate.paths.plan.selection, as JSON); not an option
-    replays: tuple[dict[str, Any], ...] = ()
+    # The paths the command planned for every one of its refs (gymgate.kinds.planfile, one dict a path); not an option
+    plan: tuple[dict[str, Any], ...] = ()
     # Some environment has no case (cases/derived.py): the ref's wide environment carries its requirements; not an
     # option: --env-set all implies it
     wide: bool = False
     ray_address: str = default("ray_address")  # a cluster runs each ref (remote/): harness/executor.py
     ray_python: str = default("ray_python")
+
+    def paths_of(self, expected: list[str]) -> list[dict[str, Any]]:
+        """The planned paths among `expected`, in plan order: exactly what a run of them runs."""
+        wanted = set(expected)
+        return [p for p in self.plan if p["id"] in wanted]
 
     @classmethod
     def of(cls, values: Any) -> RunOptions:
@@ -68,13 +73,13 @@ class RunOptions:
         """What a cluster node runs the ref with (remote/spec.py): every field but where runs go and the cluster
         itself, which are the node's own."""
         kept = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in LOCAL_ONLY}
-        return {**kept, "deadlines": dict(self.deadlines), "replays": list(self.replays)}
+        return {**kept, "deadlines": dict(self.deadlines), "plan": list(self.plan)}
 
     @classmethod
     def from_json(cls, data: dict[str, Any], runs_dir: Path | None = None) -> RunOptions:
         known = {f.name for f in fields(cls)} - LOCAL_ONLY
         values = {k: v for k, v in data.items() if k in known}
-        return cls(**{**values, "replays": tuple(values.get("replays", ()))}, runs_dir=runs_dir)
+        return cls(**{**values, "plan": tuple(values.get("plan", ()))}, runs_dir=runs_dir)
 
 
 LOCAL_ONLY = frozenset({"runs_dir", "ray_address", "ray_python"})  # never sent to a node
@@ -183,13 +188,14 @@ def run_here(
     if admit is not None:
         admit(env)
     shared = shared_digest(source.digest, env.project / "uv.lock", f"{env.interpreter.version} {env.interpreter.build}")
-    inputs = inputs_digest(shared, expected, opts.attempts, opts.replays)
+    plan = opts.paths_of(expected)
+    inputs = inputs_digest(shared, expected, opts.attempts, plan)
     stored = served(inputs, opts) if reuse else None
     if stored is not None:
         return judged_result(stored, 0, expected, cached=True)
     run = open_run(source, opts, run_id, run_dir)
     record_environment(run, env)
-    run.write_replays(list(opts.replays))
+    run.write_plan(plan)
     mark = RunMark(
         expected=expected,
         run_id=run_id,

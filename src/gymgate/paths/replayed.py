@@ -10,7 +10,7 @@ from gymgate.cases.case import RETURNED
 from gymgate.cases.environments import Environment
 from gymgate.endpoint.script import Script, ToolCall, Turn
 from gymgate.pathid import PathId
-from gymgate.paths.spec import RECORDING, PathSpec, Recorded, RowSource
+from gymgate.paths.spec import PathSpec, Recorded, RowSource
 from gymgate.recordings.read import BOOKKEEPING, Recording
 
 TRANSFORMS = ("add_agent_ref",)  # what an RL dataset adds to a shipped row, as for a case's row
@@ -43,7 +43,6 @@ def replay_path(env: Environment, recording: Recording) -> PathSpec:
         expect={"reward": recorded.get("reward")},
         tool_outputs=None,  # held to the recording's own, masked (acceptance/checks.check_recording)
         metadata={k: _returned(k, v, recorded) for k, v in row.items() if k not in ("responses_create_params",)},
-        origin=RECORDING,
         recorded=Recorded(
             gym=recording.gym,
             file=recording.file,
@@ -52,7 +51,7 @@ def replay_path(env: Environment, recording: Recording) -> PathSpec:
             fields=fields,
             tool_outputs=tuple(str(i.get("output")) for i in items if i.get("type") == "function_call_output"),
         ),
-        unreplayable=unreplayable,
+        cannot_run=unreplayable,
     )
 
 

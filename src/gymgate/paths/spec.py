@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from gymgate.cases.environments import Environment
 from gymgate.endpoint.script import Script
-from gymgate.faults.spec import Fault
 from gymgate.pathid import PathId
-from gymgate.variants.forms import Form
-
-CASE, RECORDING, FAULT, VARIANT = (
-    "case",
-    "recording",
-    "fault",
-    "variant",
-)  # where a path came from (shown, never judged on)
 
 
 @dataclass(frozen=True)
@@ -33,6 +24,13 @@ class RowSource:
     def provenance(self) -> dict[str, Any]:
         return {"file": self.file, "line": self.line, "sha256": self.sha256, "transforms": list(self.transforms)}
 
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RowSource:
+        return cls(**{**data, "transforms": tuple(data["transforms"])})
+
 
 @dataclass(frozen=True)
 class Recorded:
@@ -48,6 +46,13 @@ class Recorded:
     def provenance(self) -> dict[str, Any]:
         return {"gym": self.gym, "file": self.file, "line": self.line, "sha256": self.sha256}
 
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Recorded:
+        return cls(**{**data, "tool_outputs": tuple(data["tool_outputs"])})
+
 
 @dataclass(frozen=True)
 class PathSpec:
@@ -62,14 +67,17 @@ class PathSpec:
     # Each row field (but the create params and agent_ref) -> "returned" or why it does not come back; None: not
     # declared (a draft, before it observed them).
     metadata: dict[str, str] | None
-    origin: str = CASE
-    recorded: Recorded | None = None
-    unreplayable: str = ""  # why a recorded path cannot run here ("" when it can)
-    fault: Fault | None = None  # the call the endpoint fails on this path (a fault path: paths/faulted.py)
-    # A variant path's original (its oracle) and the form its answer is rewritten in (paths/variant.py).
-    variant_of: PathSpec | None = None
-    form: Form | None = None
+    recorded: Recorded | None = None  # what Gym recorded that the path is held to (a replay's recording)
+    cannot_run: str = ""  # why the path cannot run here ("" when it can); its kind says how that is recorded
+    # The path this one derives from (its id's original: a fault path's accepted path, a variant's original), whole.
+    of: PathSpec | None = None
+    detail: Any = None  # the kind's own value (a fault path's Fault, a variant's Form): only its kind reads it
 
     @property
     def name(self) -> str:
         return self.id.mode
+
+    @property
+    def kind(self) -> str:
+        """The name of its kind (pathkinds.toml): what gymgate.kinds.kind_of finds its behaviour by."""
+        return self.id.kind.name

@@ -42,7 +42,9 @@ from gymgate.pathid import PathId
 from gymgate.runfolder.record import NO_RECORD, PathRecord
 from gymgate.runfolder.status import EnvStatus, WorkerRecord
 
-SCHEMA = 2  # the run folder's shape; bumped when its files change (2: every path record carries `observed`)
+# The run folder's shape; bumped when its files change (2: every path record carries `observed`; 3: the harness
+# hands the session its plan, plan.jsonl, in place of the recordings it replays)
+SCHEMA = 3
 # pytest's exit statuses of a session that ran its tests to the end (0 all passed, 1 some failed)
 FINISHED_STATUSES = (0, 1)
 
@@ -61,7 +63,7 @@ CRASH = "crash.txt"
 RERUNS = "reruns"
 RERUNS_MANIFEST = "reruns.json"
 ORIGINALS = "originals"
-REPLAYS = "replays.jsonl"
+PLAN = "plan.jsonl"
 
 _opened: list[Path] = []  # run folders this process opened, newest last (where a crash's trace goes)
 
@@ -165,16 +167,16 @@ class RunFolder:
     def data_file(self, env: str, mode: str) -> Path:
         return self.root / "data" / env / f"{mode}.jsonl"
 
-    # -- the recordings the run replays (gymgate.recordings.read.Recording, as JSON) ----------------------------------
-    def write_replays(self, recordings: list[dict[str, Any]]) -> Path:
-        """The recorded rollouts this run replays, written by the harness before the session starts (a bump's
-        two runs get the same union)."""
-        text = "".join(json.dumps(r, sort_keys=True) + "\n" for r in recordings)
-        return write_text_atomic(self.root / REPLAYS, text)
+    # -- the paths the run runs (gymgate.kinds.planfile: each PathSpec as JSON) -------------------------------------
+    def write_plan(self, paths: list[dict[str, Any]]) -> Path:
+        """The paths this run runs, written by the harness before the session starts (a bump's two runs get the
+        same plan)."""
+        text = "".join(json.dumps(p, sort_keys=True) + "\n" for p in paths)
+        return write_text_atomic(self.root / PLAN, text)
 
-    def replays(self) -> list[dict[str, Any]] | None:
-        """The recordings the harness handed this run; None when it handed none (a session started by hand)."""
-        path = self.root / REPLAYS
+    def plan(self) -> list[dict[str, Any]] | None:
+        """The paths the harness handed this run; None when it handed none (a session started by hand)."""
+        path = self.root / PLAN
         if not path.is_file():
             return None
         return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
@@ -239,7 +241,7 @@ class RunFolder:
 
     @property
     def originals(self) -> RunFolder:
-        """Where a variant's original, run again as its oracle, keeps its record (acceptance/path.py)."""
+        """Where a variant's original, run again as its oracle, keeps its record (runner/path.py)."""
         return RunFolder(self.root / ORIGINALS)
 
     def written_records(self, known: Container[str] = ()) -> dict[str, PathRecord]:

@@ -6,7 +6,7 @@ same name never share (Gym merges configs by name: one would silently replace th
 servers that no member's config declares (the head server, the model server from the model config) are shared;
 the rest belong to the member whose config declares them — so a dead server is blamed on its environment
 (`Fleet.watch`), and a neighbour's failure never decides another environment's verdict: the neighbours of an
-instance that is torn down start again in instances of their own (`Fleet`, acceptance/path.py).
+instance that is torn down start again in instances of their own (`Fleet`, runner/path.py).
 """
 
 from __future__ import annotations

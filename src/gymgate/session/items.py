@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from gymgate.acceptance.path import run_path
 from gymgate.outcomes import PASS, SKIP
+from gymgate.runner.path import run_path
 from gymgate.session.plugin import session_paths
 
 

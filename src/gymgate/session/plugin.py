@@ -26,7 +26,6 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
-from gymgate.acceptance.path import GENERATION, RunContext  # noqa: E402
 from gymgate.acceptance.setup import shared_setup  # noqa: E402
 from gymgate.cases.named import load_environments  # noqa: E402
 from gymgate.endpoint.server import ModelEndpoint, Sampling  # noqa: E402
@@ -35,6 +34,7 @@ from gymgate.outcomes import ERROR, HARNESS  # noqa: E402
 from gymgate.pathid import PathId, environments  # noqa: E402
 from gymgate.processes import RUN_MARKER, sweep  # noqa: E402
 from gymgate.runfolder import PathRecord, RunFolder  # noqa: E402
+from gymgate.runner.path import GENERATION, RunContext  # noqa: E402
 from gymgate.services import gym_compat  # noqa: E402
 from gymgate.services.launcher import service as launcher_service  # noqa: E402
 from gymgate.services.ray_cluster import private_ray  # noqa: E402
@@ -79,33 +79,24 @@ def selected_environments(config):
 
 
 def session_paths(config) -> list:
-    """The paths this session runs (gymgate.paths.plan): the selected environments' cases, the fault and variant paths the
-    harness expects (its run mark) or --path names, and the recordings the harness handed the run (replays.jsonl),
-    or, in a session started by hand, the recordings this Gym ships; narrowed by --path."""
-    from gymgate.faults import ALL, NONE
-    from gymgate.paths.plan import plan, recordings_of
-    from gymgate.recordings.read import LocalFiles, Recording
-    from gymgate.variants import ALL as VARIANTS_ALL
+    """The paths this session runs: exactly the plan the harness handed the run (plan.jsonl), each in the
+    environment of its name this Gym declares; in a session started by hand, every path this Gym's environments
+    have (gymgate.kinds.plan: the recordings it ships, every kind's paths) when --path names them, else the paths
+    each kind plans unasked. --path narrows either."""
+    from gymgate.kinds import kinds, planfile
+    from gymgate.kinds.plan import plan as plan_paths
+    from gymgate.kinds.plan import recordings_of
+    from gymgate.recordings.read import LocalFiles
+    from gymgate.selection import ALL
 
     envs = selected_environments(config)
-    handed = run_of(config).replays()
-    if handed is None:
-        recordings = recordings_of(LocalFiles(gym_compat.gym_root()), envs, gym_compat.gym_version() or "")
-    else:
-        recordings = [Recording.from_json(r) for r in handed]
     wanted = set(config.getoption("only_paths") or [])
-    mark = run_of(config).mark()
-    named = wanted | set(mark.expected if mark else [])
-    faulted = {p for p in named if PathId(p).kind.name == "fault"}
-    varied = {p for p in named if PathId(p).kind.name == "variant"}
-    every = plan(envs, recordings, faults=ALL if faulted else NONE, variants=VARIANTS_ALL if varied else NONE)
-    return [
-        p
-        for p in every
-        if (not wanted or p.id in wanted)
-        and (p.fault is None or p.id in faulted)
-        and (p.variant_of is None or p.id in varied)
-    ]
+    handed = run_of(config).plan()
+    if handed is not None:
+        return [p for p in planfile.read(handed, envs) if not wanted or p.id in wanted]
+    recordings = recordings_of(LocalFiles(gym_compat.gym_root()), envs, gym_compat.gym_version() or "")
+    every = plan_paths(envs, recordings, {k.name: ALL for k in kinds()} if wanted else None)
+    return [p for p in every if not wanted or p.id in wanted]
 
 
 def pytest_configure(config):

@@ -7,12 +7,12 @@ from dataclasses import replace
 
 import pytest
 
-from gymgate.acceptance.path import run_path
 from gymgate.cases.named import load_environments
 from gymgate.consumer.rollout import GenerationConfig
+from gymgate.kinds.handwritten import case_paths
 from gymgate.outcomes import CONTRACT, FAIL, PASS
-from gymgate.paths.handwritten import case_paths
 from gymgate.runfolder import RunFolder
+from gymgate.runner.path import run_path
 
 pytestmark = pytest.mark.selftest
 

@@ -21,7 +21,6 @@ from gymgate.processes import RUN_ENVIRONMENT
 # Ray reads some of these at import time (loopback node IP), so they are set before anything imports it.
 os.environ.update(RUN_ENVIRONMENT)
 
-from gymgate.acceptance.path import GENERATION  # noqa: E402
 from gymgate.cases.named import load_environments  # noqa: E402
 from gymgate.endpoint.server import ModelEndpoint, Sampling  # noqa: E402
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK  # noqa: E402
@@ -29,6 +28,7 @@ from gymgate.options import UP, add_session_options  # noqa: E402
 from gymgate.outcomes import EnvState  # noqa: E402
 from gymgate.processes import RUN_MARKER  # noqa: E402
 from gymgate.runfolder import EnvStatus, RunFolder  # noqa: E402
+from gymgate.runner.path import GENERATION  # noqa: E402
 from gymgate.services.launcher import service as launcher_service  # noqa: E402
 from gymgate.services.ray_cluster import private_ray  # noqa: E402
 from gymgate.session.controller import WorkerSession, honour_sigint  # noqa: E402

@@ -107,14 +107,14 @@ def merge(shards: ShardSet, base: Path) -> RunFolder:
     expected = [p for mark in marks for p in mark.expected]
     shared = marks[0].shared_inputs
     broken = [m.broken for m in marks if m.broken]
-    replays = [r for run in shards.runs for r in run.replays() or []]  # each shard replays its environments'
-    merged.write_replays(replays)
+    plan = [p for run in shards.runs for p in run.plan() or []]  # each shard ran its environments' paths
+    merged.write_plan(plan)
     merged.write_mark(
         RunMark(
             expected=expected,
             complete=True,
             run_id=run_id,
-            inputs=inputs_digest(shared, expected, replays=replays),
+            inputs=inputs_digest(shared, expected, plan=plan),
             started=min((m.started for m in marks if m.started is not None), default=None),
             finished=max((m.finished for m in marks if m.finished is not None), default=None),
             pytest_exit=max((m.pytest_exit for m in marks if m.pytest_exit is not None), default=None),

@@ -1,5 +1,9 @@
 """Running one path: Gym row -> dataset -> processor/collate -> Gym services -> rollout -> postprocess,
-then every check, into one PathRecord. Infrastructure trouble is an ERROR, never a reward-0 pass or fail."""
+then every check, into one PathRecord. Infrastructure trouble is an ERROR, never a reward-0 pass or fail.
+
+Whatever its kind, a path runs the same sequence; at each step its kind (gymgate.kinds.protocol.PathKind) is asked
+what to do: whether it can run, what it runs with, what the endpoint injects, how a raised or returned rollout is
+judged, whose declarations it is held to, and which checks it adds."""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from gymgate.acceptance import checks, faulted, variant
+from gymgate.acceptance import checks
 from gymgate.acceptance.expected import judge_params
 from gymgate.acceptance.limits import ROLLOUT_TIMING
 from gymgate.cases.case import InputDrift, apply_transforms, read_pinned
@@ -29,6 +33,8 @@ from gymgate.consumer.processor import collate, process_datum
 from gymgate.consumer.rollout import GenerationConfig, run_rollout_sync
 from gymgate.endpoint.script import Script
 from gymgate.endpoint.server import JUDGE, ModelEndpoint
+from gymgate.kinds import kind_of
+from gymgate.kinds.protocol import Prepared
 from gymgate.options import default
 from gymgate.outcomes import CONTRACT, ERROR, FAIL, GYM, HARNESS, PASS
 from gymgate.paths.spec import PathSpec
@@ -152,7 +158,7 @@ def _trace(exc: BaseException) -> str:
 
 
 def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | None) -> None:
-    env = path.env
+    env, kind = path.env, kind_of(path.id)
     status = ctx.statuses.get(env.name)
     if status is None:
         result.error(HARNESS, "startup: the environment was never started in this session")
@@ -163,9 +169,8 @@ def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | N
     if status.status != "ready":
         result.error(status.blame or GYM, f"startup: {status.reason}")
         return
-    if path.unreplayable:
-        result.fidelity = {"reproduces": False, "unreplayable": path.unreplayable}
-        result.skip(f"recorded rollout not replayable here: {path.unreplayable}")
+    if path.cannot_run:
+        kind.cannot_run(path, result)
         return
     result.row = path.row.provenance()
     try:
@@ -182,19 +187,13 @@ def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | N
     data_file.write_text(json.dumps(fed) + "\n")
     batch = collate([process_datum(row, i) for i, row in enumerate(load_rows(data_file))])
 
-    original: dict[str, Any] | None = None
-    source = ""
-    if path.variant_of is not None and script is None:
-        script = _variant_script(path, fed)
-        if script is None:
-            result.skip(f"the form {path.form.name if path.form else '?'} does not fit this row's answer")
-            return
-        original, source = _original_verdict(ctx, path, result)
-        if original is None:
-            return
-    script = script or path.script
+    # A script given in the path's stead (negative tests swap answers with it) runs as it is.
+    prepared = Prepared(script) if script is not None else kind.prepare(ctx, path, fed, result, _oracle_run(ctx))
+    if prepared is None:
+        return
+    script = prepared.script
     mark = len(ctx.endpoint.exchanges)
-    ctx.endpoint.set_script(env.name, script, path.fault)
+    ctx.endpoint.set_script(env.name, script, kind.injects(path))
     handle = ctx.handles[env.name]
     deadline, origin = ctx.deadline(result.path)
     result.timings["deadline_s"] = deadline
@@ -220,12 +219,8 @@ def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | N
         return
     except Exception as exc:
         seen = ctx.endpoint.exchanges[mark:]
-        if path.fault is not None and faulted.judge_failure(result, path.fault, seen, exc):
-            faulted.observe(result, seen, None)
-            if isinstance(exc, RolloutTimeout) and ctx.discard is not None:
-                ctx.discard(env.name, f"{path.id}: {exc.category}")  # a hung Gym serves no one
-            return
-        _rollout_failed(ctx, path, result, exc, seen, log_mark)
+        if not kind.rollout_raised(ctx, path, result, seen, exc):
+            _rollout_failed(ctx, path, result, exc, seen, log_mark)
         return
     finally:
         ctx.endpoint.set_script(env.name, None)
@@ -240,18 +235,11 @@ def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | N
     sent_row = batch["extra_env_info"][0]
     metrics = {k: v for k, v in rollout.rollout_metrics.items() if not k.startswith("timing/")}
     result.metrics = {k: checks.recordable(v) for k, v in metrics.items()}
-    if path.fault is not None:
-        answered = faulted.judge_row(result, path.fault, exchanges, full)
-        faulted.observe(result, exchanges, processed["gym_result"])
-        if not answered:
-            return  # the row is judged on what it says of the failure, not on the accepted path's checks
-        exchanges = [e for e in exchanges if not e.injected]  # the checks read what the model answered
-    else:
-        result.observe(((e.kind or e.route, e.status, e.body) for e in exchanges), processed["gym_result"])
+    exchanges = kind.rollout_returned(path, result, exchanges, processed)
+    if exchanges is None:
+        return  # the kind judged the path on what came back, alone
     tables = full_result_tables(batch["extra_env_info"], rollout.results)
-    # A variant's failure markers are allowed as its original's are, and its echoed row fields are held as its
-    # original's (a replay's by its recording, where a reviewed entry can classify them).
-    judged_as = path.variant_of or path
+    judged_as = kind.judged_as(path)
     # The judge's sampling comes from the environment's own config (read only when a judge was asked).
     judged = any(e.kind == JUDGE for e in exchanges)
     judge = judge_params(ctx.gym_root / env.config) if judged else None
@@ -280,10 +268,7 @@ def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | N
         ("tool_output", lambda: checks.check_tool_output(result, path, full)),
         ("recording", lambda: checks.check_recording(result, path, full, exchanges)),
         ("continuity", lambda: checks.check_continuity(result, exchanges)),
-        (
-            variant.VARIANT,
-            lambda: original is None or variant.judge(result, path, script, processed["gym_result"], original, source),
-        ),
+        *kind.checks(path, result, prepared, processed),
     ):
         try:
             check()
@@ -293,27 +278,9 @@ def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | N
     result.complete()
 
 
-def _variant_script(path: PathSpec, fed: dict[str, Any]) -> Script | None:
-    """A variant's answer, its form applied again to the row it is fed (a form may read the row: an option's text)."""
-    assert path.form is not None and path.variant_of is not None
-    script = path.form.apply(path.variant_of.script, fed)
-    return None if script is None else replace(script, mode=path.name)
-
-
-def _original_verdict(ctx: RunContext, path: PathSpec, result: PathRecord) -> tuple[dict[str, Any] | None, str]:
-    """A variant's oracle: its original's verdict on this Gym, from this run's record of it (the original runs first
-    on the same worker), else from running the original now, in the same Gym, into the run's originals/. When the
-    original cannot be one (it did not run to its end) the variant is an ERROR: nothing to judge it against."""
-    original = path.variant_of
-    assert original is not None
-    record, source = ctx.run.record(original.id), variant.THIS_RUN
-    if record is None:  # a --path of the variant alone, or a rerun in a fresh Gym
-        record, source = run_path(replace(ctx, attempts=1), original, into=ctx.run.originals), variant.RUN_AGAIN
-    found, why = variant.oracle(record, str(ctx.gym.get("version", "")))
-    if found is None:
-        blame = record.blame if record.outcome == ERROR and record.blame else GYM
-        result.error(blame, f"its original {original.id} cannot be its oracle: {why}")
-    return found, source
+def _oracle_run(ctx: RunContext) -> Callable[[PathSpec, RunFolder], PathRecord]:
+    """How a kind runs another path once, in the same Gym, into a folder of its own (a variant's original)."""
+    return lambda other, into: run_path(replace(ctx, attempts=1), other, into=into)
 
 
 def _row_of(ctx: RunContext, path: PathSpec) -> str:

@@ -1,20 +1,17 @@
-"""The paths of a selection: each environment's hand-written case (accepted, rejected), then each recording of its
-server the Gyms being judged ship, replayed. A bump replays the union of both refs' recordings (by content) on
-both refs, so the harness reads them from each ref's files and hands the session the list (run folder
-`replays.jsonl`); a session started by hand reads its own Gym's."""
+"""The paths of a selection, kind by kind in their declared order, per environment: its case's paths, their fault
+paths, a replay of each recording of its server the Gyms being judged ship, then the variants of those answers. A
+bump replays the union of both refs' recordings (by content) on both refs; the harness plans once and hands the run
+the plan itself (run folder `plan.jsonl`, gymgate.kinds.planfile); a session started by hand plans from its own Gym."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from gymgate.cases.case import load_case
 from gymgate.cases.environments import Environment
-from gymgate.faults import NONE
-from gymgate.paths.faulted import fault_paths
-from gymgate.paths.handwritten import case_paths
-from gymgate.paths.replayed import replay_path
+from gymgate.kinds import kinds
+from gymgate.kinds.protocol import Planning
 from gymgate.paths.spec import PathSpec
-from gymgate.paths.variant import variant_paths
 from gymgate.recordings.read import GymFiles, Recording, data_dir, read_recordings
 from gymgate.refs.source import GymSource
 
@@ -43,19 +40,21 @@ def union(*sources: Iterable[Recording]) -> list[Recording]:
 
 
 def plan(
-    envs: Iterable[Environment], recordings: Iterable[Recording] = (), faults: str = NONE, variants: str = NONE
+    envs: Iterable[Environment], recordings: Iterable[Recording] = (), selections: Mapping[str, str] | None = None
 ) -> list[PathSpec]:
-    """Every path of these environments, in order: per environment its case's paths, its fault paths (`faults`:
-    which, gymgate.faults.spec.SELECTIONS), its replays by key, then the variants of its case's and replays'
-    answers (`variants`: which forms, gymgate.variants.SELECTIONS), each after its original."""
+    """Every path of these environments, in order: per environment, each kind's paths after those of the kinds
+    declared before it. `selections`: which of its paths a kind plans, by kind name (`fault`: --faults, `variant`:
+    --variants; a kind not named plans its default)."""
     by_env: dict[str, list[Recording]] = {}
     for recording in recordings:
         by_env.setdefault(recording.env, []).append(recording)
+    given = Planning(by_env, dict(selections or {}))
     paths: list[PathSpec] = []
     for env in envs:
-        case = case_paths(env)
-        replays = [replay_path(env, r) for r in sorted(by_env.get(env.name, []), key=lambda r: r.key)]
-        paths += case + fault_paths(case, faults) + replays + variant_paths(case + replays, variants)
+        planned: list[PathSpec] = []
+        for kind in kinds():
+            planned += kind.plan(env, planned, given)
+        paths += planned
     return paths
 
 
@@ -64,13 +63,13 @@ def ids(paths: Iterable[PathSpec]) -> list[str]:
 
 
 def selection(
-    envs: list[Environment], sources: Iterable[GymSource], faults: str = NONE, variants: str = NONE
-) -> tuple[list[str], list[Recording]]:
-    """The path ids of these environments judged on these refs (with the fault paths `faults` and the variants
-    `variants` select), and the recordings they replay: the union of what each ref ships (the first ref's copy of a
-    recording both ship), read from each ref's files without installing it."""
+    envs: list[Environment], sources: Iterable[GymSource], selections: Mapping[str, str] | None = None
+) -> tuple[list[PathSpec], list[Recording]]:
+    """The paths of these environments judged on these refs (each kind's selected ones), and the recordings they
+    replay: the union of what each ref ships (the first ref's copy of a recording both ship), read from each ref's
+    files without installing it."""
     from gymgate.refs.distribution import Distribution
 
     found = [recordings_of(Distribution(source), envs, source.version or source.name) for source in sources]
     recordings = union(*found)
-    return ids(plan(envs, recordings, faults, variants)), recordings
+    return plan(envs, recordings, selections), recordings

@@ -1,11 +1,13 @@
-"""A hand-written case (cases/<env>.toml) as its two paths: accepted and rejected."""
+"""A hand-written case (cases/<env>.toml) as its two paths, accepted and rejected: everything they must come to is
+written in the case. Every other behaviour is the protocol's own."""
 
 from __future__ import annotations
 
 from gymgate.cases.case import Case, load_case
 from gymgate.cases.environments import Environment
+from gymgate.kinds.protocol import PathKind, Planning
 from gymgate.pathid import MODES, PathId
-from gymgate.paths.spec import CASE, PathSpec, RowSource
+from gymgate.paths.spec import PathSpec, RowSource
 
 
 def case_paths(env: Environment, case: Case | None = None) -> list[PathSpec]:
@@ -23,7 +25,16 @@ def case_paths(env: Environment, case: Case | None = None) -> list[PathSpec]:
             expect=dict(case.modes[mode].expect),
             tool_outputs=case.modes[mode].tool_outputs,
             metadata=case.metadata,
-            origin=CASE,
         )
         for mode in MODES
     ]
+
+
+class Handwritten(PathKind):
+    name = "handwritten"
+
+    def plan(self, env: Environment, planned: list[PathSpec], given: Planning) -> list[PathSpec]:
+        return case_paths(env)
+
+
+KIND = Handwritten()
