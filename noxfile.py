@@ -360,7 +360,7 @@ def _ray_home_untouched(session: nox.Session, home: Path, token: str) -> None:
 
 @nox.session(default=False)
 def bench(session: nox.Session) -> None:
-    """Measure one bench (tools/bench.py lists them: services, paths, compare, noise, neighbour, cached, matrix,
-    bisect, pins, bump, attempts, hang, faults); writes docs/benchmarks.md. nox -s bench -- paths --pin 0.4.0"""
+    """Measure one bench (the package tools/bench; `nox -s bench -- --help` lists them, from its registry); writes
+    docs/benchmarks/<what>-<pin>.json and docs/benchmarks.md. nox -s bench -- paths --pin 0.4.0"""
     _harness(session)
-    session.run("python", "tools/bench.py", *(session.posargs or ["paths"]))
+    session.run("python", "-m", "tools.bench", *(session.posargs or ["paths"]))  # from the repository's root
