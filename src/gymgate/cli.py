@@ -22,7 +22,8 @@ EXIT_FILE = "GYMGATE_EXIT_FILE"  # where the exit code is also written (nox sess
 @dataclass(frozen=True)
 class Command:
     """One command: what `--help` says and the function (module:name) that carries it out. The function takes the
-    parsed values and returns the exit code, or (exit code, the verdict document --json prints)."""
+    values it names, typed (options.bind), and returns the exit code, or (exit code, the verdict document --json
+    prints)."""
 
     name: str  # "accept", or "<group> <name>" ("cases list")
     help: str
@@ -32,7 +33,7 @@ class Command:
     def run(self, args: argparse.Namespace) -> int | tuple[int, dict]:
         module, name = self.target.split(":")
         function: Callable = getattr(importlib.import_module(module), name)
-        return function(args)
+        return function(**options.bind(function, args))
 
 
 GROUPS = {
@@ -208,16 +209,16 @@ def _verdict_stream():
     return verdict
 
 
-def resolve(args: argparse.Namespace) -> int:
+def resolve(gym_ref: str, gym_repo: str | None) -> int:
     from gymgate.refs import resolve_ref
 
-    print(json.dumps(resolve_ref(args.gym_ref, args.gym_repo).to_json(), indent=2))
+    print(json.dumps(resolve_ref(gym_ref, gym_repo).to_json(), indent=2))
     return EXIT_OK
 
 
-def env(args: argparse.Namespace) -> int:
+def env(gym_ref: str, gym_repo: str | None) -> int:
     from gymgate.harness.run import prepare
     from gymgate.refs import resolve_ref
 
-    prepare(resolve_ref(args.gym_ref, args.gym_repo))
+    prepare(resolve_ref(gym_ref, gym_repo))
     return EXIT_OK

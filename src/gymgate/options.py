@@ -14,7 +14,10 @@ cache, the git repository), so they apply to every caller, not only to the comma
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import inspect
 import os
+import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -601,3 +604,29 @@ def child_argv(child: str, run_options: Any, **values: Any) -> list[str]:
         for item in value if option.repeatable else [value]:
             argv += [option.session, str(item)]
     return argv
+
+
+def bind(function: Callable[..., Any], parsed: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments `function` takes, from a parsed command line: a parameter typed as a dataclass is that
+    value, its fields filled by name (the run's options as one value); any other parameter is the parsed value of its
+    name, or its own default when the command has no such option. The command line stops here: what a command's
+    function receives is typed values, never the parsed namespace."""
+    hints = typing.get_type_hints(function)
+    bound: dict[str, Any] = {}
+    for name, parameter in inspect.signature(function).parameters.items():
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            continue
+        kind = hints.get(name)
+        if isinstance(kind, type) and dataclasses.is_dataclass(kind):
+            bound[name] = values(kind, parsed)
+        elif hasattr(parsed, name):
+            bound[name] = getattr(parsed, name)
+        elif parameter.default is inspect.Parameter.empty:
+            raise TypeError(f"{function.__module__}.{function.__qualname__}: no option {name!r} for it")
+    return bound
+
+
+def values(kind: type, parsed: Any) -> Any:
+    """A dataclass of option values, each field from the parsed value of its name (a field no option fills keeps
+    its default)."""
+    return kind(**{f.name: getattr(parsed, f.name) for f in dataclasses.fields(kind) if hasattr(parsed, f.name)})

@@ -104,7 +104,7 @@ def test_a_crash_of_gymgate_itself_is_never_a_verdict(tmp_path, monkeypatch, cap
     run = RunFolder(tmp_path / "run").opened().root
     run.mkdir()
 
-    def broken(args):
+    def broken(**_):
         raise RuntimeError("gymgate bug")
 
     from gymgate.harness import review

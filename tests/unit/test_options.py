@@ -48,8 +48,48 @@ def test_run_options_defaults_are_the_declared_ones():
             assert getattr(defaults, f.name) == options.default(f.name), f.name
     # what a command line parses into is what RunOptions carries
     args = build_parser().parse_args(["accept", "--gym-ref", "0.4.0", "--stop-timeout", "7", "--attempts", "3"])
-    opts = RunOptions.of(args)
+    opts = options.values(RunOptions, args)
     assert (opts.stop_timeout, opts.attempts, opts.spinup_timeout) == (7.0, 3, options.default("spinup_timeout"))
+
+
+def test_every_command_takes_typed_values_it_can_be_given():
+    """Each command's function names what it takes (a typed parameter, or a dataclass of them: the run's options,
+    what was asked); every name is an option the command declares, so nothing below the command line reads the
+    parsed namespace, and a parameter no option fills is refused before anything runs."""
+    import importlib
+    import inspect
+
+    from gymgate.cli import COMMANDS
+
+    parser = build_parser()
+    for command in COMMANDS:
+        module, name = command.target.split(":")
+        function = getattr(importlib.import_module(module), name)
+        assert "args" not in inspect.signature(function).parameters, command.name
+        argv = {
+            "python build": ["python", "build", "3.13.15"],
+            "python ensure": ["python", "ensure", ">=3.13"],
+            "python list": ["python", "list"],
+            "gym-ref-of": ["gym-ref-of", "uv.lock"],
+            "case new": ["case", "new", "x", "--gym-ref", "0.4.0"],
+            "cases list": ["cases", "list", "--gym-ref", "0.4.0"],
+            "matrix": ["matrix"],
+            "bisect": ["bisect", "--good", "a", "--bad", "b"],
+            "merge": ["merge", "r"],
+            "shard-costs": ["shard-costs", "r"],
+            "compare": ["compare", "a", "b"],
+            "unit": ["unit", "spec"],
+            "ack": ["ack", "r"],
+            "lock": ["lock"],
+        }.get(command.name, [command.name, "--gym-ref", "0.4.0"])
+        bound = options.bind(function, parser.parse_args(argv))
+        assert set(bound) <= set(inspect.signature(function).parameters), command.name
+
+    def wants_more(gym_ref: str, nonesuch: int) -> int:
+        return 0
+
+    with pytest.raises(TypeError, match="no option 'nonesuch'"):
+        options.bind(wants_more, parser.parse_args(["resolve", "--gym-ref", "0.4.0"]))
 
 
 @pytest.mark.parametrize(("child", "builder"), [(options.SESSION, "session"), (options.UP, "up")])

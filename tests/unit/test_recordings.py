@@ -311,9 +311,9 @@ def test_replayed_paths_are_named_by_shape():
 
 
 def test_a_command_judges_the_union_of_its_refs_recordings_narrowed_as_asked(tmp_path):
-    from argparse import Namespace
-
     from gymgate.harness.accept import planned
+    from gymgate.harness.asked import Asked
+    from gymgate.harness.run import RunOptions
     from gymgate.refs import resolve_ref
 
     row = _row("2+2?", "4")
@@ -327,19 +327,18 @@ def test_a_command_judges_the_union_of_its_refs_recordings_narrowed_as_asked(tmp
         trees[version] = resolve_ref(str(write_tree(tmp_path / version, version, extra_files=files)))
     envs = load_environments(["mcqa"])
     keys = sorted(f"mcqa:rec.{content_key(r)}" for r in (shared, newer))
-    args = Namespace(paths=None, replay=True)
-    expected, opts = planned(envs, [trees["0.5.0"], trees["0.4.0"]], args)
+    expected, opts = planned(envs, [trees["0.5.0"], trees["0.4.0"]], Asked(), RunOptions())
     assert expected[:2] == ["mcqa:accepted", "mcqa:rejected"] and sorted(expected[2:]) == keys
     assert [p["id"] for p in opts.plan] == expected  # the plan itself crosses, in its order
     replays = [p for p in opts.plan if p["recorded"]]
     assert {p["recorded"]["gym"] for p in replays} == {"0.5.0"}  # the candidate's copy of what both ship
 
-    narrowed, opts = planned(envs, [trees["0.5.0"]], Namespace(paths=[keys[0]], replay=True))
+    narrowed, opts = planned(envs, [trees["0.5.0"]], Asked(paths=[keys[0]]), RunOptions())
     assert narrowed == [keys[0]] and [p["id"] for p in opts.plan] == [keys[0]]
-    alone, opts = planned(envs, [trees["0.5.0"]], Namespace(paths=None, replay=False))  # --no-replays
+    alone, opts = planned(envs, [trees["0.5.0"]], Asked(replay=False), RunOptions())  # --no-replays
     assert alone == ["mcqa:accepted", "mcqa:rejected"] and [p["id"] for p in opts.plan] == alone
     with pytest.raises(Exception, match="unknown path"):
-        planned(envs, [trees["0.4.0"]], Namespace(paths=[f"mcqa:rec.{content_key(newer)}"], replay=True))
+        planned(envs, [trees["0.4.0"]], Asked(paths=[f"mcqa:rec.{content_key(newer)}"]), RunOptions())
 
 
 def test_cases_list_reads_fidelity_from_the_newest_complete_run_of_the_ref(tmp_path):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from gymgate.cases.environments import all_environments
 from gymgate.cases.gym_layout import EXAMPLE, SERVERS, code_files, server_configs, server_files
@@ -92,16 +93,16 @@ def catalog(dist: Distribution) -> list[GymEnvironment]:
     return found
 
 
-def list_command(args) -> int:
+def list_command(gym_ref: str, gym_repo: str | None, list_json: bool, runs_dir: Path | None) -> int:
     """`gymgate cases list`: which environments of a Gym have example data, a case, and can run here."""
     from gymgate.refs import resolve_ref
     from gymgate.refs.distribution import Distribution
     from gymgate.report.fidelity import measured
-    from gymgate.runfolder import runs_dir
+    from gymgate.runfolder import runs_dir as default_runs_dir
 
-    source = resolve_ref(args.gym_ref, args.gym_repo)
+    source = resolve_ref(gym_ref, gym_repo)
     found = catalog(Distribution(source))
-    if args.list_json:
+    if list_json:
         print(json.dumps({"gym": source.to_json(), "environments": [e.to_json() for e in found]}, indent=2))
         return EXIT_OK
     with_data = [e for e in found if e.examples]
@@ -112,7 +113,7 @@ def list_command(args) -> int:
         f"{len(covered)} with a case, {len(runnable)} more with nothing declared against running here"
     )
     width = max(len(e.name) for e in found) if found else 10
-    run, replayed = measured(args.runs_dir or runs_dir(), source.digest)
+    run, replayed = measured(runs_dir or default_runs_dir(), source.digest)
     print(f"{'environment':<{width}}  {'rows':>4}  {'recorded':>8}  {'reproduce':>9}  {'case':<24}  runs here")
     for item in found:
         rows = sum(item.examples.values())

@@ -42,16 +42,16 @@ def prepare_env(source: GymSource, wide: bool = False) -> SyncedEnv:
     return ensure_env(where, source, interp)
 
 
-def lock_command(args) -> int:
+def lock_command(pins: list[str], upgrade: bool) -> int:
     """`gymgate lock`: regenerate the pins' projects and locks (default: every pin)."""
     from gymgate.errors import EXIT_OK, UsageError
     from gymgate.refs.pins import known_pins, load_pin
 
-    names = args.pins or known_pins()
+    names = pins or known_pins()
     for name in names:
         source = load_pin(name)
         if source is None:
             raise UsageError(f"no pin named {name!r}; known pins: {', '.join(known_pins())}")
-        relock(source, upgrade=args.upgrade)
+        relock(source, upgrade=upgrade)
         print(f"locked envs/{name}/uv.lock for {source.describe()}")
     return EXIT_OK

@@ -31,16 +31,22 @@ def provide(requires_python: str, version: str | None = None, source: Path | Non
     return provide_release(max(fitting, key=lambda r: Version(r.version)), source, log)
 
 
-def python_command(args) -> int:
+def python_command(
+    python_command: str,
+    version: str | None = None,
+    source: Path | None = None,
+    sha256: str | None = None,
+    requires_python: str | None = None,
+) -> int:
     """`gymgate python list | build | ensure`."""
-    if args.python_command == "list":
+    if python_command == "list":
         for interp in discover():
             print(f"{interp.version:<10} {interp.path}  {interp.build.splitlines()[0] if interp.build else ''}")
         return EXIT_OK
-    if args.python_command == "build":
-        spec = cpython.release(args.version)
-        tarball = args.source.resolve() if args.source else fetch(spec)
-        print(cpython.build(spec.version, tarball, sha256=args.sha256))
+    if python_command == "build":
+        spec = cpython.release(version)
+        tarball = source.resolve() if source else fetch(spec)
+        print(cpython.build(spec.version, tarball, sha256=sha256))
         return EXIT_OK
-    print(provide(args.requires_python, log=lambda line: print(line, file=sys.stderr)))
+    print(provide(requires_python, log=lambda line: print(line, file=sys.stderr)))
     return EXIT_OK

@@ -8,12 +8,11 @@ none of its inputs changed and its stored run is clean (`--no-cache`: never).
 from __future__ import annotations
 
 import sys
-from argparse import Namespace
+from dataclasses import replace
 from pathlib import Path
 
-from gymgate import variants
 from gymgate.errors import EXIT_ERROR, UsageError
-from gymgate.faults import NONE
+from gymgate.harness.asked import Asked
 from gymgate.harness.executor import run_ref
 from gymgate.harness.run import RunOptions, open_run, prepare, record_environment, service_args
 from gymgate.pathid import PathId
@@ -38,35 +37,43 @@ def read_paths(values: list[str], known: list[str]) -> set[str]:
     return wanted
 
 
-def planned(envs: list, sources: list, args: Namespace) -> tuple[list[str], RunOptions]:
+def planned(envs: list, sources: list, asked: Asked, run: RunOptions) -> tuple[list[str], RunOptions]:
     """The paths a judging command runs on every one of its refs (each kind's paths of each environment, with the
     union of the recordings the refs ship: gymgate.kinds.plan), narrowed by --paths (validated before anything is
-    built), and the run options that carry the plan itself to every run."""
-    from dataclasses import replace
-
+    built), and the run options that carry the environments and the plan itself to every run."""
     from gymgate.kinds import planfile
     from gymgate.kinds.plan import selection
 
-    replaying = [s for s in sources if s is not None] if getattr(args, "replay", True) else []
-    selections = {"fault": getattr(args, "faults", NONE), "variant": getattr(args, "variants", variants.NONE)}
-    paths, _ = selection(envs, replaying, selections)
+    replaying = [s for s in sources if s is not None] if asked.replay else []
+    paths, _ = selection(envs, replaying, asked.selections())
     expected = [p.id for p in paths]
-    if getattr(args, "paths", None):
-        wanted = read_paths(args.paths, expected)
+    if asked.paths:
+        wanted = read_paths(asked.paths, expected)
         expected = [p for p in expected if p in wanted]
     plan = tuple(planfile.to_json(p) for p in paths if p.id in set(expected))
     wide = any(not e.has_case for e in envs)  # their servers' requirements: the ref's wide environment
-    return expected, replace(RunOptions.of(args), plan=plan, wide=wide)
+    return expected, replace(run, envs=[e.name for e in envs], plan=plan, wide=wide)
 
 
-def require_judged_attempts(args: Namespace) -> None:
+def require_judged_attempts(run: RunOptions) -> None:
     """A comparison judges nondeterminism: it needs at least two attempts of every path (one is only for a ref run
     alone, e.g. a benchmark)."""
-    if args.attempts < 2:
-        raise UsageError(f"--attempts {args.attempts}: a comparison needs at least 2 attempts per path")
+    if run.attempts < 2:
+        raise UsageError(f"--attempts {run.attempts}: a comparison needs at least 2 attempts per path")
 
 
-def accept(args: Namespace) -> tuple[int, dict]:
+def accept(
+    gym_ref: str,
+    gym_repo: str | None,
+    baseline: str | None,
+    no_baseline: bool,
+    shard: str,
+    reruns: int,
+    acks: Path | None,
+    verbose: bool,
+    asked: Asked,
+    run: RunOptions,
+) -> tuple[int, dict]:
     """The exit code and the verdict document (what --json prints)."""
     from gymgate.ci.github import publish, run_annotations
     from gymgate.harness.bump import judge_bump
@@ -76,56 +83,48 @@ def accept(args: Namespace) -> tuple[int, dict]:
     from gymgate.report.summary import run_document, run_markdown
     from gymgate.runfolder import RunFolder
 
-    envs = judged_environments(args)
-    candidate = resolve_ref(args.gym_ref, args.gym_repo)
-    base_ref = None if args.no_baseline else (args.baseline or baseline_pin())
-    baseline = resolve_ref(base_ref, args.gym_repo) if base_ref else None
-    envs = with_derived(args, envs, [candidate, baseline])
-    if args.shard:
+    envs, uncased = judged_environments(asked)
+    candidate = resolve_ref(gym_ref, gym_repo)
+    base_ref = None if no_baseline else (baseline or baseline_pin())
+    base = resolve_ref(base_ref, gym_repo) if base_ref else None
+    envs = with_derived(asked, envs, uncased, [candidate, base])
+    if shard:
         from gymgate.shards.plan import Shard, shard_envs
 
-        shard = Shard.parse(args.shard)
-        args.envs = shard_envs([e.name for e in envs], shard)
-        print(f"shard {shard.label}: {', '.join(args.envs)} (of {len(envs)} environments)", flush=True)
-        envs = [e for e in envs if e.name in args.envs]
-    expected, opts = planned(envs, [candidate, baseline], args)
-    if baseline is not None:
-        require_judged_attempts(args)
-    if baseline is None or baseline.digest == candidate.digest:
-        alone = run_ref(candidate, expected, opts, reuse=True, narrowed=bool(args.paths))
-        run = RunFolder(alone.dir)
-        document = run_document(alone.judged, run, cached=alone.cached)
-        publish(run_markdown(document), run_annotations(list(run.records(expected).values())))
+        part = Shard.parse(shard)
+        names = shard_envs([e.name for e in envs], part)
+        print(f"shard {part.label}: {', '.join(names)} (of {len(envs)} environments)", flush=True)
+        envs = [e for e in envs if e.name in names]
+    expected, opts = planned(envs, [candidate, base], asked, run)
+    if base is not None:
+        require_judged_attempts(opts)
+    narrowed = bool(asked.paths)
+    if base is None or base.digest == candidate.digest:
+        alone = run_ref(candidate, expected, opts, reuse=True, narrowed=narrowed)
+        folder = RunFolder(alone.dir)
+        document = run_document(alone.judged, folder, cached=alone.cached)
+        publish(run_markdown(document), run_annotations(list(folder.records(expected).values())))
         return alone.code, document
-    bump = judge_bump(
-        baseline,
-        candidate,
-        expected,
-        opts,
-        reruns=args.reruns,
-        narrowed=bool(args.paths),
-        acks=args.acks,
-        verbose=args.verbose,
-    )
+    bump = judge_bump(base, candidate, expected, opts, reruns=reruns, narrowed=narrowed, acks=acks, verbose=verbose)
     if bump.why_not_compared:
         return bump.code, not_compared(bump.dir, bump.code, bump.why_not_compared)
     return bump.code, read_summary(bump.dir)
 
 
-def up(args: Namespace) -> int:
+def up(gym_ref: str, gym_repo: str | None, asked: Asked, run: RunOptions) -> int:
     """Start every chosen environment's Gym services from the ref's environment, check them, stop them."""
     from gymgate.envs.child import run_in_env
     from gymgate.harness.environments import judged_environments, with_derived
     from gymgate.runfolder import new_run_id
 
-    envs = judged_environments(args)  # unknown names are a usage error before anything is built
-    source = resolve_ref(args.gym_ref, args.gym_repo)
-    envs = with_derived(args, envs, [source])
+    envs, uncased = judged_environments(asked)  # unknown names are a usage error before anything is built
+    source = resolve_ref(gym_ref, gym_repo)
+    envs = with_derived(asked, envs, uncased, [source])
     env = prepare(source, any(not e.has_case for e in envs))
-    opts, run_id = RunOptions.of(args), new_run_id()
-    run = open_run(source, opts, run_id)
-    record_environment(run, env)
-    child = ["-m", "gymgate.session.up", *service_args(run, opts)]  # Gym is pointed at gymgate's own endpoint
+    opts, run_id = replace(run, envs=[e.name for e in envs]), new_run_id()
+    folder = open_run(source, opts, run_id)
+    record_environment(folder, env)
+    child = ["-m", "gymgate.session.up", *service_args(folder, opts)]  # Gym is pointed at gymgate's own endpoint
     code = run_in_env(env, child, run_id).code
     if code not in (0, 1, 2):
         print(f"gymgate: services run ended with status {code}", file=sys.stderr)

@@ -13,12 +13,12 @@ Between a good and a bad commit of one repository (first-parent history), every 
 
 from __future__ import annotations
 
-from argparse import Namespace
 from dataclasses import replace
 from pathlib import Path
 
 from gymgate.compare.runs import Comparison, compare_runs
 from gymgate.errors import UsageError
+from gymgate.harness.asked import Asked
 from gymgate.harness.executor import run_ref
 from gymgate.harness.run import RunOptions
 from gymgate.pathid import environments
@@ -219,21 +219,30 @@ def write_outcome(result: BisectResult, out: Path, acks: Path | None = None) -> 
     return write_bisect_reports(result, info, touched, report, out)
 
 
-def bisect_command(args) -> int:
+def bisect_command(
+    good: str,
+    bad: str,
+    gym_repo: str | None,
+    out: Path | None,
+    runs_dir: Path | None,
+    acks: Path | None,
+    asked: Asked,
+    run: RunOptions,
+) -> int:
     """`gymgate bisect`: exit 1 when a first bad commit (or its suspects) was found, 0 when nothing regresses."""
     from gymgate.harness.accept import planned, read_paths, require_judged_attempts
     from gymgate.harness.environments import judged_environments, with_derived
     from gymgate.harness.matrix import report_dir
     from gymgate.report.bisect import verdict_line
 
-    require_judged_attempts(args)
-    envs = judged_environments(args)
-    sources = [resolve_ref(args.bad, args.gym_repo), resolve_ref(args.good, args.gym_repo)]
-    envs = with_derived(args, envs, sources)
-    everything, opts = planned(envs, sources, Namespace(**{**vars(args), "paths": None}))
-    paths = sorted(read_paths(args.paths, everything)) if args.paths else None
-    result = bisect(args.good, args.bad, args.gym_repo, paths, everything, opts, args.acks)
-    written = write_outcome(result, args.out or report_dir(args.runs_dir, "bisect"), args.acks)
+    require_judged_attempts(run)
+    envs, uncased = judged_environments(asked)
+    sources = [resolve_ref(bad, gym_repo), resolve_ref(good, gym_repo)]
+    envs = with_derived(asked, envs, uncased, sources)
+    everything, opts = planned(envs, sources, replace(asked, paths=None), run)
+    paths = sorted(read_paths(asked.paths, everything)) if asked.paths else None
+    result = bisect(good, bad, gym_repo, paths, everything, opts, acks)
+    written = write_outcome(result, out or report_dir(runs_dir, "bisect"), acks)
     print("\n" + verdict_line(result))
     print("written: " + ", ".join(str(p) for p in written))
     return bisect_exit(result.paths)

@@ -3,22 +3,33 @@ drafts and renders it; this runs it)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
+
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK, UsageError
 from gymgate.harness.executor import run_ref
 from gymgate.harness.run import RunOptions
-from gymgate.pathid import both
 from gymgate.refs import resolve_ref
 from gymgate.runfolder import RunFolder
 
 
-def case_new(args) -> int:
+def case_new(
+    name: str,
+    server: str | None,
+    config: str | None,
+    row: int,
+    force: bool,
+    keep_scripts: bool,
+    gym_ref: str,
+    gym_repo: str | None,
+    runs_dir: Path | None,
+) -> int:
     """`gymgate case new`: draft a case, run both its paths on the real Gym (again while the agent asks for another
     turn), write what they observed. Exit 0 when accepted earned the top reward and rejected less, 1 when they did
     not separate, 2 when the paths could not run."""
     from gymgate.cases.draft import (
         add_closing_turn,
         draft_case,
-        keep_scripts,
         observed_expect,
         observed_metadata,
         observed_tool_outputs,
@@ -26,27 +37,34 @@ def case_new(args) -> int:
         separation,
         wants_another_turn,
     )
+    from gymgate.cases.draft import (
+        keep_scripts as keep_finished_scripts,
+    )
     from gymgate.cases.environments import all_environments, cases_dir
+    from gymgate.cases.named import load_environments
+    from gymgate.kinds import planfile
+    from gymgate.kinds.handwritten import case_paths
     from gymgate.refs.distribution import Distribution
 
-    target = cases_dir() / f"{args.name}.toml"
-    taken = [e for e in all_environments() if e.name == args.name and e.case_file != target]
-    replaceable = (args.force or args.keep_scripts) and target.exists() and "[draft]" in target.read_text()
+    target = cases_dir() / f"{name}.toml"
+    taken = [e for e in all_environments() if e.name == name and e.case_file != target]
+    replaceable = (force or keep_scripts) and target.exists() and "[draft]" in target.read_text()
     if taken or (target.exists() and not replaceable):
         where = taken[0].case_file if taken else target
-        raise UsageError(f"a case named {args.name} exists ({where}); pick another name (or --force for a draft)")
-    source = resolve_ref(args.gym_ref, args.gym_repo)
-    draft = draft_case(Distribution(source), args.name, args.server or args.name, args.row, args.config)
-    if args.keep_scripts:
+        raise UsageError(f"a case named {name} exists ({where}); pick another name (or --force for a draft)")
+    source = resolve_ref(gym_ref, gym_repo)
+    draft = draft_case(Distribution(source), name, server or name, row, config)
+    if keep_scripts:
         if not target.is_file():
             raise UsageError(f"--keep-scripts: {target} does not exist; draft it first")
-        keep_scripts(draft, target.read_text())
+        keep_finished_scripts(draft, target.read_text())
     target.write_text(render(draft, {}, "drafted; its paths have not run yet"))
     print(f"drafted {target} from {draft.config.path}, row {draft.line} of {draft.row_file}", flush=True)
-    paths = both([args.name])
-    opts = RunOptions(envs=[args.name], runs_dir=args.runs_dir, cache=False, workers="1")
+    opts = RunOptions(envs=[name], runs_dir=runs_dir, cache=False, workers="1")
     while True:
-        ran = run_ref(source, paths, opts)
+        planned = case_paths(*load_environments([name]))  # the draft as written now: its scripts change as it runs
+        paths = [p.id for p in planned]
+        ran = run_ref(source, paths, replace(opts, plan=tuple(planfile.to_json(p) for p in planned)))
         records = {r.mode: r for r in RunFolder(ran.dir).records(paths).values()}
         if ran.code == EXIT_ERROR:  # the session itself did not finish: nothing was learnt about the scripts
             print(f"gymgate: error: the draft's paths could not run; see {ran.dir}; {target} is left as drafted")

@@ -4,37 +4,32 @@ that can run here for `--env-set all`, or a resources server named with `--env` 
 
 from __future__ import annotations
 
-from argparse import Namespace
-
 from gymgate.cases.derived import NotRunnable, derive_usable, runnable_here
 from gymgate.cases.environments import ALL_SET, Environment, all_environments, refuse_drafts
 from gymgate.cases.named import load_environments
 from gymgate.errors import UsageError
+from gymgate.harness.asked import Asked
 
-UNCASED = "_uncased"  # the --env names no case has: derived from the refs (with_derived)
 
-
-def judged_environments(args: Namespace) -> list[Environment]:
-    """The cases a judging command was asked for; the names no case has are kept for `with_derived`."""
+def judged_environments(asked: Asked) -> tuple[list[Environment], list[str]]:
+    """The cases a judging command was asked for, and the names it asked for that no case has (`with_derived`
+    derives them once the refs are resolved)."""
     known = {e.name for e in all_environments()}
-    asked = args.envs
-    setattr(args, UNCASED, [n for n in asked or [] if n not in known])
-    envs = load_environments([n for n in asked if n in known] if asked is not None else None)
+    names = asked.envs
+    uncased = [n for n in names or [] if n not in known]
+    envs = load_environments([n for n in names if n in known] if names is not None else None)
     refuse_drafts(envs)  # before anything is built
-    return envs
+    return envs, uncased
 
 
-def with_derived(args: Namespace, envs: list[Environment], sources: list) -> list[Environment]:
+def with_derived(asked: Asked, envs: list[Environment], uncased: list[str], sources: list) -> list[Environment]:
     """`envs` and the environments without a case the command asked for, derived from the (resolved) refs: for
     `--env-set all` every one that runs here on any ref; for `--env NAME` that server (an unknown name is a usage
     error)."""
     sources = [s for s in sources if s is not None]
-    if getattr(args, "env_set", None) == ALL_SET:
-        envs = envs + every_runnable(sources, {e.name for e in envs})
-    elif getattr(args, UNCASED, None):
-        envs = envs + [_one(name, sources) for name in getattr(args, UNCASED)]
-    args.envs = [e.name for e in envs]
-    return envs
+    if asked.env_set == ALL_SET:
+        return envs + every_runnable(sources, {e.name for e in envs})
+    return envs + [_one(name, sources) for name in uncased]
 
 
 def _one(name: str, sources: list) -> Environment:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from gymgate.compare.runs import compare_runs
 from gymgate.errors import EXIT_OK, UsageError
+from gymgate.harness.asked import Asked
 from gymgate.harness.bump import write_reports
 from gymgate.harness.executor import run_refs
 from gymgate.harness.run import RefRun, RunOptions
@@ -72,7 +73,16 @@ def print_matrix(matrix: Matrix, written: list[Path], out=sys.stdout) -> None:
     print("written: " + ", ".join(str(p) for p in written), file=out)
 
 
-def matrix_command(args) -> int:
+def matrix_command(
+    refs: list[str],
+    only: str | None,
+    gym_repo: str | None,
+    out: Path | None,
+    runs_dir: Path | None,
+    acks: Path | None,
+    asked: Asked,
+    run: RunOptions,
+) -> int:
     """`gymgate matrix`: resolve every ref first, run them in order, write the matrix reports; the last bump's
     verdict is the exit code."""
     from gymgate.harness.accept import planned, require_judged_attempts
@@ -81,20 +91,20 @@ def matrix_command(args) -> int:
     from gymgate.refs.pins import pins_in_order
     from gymgate.report.matrix import write_matrix_reports
 
-    require_judged_attempts(args)
-    envs = judged_environments(args)
-    asked = args.refs or pins_in_order()
-    if args.only is not None and args.only not in asked:
-        print(f"matrix: {args.only} is not among the refs asked for ({', '.join(asked)}); nothing to run")
+    require_judged_attempts(run)
+    envs, uncased = judged_environments(asked)
+    names = refs or pins_in_order()
+    if only is not None and only not in names:
+        print(f"matrix: {only} is not among the refs asked for ({', '.join(names)}); nothing to run")
         return EXIT_OK
-    refs = [(ref, resolve_ref(ref, args.gym_repo)) for ref in asked]  # every ref resolves before anything runs
-    envs = with_derived(args, envs, [source for _, source in reversed(refs)])
+    resolved = [(ref, resolve_ref(ref, gym_repo)) for ref in names]  # every ref resolves before anything runs
+    envs = with_derived(asked, envs, uncased, [source for _, source in reversed(resolved)])
     # The paths are the whole matrix's (each ref replays every ref's recordings), also for one ref of it (--only):
     # its run has the inputs the report over every ref asks for, and is served to it.
-    expected, opts = planned(envs, [source for _, source in reversed(refs)], args)
-    if args.only is not None:
-        refs = [(ref, source) for ref, source in refs if ref == args.only]
-    out = args.out or report_dir(args.runs_dir, "matrix")  # made when there is something to write
-    matrix = run_matrix(refs, expected, opts, out, args.acks)
+    expected, opts = planned(envs, [source for _, source in reversed(resolved)], asked, run)
+    if only is not None:
+        resolved = [(ref, source) for ref, source in resolved if ref == only]
+    out = out or report_dir(runs_dir, "matrix")  # made when there is something to write
+    matrix = run_matrix(resolved, expected, opts, out, acks)
     print_matrix(matrix, write_matrix_reports(matrix, out))
     return matrix.exit_code

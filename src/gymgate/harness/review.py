@@ -8,38 +8,38 @@ from pathlib import Path
 from gymgate.errors import EXIT_OK, UsageError
 
 
-def compare_command(args) -> tuple[int, dict]:
+def compare_command(
+    baseline_run: Path, candidate_run: Path, out: Path | None, verbose: bool, json: bool, acks: Path | None
+) -> tuple[int, dict]:
     """`gymgate compare`: two stored runs, every report written; nothing is run."""
     from gymgate.harness.bump import compare_and_report
     from gymgate.report.outputs import read_summary
 
-    out = args.out or args.candidate_run
-    code = compare_and_report(
-        args.baseline_run, args.candidate_run, out, full=args.verbose and not args.json, acks=args.acks
-    )
+    out = out or candidate_run
+    code = compare_and_report(baseline_run, candidate_run, out, full=verbose and not json, acks=acks)
     return code, read_summary(out)
 
 
-def ack_command(args) -> int:
+def ack_command(runs: list[Path], acks: Path | None) -> int:
     """`gymgate ack`: draft the acknowledgements of a comparison's unacknowledged contract changes."""
-    from gymgate.compare import acks
+    from gymgate.compare import acks as ack_files
     from gymgate.compare.runs import compare_runs
 
-    if len(args.runs) > 2:
+    if len(runs) > 2:
         raise UsageError("gymgate ack takes one compared candidate run, or a baseline run and a candidate run")
-    baseline, candidate = args.runs if len(args.runs) == 2 else (_compared_baseline(args.runs[0]), args.runs[0])
-    comparison = compare_runs(baseline, candidate, args.acks)
+    baseline, candidate = runs if len(runs) == 2 else (_compared_baseline(runs[0]), runs[0])
+    comparison = compare_runs(baseline, candidate, acks)
     pending = {p.path: p.changes for p in comparison.changed}
-    directory = args.acks or acks.acks_dir()
+    directory = acks or ack_files.acks_dir()
     open_changes = [g for g in comparison.change_groups() if g.failing]
     if not open_changes:
         print(f"nothing to acknowledge: no unacknowledged contract change between {baseline} and {candidate}")
         if comparison.exit_code == EXIT_OK and comparison.baseline.get("digest") != comparison.candidate.get("digest"):
             # A clean step is reviewed too: its file links a chain of reviews that longer bumps compose along.
-            path, _, _ = acks.draft(directory, comparison.baseline, comparison.candidate, {})
+            path, _, _ = ack_files.draft(directory, comparison.baseline, comparison.candidate, {})
             print(f"wrote {path}: a reviewed step with nothing to acknowledge (it links chains of reviews)")
         return EXIT_OK
-    path, added, extended = acks.draft(directory, comparison.baseline, comparison.candidate, pending)
+    path, added, extended = ack_files.draft(directory, comparison.baseline, comparison.candidate, pending)
     print(f"wrote {path}: {added} new change(s) to review ({len(open_changes)} unacknowledged in all).")
     if extended:
         # The same change, with the same values, reviewed on other paths: the entry now names these too. Its reason

@@ -63,12 +63,6 @@ class RunOptions:
         wanted = set(expected)
         return [p for p in self.plan if p["id"] in wanted]
 
-    @classmethod
-    def of(cls, values: Any) -> RunOptions:
-        """The run options among a parsed command line's values (an option a command does not take keeps its
-        declared default)."""
-        return cls(**{f.name: getattr(values, f.name) for f in fields(cls) if hasattr(values, f.name)})
-
     def to_json(self) -> dict[str, Any]:
         """What a cluster node runs the ref with (remote/spec.py): every field but where runs go and the cluster
         itself, which are the node's own."""
@@ -189,6 +183,9 @@ def run_here(
         admit(env)
     shared = shared_digest(source.digest, env.project / "uv.lock", f"{env.interpreter.version} {env.interpreter.build}")
     plan = opts.paths_of(expected)
+    unplanned = sorted(set(expected) - {p["id"] for p in plan})
+    if unplanned:  # the session runs exactly the plan: a path nobody planned would never run
+        raise ValueError(f"{source.name}: paths expected but not planned: {', '.join(unplanned[:5])}")
     inputs = inputs_digest(shared, expected, opts.attempts, plan)
     stored = served(inputs, opts) if reuse else None
     if stored is not None:

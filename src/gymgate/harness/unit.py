@@ -11,21 +11,21 @@ from gymgate.harness.run import RunOptions, run_here
 from gymgate.remote.spec import UnitSpec
 
 
-def unit_command(args) -> int:
+def unit_command(spec: Path, run_dir: str | None) -> int:
     """`gymgate unit SPEC --run-dir DIR` (what a cluster node runs): the spec's run of its ref, into DIR, exactly
     as `run_here` runs it on the caller's machine; the exit code is the run's."""
-    if args.run_dir is None:
+    if run_dir is None:
         raise UsageError("unit: --run-dir is required (the folder the run is written into)")
-    spec, run_dir = UnitSpec.read(args.spec), Path(args.run_dir)
-    source = spec.resolved()
-    opts = RunOptions.from_json(spec.options, runs_dir=run_dir.parent)
+    unit, into = UnitSpec.read(spec), Path(run_dir)
+    source = unit.resolved()
+    opts = RunOptions.from_json(unit.options, runs_dir=into.parent)
     result = run_here(
         source,
-        spec.expected,
+        unit.expected,
         opts,
-        run_dir=run_dir,
-        narrowed=spec.narrowed,
-        run_id=spec.run_id,
-        admit=spec.admit,
+        run_dir=into,
+        narrowed=unit.narrowed,
+        run_id=unit.run_id,
+        admit=unit.admit,
     )
     return result.code

@@ -4,6 +4,7 @@ judges it against (the lock at its base)."""
 from __future__ import annotations
 
 import tomllib
+from pathlib import Path
 
 from gymgate.errors import UsageError
 
@@ -37,13 +38,13 @@ def gym_ref_of_lock(text: str, where: str = "uv.lock") -> str:
     )
 
 
-def gym_ref_of_command(args) -> int:
+def gym_ref_of_command(lock: Path) -> int:
     """`gymgate gym-ref-of UV_LOCK`: print the Gym ref a lock pins."""
     from gymgate.errors import EXIT_OK, UsageError
 
     try:
-        text = args.lock.read_text()
+        text = lock.read_text()
     except OSError as exc:
-        raise UsageError(f"cannot read {args.lock}: {exc}") from None
-    print(gym_ref_of_lock(text, str(args.lock)))
+        raise UsageError(f"cannot read {lock}: {exc}") from None
+    print(gym_ref_of_lock(text, str(lock)))
     return EXIT_OK
