@@ -13,6 +13,7 @@ import pytest
 
 from gymgate import options
 from gymgate.cli import COMMANDS, build_parser
+from gymgate.errors import UsageError
 from gymgate.harness.run import SESSION_ENVIRONMENT, RunOptions, service_args, session_args
 from gymgate.runfolder import RunFolder
 
@@ -120,7 +121,7 @@ def test_a_variable_sets_a_default_and_the_flag_wins(monkeypatch):
     assert build_parser().parse_args(["matrix"]).attempts == 5
     assert build_parser().parse_args(["matrix", "--attempts", "3"]).attempts == 3
     monkeypatch.setenv("GYMGATE_ATTEMPTS", "0")
-    with pytest.raises(options.UsageError, match="GYMGATE_ATTEMPTS"):
+    with pytest.raises(UsageError, match="GYMGATE_ATTEMPTS"):
         build_parser()
 
 
@@ -143,3 +144,23 @@ def test_the_session_loads_only_its_own_pytest_plugins(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     autoloaded = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
     assert "a plugin of the environment was loaded" in autoloaded.stdout + autoloaded.stderr
+
+
+def test_help_shows_each_option_under_its_group_and_every_setting_is_declared(capsys, monkeypatch):
+    """`--help` reads as the declarations are grouped; the settings only a variable sets are declared with the
+    options (README's table lists them all), and a value they cannot take is refused, naming the variable."""
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["accept", "--help"])
+    shown = capsys.readouterr().out
+    for group in options.GROUPS:
+        if any("accept" in o.commands for o in group.options):
+            assert f"\n{group.title}:\n" in shown, group.title
+    listed = shown.index("which paths:")
+    assert listed < shown.index("  --faults", listed) < shown.index("how paths run:")
+    names = {v.var for v in options.VARIABLES}
+    assert {"GYMGATE_LAUNCHER", "GYMGATE_PYTHON_DOWNLOADS", "GYMGATE_PYTHON_BUILD", "GYMGATE_PYTHON_BUILDS"} <= names
+    monkeypatch.setenv("GYMGATE_PYTHON_BUILD", "sometimes")
+    with pytest.raises(UsageError, match=r"\$GYMGATE_PYTHON_BUILD='sometimes': expected one of never"):
+        options.PYTHON_BUILD.value()
+    monkeypatch.setenv("GYMGATE_PYTHON_BUILD", "NEVER")
+    assert options.PYTHON_BUILD.value() == "never"

@@ -22,6 +22,7 @@ from pathlib import Path
 from gymgate.errors import InfraError, UsageError
 from gymgate.locations import cache_dir
 from gymgate.locks import held
+from gymgate.options import PYTHON_BUILDS
 
 RELEASES_FILE = Path(__file__).with_name("cpython.toml")
 MARK = "gymgate-python.json"  # inside an installed prefix, written last
@@ -42,7 +43,7 @@ BUILD_DURATION = "about 2 min on two idle cores (104 s measured; longer beside o
 CONFIGURE_FLAGS = ("--disable-test-modules", "--without-ensurepip", "OPT=-O3 -Wall")
 # A folder of finished builds shared between gymgate caches (another cache's `pythons/`, a CI cache): a build whose
 # source digest is the declared one is copied from there instead of compiled again.
-BUILDS_VAR = "GYMGATE_PYTHON_BUILDS"
+BUILDS_VAR = PYTHON_BUILDS.var  # declared with the other settings (gymgate.options)
 
 
 @dataclass(frozen=True)
@@ -213,7 +214,7 @@ def _mark(prefix: Path, mark: dict) -> None:
 
 def stored_build(spec: Release) -> Path | None:
     """A finished build of `spec` in $GYMGATE_PYTHON_BUILDS made from the declared source, or None."""
-    store = os.environ.get(BUILDS_VAR, "").strip()
+    store = PYTHON_BUILDS.value()
     if not store:
         return None
     prefix = Path(store).expanduser() / f"{PREFIX}{spec.version}"

@@ -28,14 +28,15 @@ from packaging.version import Version
 from gymgate.envs import cpython, cpython_source
 from gymgate.errors import BuildError, GymgateError, InfraError
 from gymgate.locations import cache_dir
+from gymgate.options import PYTHON_BUILD, PYTHON_DOWNLOADS
 
 PROBE_CACHE = "interpreters-2.json"
 PROBE = (
     "import json, sys, platform; "
     "print(json.dumps([platform.python_version(), platform.python_implementation(), sys.version]))"
 )
-DOWNLOADS_VARS = ("UV_PYTHON_DOWNLOADS", "GYMGATE_PYTHON_DOWNLOADS")  # either set to "never" forbids downloads
-BUILD_VAR = "GYMGATE_PYTHON_BUILD"  # "never": stop with the remedies instead of building a missing interpreter
+DOWNLOADS_VARS = ("UV_PYTHON_DOWNLOADS", PYTHON_DOWNLOADS.var)  # either set to "never" forbids downloads
+BUILD_VAR = PYTHON_BUILD.var  # "never": stop with the remedies instead of building a missing interpreter
 UV_INSTALL_TIMEOUT_S = 900
 
 
@@ -160,11 +161,12 @@ def discover(include_uv: bool = True) -> list[Interpreter]:
 
 
 def downloads_allowed() -> bool:
-    return all(os.environ.get(var, "").strip().lower() != "never" for var in DOWNLOADS_VARS)
+    uv_never = os.environ.get(DOWNLOADS_VARS[0], "").strip().lower() == "never"
+    return not uv_never and PYTHON_DOWNLOADS.value() != "never"
 
 
 def builds_allowed() -> bool:
-    return os.environ.get(BUILD_VAR, "").strip().lower() != "never"
+    return PYTHON_BUILD.value() != "never"
 
 
 def _matching(spec: SpecifierSet, candidates: list[Interpreter]) -> Interpreter | None:

@@ -15,9 +15,11 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-MODE_VARIABLE = "GYMGATE_LAUNCHER"
-FORK, EXEC = "fork", "exec"
-MODES = (FORK, EXEC)
+from gymgate.options import LAUNCHER
+
+MODE_VARIABLE = LAUNCHER.var  # declared with the other settings (gymgate.options)
+FORK, EXEC = LAUNCHER.choices
+MODES = LAUNCHER.choices
 
 
 def mode() -> str:
@@ -27,11 +29,7 @@ def mode() -> str:
 
 def checked_mode() -> str:
     """mode(), refused with a usage error when it is not one of MODES (the CLI asks first; the run's start again)."""
-    from gymgate.errors import UsageError
-
-    if mode() not in MODES:
-        raise UsageError(f"{MODE_VARIABLE}={mode()!r}: expected one of {', '.join(MODES)}")
-    return mode()
+    return LAUNCHER.value()
 
 
 def enabled() -> bool:
