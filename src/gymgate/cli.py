@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    from gymgate.envs.child import terminate_as_interrupt
+    from gymgate.envs.child import terminate_as_interrupt  # noqa: PLC0415 - CLI start-up: a command loads only what it runs
 
     try:
         args = build_parser().parse_args(argv)
@@ -173,7 +173,7 @@ def _main(argv: list[str] | None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_ERROR
     except Exception as exc:  # gymgate's own crash: never a verdict (exit 1 means "regression")
-        from gymgate.runfolder import write_crash
+        from gymgate.runfolder import write_crash  # noqa: PLC0415 - CLI start-up: a command loads only what it runs
 
         where = write_crash(exc)
         print(f"gymgate: internal error: {type(exc).__name__}: {exc} (trace: {where})", file=sys.stderr)
@@ -188,13 +188,13 @@ def _main(argv: list[str] | None) -> int:
 def _settle(args: argparse.Namespace) -> None:
     """What the parsed values imply before a command runs: --cache-dir for this process and every child, and the
     environments asked for (--env names, then GYMGATE_ENVS when neither --env nor --env-set was given)."""
-    from gymgate.services import launcher
+    from gymgate.services import launcher  # noqa: PLC0415 - CLI start-up: a command loads only what it runs
 
     launcher.checked_mode()  # read where Gyms start (services/launcher/service.py): refused before anything runs
     if getattr(args, "cache_dir", None) is not None:  # the flag wins, for this process and every child
         os.environ[options.BY_NAME["cache_dir"].var] = str(args.cache_dir.resolve())
     if hasattr(args, "env_set"):
-        from gymgate.cases.environments import selection
+        from gymgate.cases.environments import selection  # noqa: PLC0415 - CLI start-up: a command loads only what it runs
 
         if args.envs is None and args.env_set is None:  # a flag wins over the variable
             args.envs = options.BY_NAME["envs"].variable(options.env_names)
@@ -210,15 +210,15 @@ def _verdict_stream():
 
 
 def resolve(gym_ref: str, gym_repo: str | None) -> int:
-    from gymgate.refs import resolve_ref
+    from gymgate.refs import resolve_ref  # noqa: PLC0415 - CLI start-up: a command loads only what it runs
 
     print(json.dumps(resolve_ref(gym_ref, gym_repo).to_json(), indent=2))
     return EXIT_OK
 
 
 def env(gym_ref: str, gym_repo: str | None) -> int:
-    from gymgate.harness.run import prepare
-    from gymgate.refs import resolve_ref
+    from gymgate.harness.run import prepare  # noqa: PLC0415 - CLI start-up: a command loads only what it runs
+    from gymgate.refs import resolve_ref  # noqa: PLC0415 - CLI start-up: a command loads only what it runs
 
     prepare(resolve_ref(gym_ref, gym_repo))
     return EXIT_OK

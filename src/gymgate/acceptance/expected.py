@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from gymgate.text import content_text
 
 
@@ -90,7 +92,6 @@ JUDGE_SAMPLING = {"temperature": "temperature", "top_p": "top_p", "max_output_to
 def judge_params(config: Path) -> dict[str, Any] | None:
     """The judge's create params the environment's own config declares (the first `judge_responses_create_params`
     in the file), or None when it declares none: what every judge request must carry, and nothing else."""
-    import yaml
 
     def find(node: Any) -> dict[str, Any] | None:
         if isinstance(node, dict):

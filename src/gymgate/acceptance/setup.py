@@ -10,6 +10,7 @@ from typing import Any
 from gymgate.atomic import write_json_atomic
 from gymgate.cases.case import InputDrift, load_case, read_row
 from gymgate.cases.environments import Environment
+from gymgate.endpoint.tokenizer import build_tokenizer
 from gymgate.locks import held
 from gymgate.runfolder import RunFolder
 
@@ -32,9 +33,7 @@ def _inputs(environments: list[Environment], gym_root: Path) -> dict[str, Any]:
 
 
 def shared_setup(run: RunFolder, environments: list[Environment], gym_root: Path) -> tuple[Any, dict[str, Any]]:
-    from transformers import PreTrainedTokenizerFast
-
-    from gymgate.endpoint.tokenizer import build_tokenizer
+    from transformers import PreTrainedTokenizerFast  # noqa: PLC0415 - pin environment only
 
     setup = run.setup_dir
     setup.mkdir(parents=True, exist_ok=True)

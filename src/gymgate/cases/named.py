@@ -4,6 +4,7 @@ deriving."""
 
 from __future__ import annotations
 
+from gymgate.cases.derived import derive_named
 from gymgate.cases.environments import DEFAULT_SET, Environment, all_environments, environment_sets
 from gymgate.errors import UsageError
 
@@ -17,8 +18,6 @@ def load_environments(names: list[str] | None = None, gym=None) -> list[Environm
         names = environment_sets().get(DEFAULT_SET, list(by_name))
     unknown = [n for n in names if n not in by_name]
     if unknown and gym is not None:
-        from gymgate.cases.derived import derive_named  # start-up: the in-env session imports this; deriving is rare
-
         by_name.update({e.name: e for e in derive_named(gym, unknown)})
     elif unknown:
         raise UsageError(f"unknown environment(s) {', '.join(unknown)}; known: {', '.join(sorted(by_name))}")

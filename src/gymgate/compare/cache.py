@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from gymgate.compare.attempts import alone_labels
+from gymgate.compare.stability import disagreement
 from gymgate.errors import UsageError
 from gymgate.locations import PACKAGE_DIR, repo_root
 from gymgate.options import default
@@ -51,7 +53,6 @@ def inputs_digest(
 
 def unstable(run: RunFolder) -> bool:
     """Some path's attempts disagreed with each other (compare/stability.py): red, whatever the labels say."""
-    from gymgate.compare.stability import disagreement
 
     return any(disagreement(r.attempt_records()) is not None for r in run.records().values())
 
@@ -61,7 +62,6 @@ def find_cached(runs_dir: Path, digest: str, since: float = 0.0) -> RunFolder | 
     damaged, are passed over. `since` (> 0): a complete run with these inputs that started at or after it is served
     whatever its verdict — the same invocation asking again for what it just ran (nox's matrix sessions), never an
     older red run."""
-    from gymgate.compare.attempts import alone_labels
 
     candidates = []
     for run in stored_runs(runs_dir):

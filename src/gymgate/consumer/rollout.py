@@ -90,7 +90,7 @@ def run_rollout_sync(
     """Roll the batch out on the Gym actor. Every wait is bounded: past `timeout_s` the rollout raises
     RolloutTimeout (saying where the deadline came from: `timeout_origin`), and `watch` (which names a dead Gym
     process, or returns "") is asked every POLL_S."""
-    import ray
+    import ray  # noqa: PLC0415 - pin environment only (Ray)
 
     rows = batch["extra_env_info"]
     if config.top_k:
@@ -127,7 +127,7 @@ def run_rollout_sync(
 
 def _bounded(stream: Any, began: float, timeout_s: float | None, watch: Callable[[], str] | None, origin: str):
     """The stream's refs as they become ready; never waits past the deadline or on a dead Gym."""
-    import ray
+    import ray  # noqa: PLC0415 - pin environment only (Ray)
 
     while not stream.is_finished():
         ready, _ = ray.wait([stream], timeout=POLL_S)
@@ -148,7 +148,7 @@ def _bounded(stream: Any, began: float, timeout_s: float | None, watch: Callable
 
 def _cancel(stream: Any) -> None:
     """Best effort: the caller tears the Gym down next, which ends the task whatever this does."""
-    import ray
+    import ray  # noqa: PLC0415 - pin environment only (Ray)
 
     with contextlib.suppress(Exception):
         ray.cancel(stream)

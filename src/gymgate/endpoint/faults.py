@@ -3,6 +3,7 @@ each kind is what a real model server or the proxy in front of it sends."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import struct
@@ -39,7 +40,7 @@ def error_body(kind: str) -> dict[str, Any]:
 
 def response(fault: FaultPlan, connection: asyncio.Transport | None = None):
     """The ASGI response that fails one attempt of the call (`connection`: the attempt's own, for a reset)."""
-    from starlette.responses import JSONResponse, Response
+    from starlette.responses import JSONResponse, Response  # noqa: PLC0415 - pin environment only
 
     if fault.kind in (HTTP_500, HTTP_503):
         headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else None
@@ -69,7 +70,6 @@ class Reset:
         self.connection = connection  # None: the client has gone already (it gave up on a stalled attempt)
 
     async def __call__(self, scope, receive, send) -> None:
-        import asyncio
 
         if self.connection is not None:
             sock = self.connection.get_extra_info("socket")

@@ -120,9 +120,9 @@ class ModelEndpoint:
 
     # ----- serving -----
     def app(self):
-        from starlette.applications import Starlette
-        from starlette.responses import JSONResponse
-        from starlette.routing import Route
+        from starlette.applications import Starlette  # noqa: PLC0415 - pin environment only
+        from starlette.responses import JSONResponse  # noqa: PLC0415 - pin environment only
+        from starlette.routing import Route  # noqa: PLC0415 - pin environment only
 
         async def chat(request):
             return await self._handle(request, "chat", self._chat)
@@ -147,7 +147,7 @@ class ModelEndpoint:
         )
 
     async def _handle(self, request, route: str, fn):
-        from starlette.responses import JSONResponse
+        from starlette.responses import JSONResponse  # noqa: PLC0415 - pin environment only
 
         env = request.path_params.get("env", "")
         try:
@@ -348,7 +348,7 @@ class ModelEndpoint:
 
     # ----- lifecycle -----
     def start(self) -> str:
-        import uvicorn
+        import uvicorn  # noqa: PLC0415 - pin environment only
 
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

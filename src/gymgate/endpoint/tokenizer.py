@@ -32,8 +32,8 @@ def byte_alphabet() -> list[str]:
 @functools.lru_cache(maxsize=1)
 def build_tokenizer():
     """The shared tokenizer (endpoint and consumer use this one definition). Picklable across Ray."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers  # noqa: PLC0415 - pin environment only
+    from transformers import PreTrainedTokenizerFast  # noqa: PLC0415 - pin environment only
 
     vocab = {char: byte for byte, char in enumerate(byte_alphabet())}
     core = Tokenizer(models.BPE(vocab=vocab, merges=[]))

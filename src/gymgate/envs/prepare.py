@@ -8,7 +8,9 @@ from gymgate.envs import lockstore
 from gymgate.envs.project import lock, project_dir, project_text, write_project
 from gymgate.envs.python import Interpreter, select
 from gymgate.envs.sync import SyncedEnv, ensure_env
+from gymgate.errors import EXIT_OK, UsageError
 from gymgate.locks import held
+from gymgate.refs.pins import known_pins, load_pin
 from gymgate.refs.source import GymSource
 
 
@@ -44,8 +46,6 @@ def prepare_env(source: GymSource, wide: bool = False) -> SyncedEnv:
 
 def lock_command(pins: list[str], upgrade: bool) -> int:
     """`gymgate lock`: regenerate the pins' projects and locks (default: every pin)."""
-    from gymgate.errors import EXIT_OK, UsageError
-    from gymgate.refs.pins import known_pins, load_pin
 
     names = pins or known_pins()
     for name in names:

@@ -15,6 +15,7 @@ import tomli_w
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from gymgate.cases.derived import runnable_here
 from gymgate.cases.environments import all_environments
 from gymgate.envs.python import Interpreter
 from gymgate.errors import BuildError, InfraError, StaleLockError
@@ -103,8 +104,6 @@ def wide_extras(dist: Distribution, derived: list | None = None) -> tuple[dict[s
     over. One environment holds every server (gym-runtime: Gym never builds a venv of its own here), so two pins of
     one package cannot both be kept. `derived`: the runnable servers without a case, when already read."""
     if derived is None:
-        from gymgate.cases.derived import runnable_here
-
         derived = runnable_here(dist, set())[0]
     extras = declared_extras(dist)
     admitted: dict[str, list[tuple[Requirement, str]]] = {}

@@ -11,12 +11,23 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from gymgate.ci.github import publish, run_annotations
+from gymgate.envs.child import run_in_env
 from gymgate.errors import EXIT_ERROR, UsageError
 from gymgate.harness.asked import Asked
+from gymgate.harness.bump import judge_bump
+from gymgate.harness.environments import judged_environments, with_derived
 from gymgate.harness.executor import run_ref
 from gymgate.harness.run import RunOptions, open_run, prepare, record_environment, service_args
+from gymgate.kinds import planfile
+from gymgate.kinds.plan import selection
 from gymgate.pathid import PathId
 from gymgate.refs import resolve_ref
+from gymgate.refs.pins import baseline_pin
+from gymgate.report.outputs import not_compared, read_summary
+from gymgate.report.summary import run_document, run_markdown
+from gymgate.runfolder import RunFolder, new_run_id
+from gymgate.shards.plan import Shard, shard_envs
 
 
 def read_paths(values: list[str], known: list[str]) -> set[str]:
@@ -41,8 +52,6 @@ def planned(envs: list, sources: list, asked: Asked, run: RunOptions) -> tuple[l
     """The paths a judging command runs on every one of its refs (each kind's paths of each environment, with the
     union of the recordings the refs ship: gymgate.kinds.plan), narrowed by --paths (validated before anything is
     built), and the run options that carry the environments and the plan itself to every run."""
-    from gymgate.kinds import planfile
-    from gymgate.kinds.plan import selection
 
     replaying = [s for s in sources if s is not None] if asked.replay else []
     paths, _ = selection(envs, replaying, asked.selections())
@@ -75,13 +84,6 @@ def accept(
     run: RunOptions,
 ) -> tuple[int, dict]:
     """The exit code and the verdict document (what --json prints)."""
-    from gymgate.ci.github import publish, run_annotations
-    from gymgate.harness.bump import judge_bump
-    from gymgate.harness.environments import judged_environments, with_derived
-    from gymgate.refs.pins import baseline_pin
-    from gymgate.report.outputs import not_compared, read_summary
-    from gymgate.report.summary import run_document, run_markdown
-    from gymgate.runfolder import RunFolder
 
     envs, uncased = judged_environments(asked)
     candidate = resolve_ref(gym_ref, gym_repo)
@@ -89,8 +91,6 @@ def accept(
     base = resolve_ref(base_ref, gym_repo) if base_ref else None
     envs = with_derived(asked, envs, uncased, [candidate, base])
     if shard:
-        from gymgate.shards.plan import Shard, shard_envs
-
         part = Shard.parse(shard)
         names = shard_envs([e.name for e in envs], part)
         print(f"shard {part.label}: {', '.join(names)} (of {len(envs)} environments)", flush=True)
@@ -113,9 +113,6 @@ def accept(
 
 def up(gym_ref: str, gym_repo: str | None, asked: Asked, run: RunOptions) -> int:
     """Start every chosen environment's Gym services from the ref's environment, check them, stop them."""
-    from gymgate.envs.child import run_in_env
-    from gymgate.harness.environments import judged_environments, with_derived
-    from gymgate.runfolder import new_run_id
 
     envs, uncased = judged_environments(asked)  # unknown names are a usage error before anything is built
     source = resolve_ref(gym_ref, gym_repo)

@@ -16,15 +16,21 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from gymgate.cases.named import load_environments
 from gymgate.compare.runs import Comparison, compare_runs
 from gymgate.errors import UsageError
+from gymgate.harness.accept import planned, read_paths, require_judged_attempts
 from gymgate.harness.asked import Asked
+from gymgate.harness.bump import write_reports
+from gymgate.harness.environments import judged_environments, with_derived
 from gymgate.harness.executor import run_ref
+from gymgate.harness.matrix import report_dir
 from gymgate.harness.run import RunOptions
 from gymgate.pathid import environments
 from gymgate.refs import git
 from gymgate.refs.resolve import resolve_ref
 from gymgate.refs.source import KIND_GIT, GymSource
+from gymgate.report.bisect import verdict_line, write_bisect_reports
 from gymgate.results import BisectResult, RunResult, Step
 from gymgate.verdict import FAILING, BisectVerdict, bisect_exit, commit_verdict
 
@@ -195,7 +201,6 @@ def bisect(
 
 def affected_dirs(paths: list[str]) -> list[str]:
     """The Gym folders of the chosen paths' environments (where the first bad commit's relevant changes are)."""
-    from gymgate.cases.named import load_environments
 
     envs = load_environments(environments(paths))
     return sorted({d for env in envs for d in env.all_server_dirs})
@@ -204,8 +209,6 @@ def affected_dirs(paths: list[str]) -> list[str]:
 def write_outcome(result: BisectResult, out: Path, acks: Path | None = None) -> list[Path]:
     """bisect.md and bisect.json into `out`, with the commits' subjects and dates, the files the first bad commit
     touched under the affected environments, and the full last-good → first-bad report set."""
-    from gymgate.harness.bump import write_reports
-    from gymgate.report.bisect import write_bisect_reports
 
     out.mkdir(parents=True, exist_ok=True)
     repo_dir = git.open_repo(result.good.origin)
@@ -230,10 +233,6 @@ def bisect_command(
     run: RunOptions,
 ) -> int:
     """`gymgate bisect`: exit 1 when a first bad commit (or its suspects) was found, 0 when nothing regresses."""
-    from gymgate.harness.accept import planned, read_paths, require_judged_attempts
-    from gymgate.harness.environments import judged_environments, with_derived
-    from gymgate.harness.matrix import report_dir
-    from gymgate.report.bisect import verdict_line
 
     require_judged_attempts(run)
     envs, uncased = judged_environments(asked)

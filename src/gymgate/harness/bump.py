@@ -8,13 +8,19 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from gymgate.acceptance.limits import DEADLINE_FLOOR_S, DEADLINE_MULTIPLE, derive_deadlines
+from gymgate.atomic import write_text_atomic
 from gymgate.ci.github import comparison_annotations, group, publish
 from gymgate.compare.attempts import labels
+from gymgate.compare.runs import compare_runs
 from gymgate.errors import EXIT_ERROR
 from gymgate.harness.executor import run_ref
 from gymgate.harness.reruns import real_attempt, run_reruns
 from gymgate.harness.run import RunOptions
 from gymgate.refs.source import GymSource
+from gymgate.report.html import write_html
+from gymgate.report.markdown import render_markdown, render_terminal
+from gymgate.report.outputs import REPORT_FILES, write_junit, write_results, write_retry
 from gymgate.results import BumpResult
 from gymgate.runfolder import RunFolder
 from gymgate.verdict import HARNESS_ERROR, NO_RECORD, unjudgeable
@@ -54,7 +60,6 @@ def judge_bump(
 def with_baseline_deadlines(opts: RunOptions, baseline: RunFolder) -> RunOptions:
     """The candidate's options with each path's own deadline, derived from what the baseline measured for it
     (acceptance/limits.py), so a hang costs a fraction of --path-timeout; --path-timeout still caps each."""
-    from gymgate.acceptance.limits import DEADLINE_FLOOR_S, DEADLINE_MULTIPLE, derive_deadlines
 
     deadlines = {p: min(s, opts.path_timeout) for p, s in derive_deadlines(baseline.records().values()).items()}
     if deadlines:
@@ -70,10 +75,6 @@ def with_baseline_deadlines(opts: RunOptions, baseline: RunFolder) -> RunOptions
 def write_reports(comparison, out_dir: Path) -> tuple[str, list[Path]]:
     """Every report file of one comparison into `out_dir`: report.md (returned), results.json, junit.xml, retry.txt,
     report.html."""
-    from gymgate.atomic import write_text_atomic
-    from gymgate.report.html import write_html
-    from gymgate.report.markdown import render_markdown
-    from gymgate.report.outputs import REPORT_FILES, write_junit, write_results, write_retry
 
     text = render_markdown(comparison)
     written = [write_text_atomic(out_dir / REPORT_FILES["markdown"], text)]
@@ -89,8 +90,6 @@ def write_reports(comparison, out_dir: Path) -> tuple[str, list[Path]]:
 def compare_and_report(baseline: Path, candidate: Path, out_dir: Path, full: bool, acks: Path | None = None) -> int:
     """Compare two stored runs, write every report file into `out_dir`, print the verdict and summary (one screen;
     `full`: all of report.md)."""
-    from gymgate.compare.runs import compare_runs
-    from gymgate.report.markdown import render_terminal
 
     comparison = compare_runs(baseline, candidate, acks)
     text, written = write_reports(comparison, out_dir)

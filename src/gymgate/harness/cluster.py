@@ -14,10 +14,15 @@ from collections.abc import Sequence
 from contextlib import nullcontext
 from pathlib import Path
 
-from gymgate.envs.python import Interpreter
+from gymgate.compare.cache import inputs_digest, shared_digest
+from gymgate.envs.project import project_dir
+from gymgate.envs.python import Interpreter, already_here
 from gymgate.errors import EXIT_ERROR, GymgateError, UsageError
-from gymgate.harness.run import RefRun, RunOptions, judged_result, open_run, served
+from gymgate.harness.progress import Progress
+from gymgate.harness.run import RefRun, RunOptions, judged_result, open_run, prepare, served
+from gymgate.pathid import PathId
 from gymgate.refs.local import sha256_file
+from gymgate.refs.pins import load_pin, pins_in_order
 from gymgate.remote import dispatch
 from gymgate.remote.caller import Outcome, run_dispatch
 from gymgate.remote.plan import Unit
@@ -67,8 +72,6 @@ def expectation(call: RefRun) -> tuple[Path | None, Interpreter | None]:
     """What this machine would build the ref with: a pin's committed lock (every other project is generated and
     locked where it is built, its lock naming where gymgate and the source lie: the node locks its own, as this
     machine does), and the interpreter it would choose (none here: the node provides one, as it would)."""
-    from gymgate.envs.project import project_dir
-    from gymgate.envs.python import already_here
 
     python = already_here(call.source.requires_python)
     if not call.source.pinned or call.opts.wide:
@@ -78,15 +81,12 @@ def expectation(call: RefRun) -> tuple[Path | None, Interpreter | None]:
 
 def inputs_of(call: RefRun, lock: Path, python: Interpreter) -> str:
     """The cache key the node's run carries when its interpreter is this machine's build (compare/cache.py)."""
-    from gymgate.compare.cache import inputs_digest, shared_digest
 
     shared = shared_digest(call.source.digest, lock, f"{python.version} {python.build}")
     return inputs_digest(shared, call.expected, call.opts.attempts, call.opts.paths_of(call.expected))
 
 
 def _dispatch(opts: RunOptions, sent: dict[int, tuple[Unit, RunFolder]], sources: dict[str, bytes]) -> Outcome:
-    from gymgate.harness.progress import Progress
-    from gymgate.pathid import PathId
 
     units = [unit for unit, _ in sent.values()]
     print(f"== cluster {opts.ray_address}: {len(units)} unit(s): {', '.join(u.label for u in units)}", flush=True)
@@ -134,8 +134,6 @@ def _mark_unjudged(run: RunFolder, unit: Unit, why: str) -> None:
 
 def ray_python() -> str:
     """The driver's interpreter when --ray-python is not given: the newest pin's environment (its Ray)."""
-    from gymgate.harness.run import prepare
-    from gymgate.refs.pins import load_pin, pins_in_order
 
     newest = load_pin(pins_in_order()[-1])
     if newest is None:

@@ -6,10 +6,26 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from gymgate.cases.draft import (
+    add_closing_turn,
+    draft_case,
+    observed_expect,
+    observed_metadata,
+    observed_tool_outputs,
+    render,
+    separation,
+    wants_another_turn,
+)
+from gymgate.cases.draft import keep_scripts as keep_finished_scripts
+from gymgate.cases.environments import all_environments, cases_dir
+from gymgate.cases.named import load_environments
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK, UsageError
 from gymgate.harness.executor import run_ref
 from gymgate.harness.run import RunOptions
+from gymgate.kinds import planfile
+from gymgate.kinds.handwritten import case_paths
 from gymgate.refs import resolve_ref
+from gymgate.refs.distribution import Distribution
 from gymgate.runfolder import RunFolder
 
 
@@ -27,24 +43,6 @@ def case_new(
     """`gymgate case new`: draft a case, run both its paths on the real Gym (again while the agent asks for another
     turn), write what they observed. Exit 0 when accepted earned the top reward and rejected less, 1 when they did
     not separate, 2 when the paths could not run."""
-    from gymgate.cases.draft import (
-        add_closing_turn,
-        draft_case,
-        observed_expect,
-        observed_metadata,
-        observed_tool_outputs,
-        render,
-        separation,
-        wants_another_turn,
-    )
-    from gymgate.cases.draft import (
-        keep_scripts as keep_finished_scripts,
-    )
-    from gymgate.cases.environments import all_environments, cases_dir
-    from gymgate.cases.named import load_environments
-    from gymgate.kinds import planfile
-    from gymgate.kinds.handwritten import case_paths
-    from gymgate.refs.distribution import Distribution
 
     target = cases_dir() / f"{name}.toml"
     taken = [e for e in all_environments() if e.name == name and e.case_file != target]

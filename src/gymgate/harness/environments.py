@@ -7,8 +7,10 @@ from __future__ import annotations
 from gymgate.cases.derived import NotRunnable, derive_usable, runnable_here
 from gymgate.cases.environments import ALL_SET, Environment, all_environments, refuse_drafts
 from gymgate.cases.named import load_environments
+from gymgate.envs.project import wide_extras
 from gymgate.errors import UsageError
 from gymgate.harness.asked import Asked
+from gymgate.refs.distribution import Distribution
 
 
 def judged_environments(asked: Asked) -> tuple[list[Environment], list[str]]:
@@ -33,7 +35,6 @@ def with_derived(asked: Asked, envs: list[Environment], uncased: list[str], sour
 
 
 def _one(name: str, sources: list) -> Environment:
-    from gymgate.refs.distribution import Distribution
 
     problems = []
     for source in sources:
@@ -51,8 +52,6 @@ def _one(name: str, sources: list) -> Environment:
 def every_runnable(sources: list, covered: set[str]) -> list[Environment]:
     """The environments without a case that can run here on any of these refs (the first ref's derivation of one
     several have), announcing per ref which cannot run and why."""
-    from gymgate.envs.project import wide_extras
-    from gymgate.refs.distribution import Distribution
 
     chosen: dict[str, Environment] = {}
     for source in sources:

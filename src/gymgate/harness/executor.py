@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from gymgate.harness.cluster import run_remote
 from gymgate.harness.run import RefRun, RunOptions, run_here
 from gymgate.refs.source import GymSource
 from gymgate.results import RunResult
@@ -43,7 +44,6 @@ class OnCluster:
     """Every run at once, each a unit on a node of the cluster the options name."""
 
     def run(self, calls: Sequence[RefRun]) -> list[RunResult]:
-        from gymgate.harness.cluster import run_remote  # CLI start-up: a command run here never loads the dispatch
 
         return run_remote(calls)
 

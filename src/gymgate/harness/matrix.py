@@ -13,11 +13,16 @@ from pathlib import Path
 
 from gymgate.compare.runs import compare_runs
 from gymgate.errors import EXIT_OK, UsageError
+from gymgate.harness.accept import planned, require_judged_attempts
 from gymgate.harness.asked import Asked
 from gymgate.harness.bump import write_reports
+from gymgate.harness.environments import judged_environments, with_derived
 from gymgate.harness.executor import run_refs
 from gymgate.harness.run import RefRun, RunOptions
+from gymgate.refs import resolve_ref
+from gymgate.refs.pins import pins_in_order
 from gymgate.refs.source import GymSource
+from gymgate.report.matrix import write_matrix_reports
 from gymgate.results import Bump, Matrix, MatrixRef
 from gymgate.runfolder import RunFolder, runs_dir
 
@@ -85,11 +90,6 @@ def matrix_command(
 ) -> int:
     """`gymgate matrix`: resolve every ref first, run them in order, write the matrix reports; the last bump's
     verdict is the exit code."""
-    from gymgate.harness.accept import planned, require_judged_attempts
-    from gymgate.harness.environments import judged_environments, with_derived
-    from gymgate.refs import resolve_ref
-    from gymgate.refs.pins import pins_in_order
-    from gymgate.report.matrix import write_matrix_reports
 
     require_judged_attempts(run)
     envs, uncased = judged_environments(asked)

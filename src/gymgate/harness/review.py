@@ -5,15 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gymgate.compare import acks as ack_files
+from gymgate.compare.runs import compare_runs
 from gymgate.errors import EXIT_OK, UsageError
+from gymgate.harness.bump import compare_and_report
+from gymgate.report.outputs import compared_baseline, read_summary
 
 
 def compare_command(
     baseline_run: Path, candidate_run: Path, out: Path | None, verbose: bool, json: bool, acks: Path | None
 ) -> tuple[int, dict]:
     """`gymgate compare`: two stored runs, every report written; nothing is run."""
-    from gymgate.harness.bump import compare_and_report
-    from gymgate.report.outputs import read_summary
 
     out = out or candidate_run
     code = compare_and_report(baseline_run, candidate_run, out, full=verbose and not json, acks=acks)
@@ -22,8 +24,6 @@ def compare_command(
 
 def ack_command(runs: list[Path], acks: Path | None) -> int:
     """`gymgate ack`: draft the acknowledgements of a comparison's unacknowledged contract changes."""
-    from gymgate.compare import acks as ack_files
-    from gymgate.compare.runs import compare_runs
 
     if len(runs) > 2:
         raise UsageError("gymgate ack takes one compared candidate run, or a baseline run and a candidate run")
@@ -55,7 +55,6 @@ def ack_command(runs: list[Path], acks: Path | None) -> int:
 
 def _compared_baseline(candidate: Path) -> Path:
     """The baseline run a compared candidate was judged against (its results.json says)."""
-    from gymgate.report.outputs import compared_baseline
 
     found = compared_baseline(candidate)
     if found is None:

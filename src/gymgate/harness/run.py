@@ -17,7 +17,11 @@ from typing import Any
 
 from gymgate.ci.github import group
 from gymgate.compare.alone import judge_run
+from gymgate.compare.cache import find_cached, inputs_digest, shared_digest
+from gymgate.envs.child import Terminated, run_in_env
+from gymgate.envs.prepare import prepare_env
 from gymgate.errors import BuildError
+from gymgate.harness.progress import Progress
 from gymgate.locations import PACKAGE_DIR, repo_root
 from gymgate.options import SESSION, UP, child_argv, default
 from gymgate.outcomes import BROKEN
@@ -93,7 +97,6 @@ def judged_result(run: RunFolder, pytest_code: int, expected: list[str], **kwarg
 def prepare(source: GymSource, wide: bool = False):
     """The ref's environment (`wide`: with every runnable server's requirements), announced the way every command
     announces it."""
-    from gymgate.envs.prepare import prepare_env
 
     print(f"gym ref {source.name!r}: {source.describe()}" + ("" if source.pinned else "  [unpinned]"), flush=True)
     with group(f"environment: {source.name}" + (" (every runnable server)" if wide else "")):
@@ -169,7 +172,6 @@ def run_here(
     options say: commands choose where a ref runs through harness/executor.py; a cluster node's unit (harness/unit.py)
     calls this with its caller's `run_id` and `admit`: the environment it built, refused unless it is the one the
     caller expects."""
-    from gymgate.compare.cache import inputs_digest, shared_digest
 
     run_id = run_id or new_run_id()
     try:
@@ -208,7 +210,6 @@ def run_here(
 
 def served(inputs: str, opts: RunOptions) -> RunFolder | None:
     """A stored run with exactly these inputs the options let the cache serve (compare/cache.py), announced."""
-    from gymgate.compare.cache import find_cached
 
     if not opts.cache or opts.selftest:  # gymgate's own negative tests are asked for: they run
         return None
@@ -234,8 +235,6 @@ def session_args(run: RunFolder, opts: RunOptions, only: list[str] | None) -> li
 def run_session(env, run: RunFolder, mark: RunMark, args: list[str], opts: RunOptions) -> int:
     """Run the session inside the ref's environment under the whole run's deadline, showing progress, and mark
     the run with how it ended (an interrupt marks it incomplete and propagates). Returns pytest's exit status."""
-    from gymgate.envs.child import Terminated, run_in_env
-    from gymgate.harness.progress import Progress
 
     print(f"workers: {opts.workers}; pytest output: {run.pytest_log}", flush=True)
     run.write_mark(mark)  # an interrupted run stays marked incomplete

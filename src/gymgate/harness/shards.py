@@ -5,17 +5,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gymgate.compare.alone import judge_run
 from gymgate.errors import EXIT_OK, UsageError
+from gymgate.harness.bump import compare_and_report
+from gymgate.report.outputs import read_summary
+from gymgate.report.summary import print_summary, run_document
+from gymgate.runfolder import RunFolder
+from gymgate.runfolder import runs_dir as default_runs_dir
+from gymgate.shards.merge import baseline_of, gather, merge, point_reruns_at
+from gymgate.shards.plan import costs_file, measured_costs, measured_path_costs, render_costs
 
 
 def merge_command(runs: list[Path], runs_dir: Path | None, verbose: bool, acks: Path | None) -> tuple[int, dict]:
     """`gymgate merge`: one merged run per ref; given two refs, their comparison's verdict (and document)."""
-    from gymgate.compare.alone import judge_run
-    from gymgate.harness.bump import compare_and_report
-    from gymgate.report.outputs import read_summary
-    from gymgate.report.summary import print_summary, run_document
-    from gymgate.runfolder import runs_dir as default_runs_dir
-    from gymgate.shards.merge import baseline_of, gather, merge, point_reruns_at
 
     sets = gather(runs)
     if len(sets) > 2:
@@ -37,8 +39,6 @@ def merge_command(runs: list[Path], runs_dir: Path | None, verbose: bool, acks: 
 
 def shard_costs_command(runs: list[Path], write: bool) -> int:
     """`gymgate shard-costs`: each environment's measured cost from stored runs, printed or written."""
-    from gymgate.runfolder import RunFolder
-    from gymgate.shards.plan import costs_file, measured_costs, measured_path_costs, render_costs
 
     folders = [RunFolder(r) for r in runs]
     costs = measured_costs(folders)

@@ -50,7 +50,7 @@ class FaultKind(PathKind):
         return path.detail
 
     def rollout_raised(self, ctx: PathContext, path: PathSpec, result, seen: list, exc: BaseException) -> bool:
-        from gymgate.acceptance import faulted  # pin environment only: its checks read numpy arrays
+        from gymgate.acceptance import faulted  # noqa: PLC0415 - pin environment only: its checks read numpy arrays
 
         if not faulted.judge_failure(result, path.detail, seen, exc):
             return False
@@ -60,7 +60,7 @@ class FaultKind(PathKind):
         return True
 
     def rollout_returned(self, path: PathSpec, result, exchanges: list, processed: dict) -> list | None:
-        from gymgate.acceptance import faulted  # pin environment only: its checks read numpy arrays
+        from gymgate.acceptance import faulted  # noqa: PLC0415 - pin environment only: its checks read numpy arrays
 
         answered = faulted.judge_row(result, path.detail, exchanges, processed["full_result"])
         faulted.observe(result, exchanges, processed["gym_result"])

@@ -13,6 +13,7 @@ from gymgate.kinds import kinds
 from gymgate.kinds.protocol import Planning
 from gymgate.paths.spec import PathSpec
 from gymgate.recordings.read import GymFiles, Recording, data_dir, read_recordings
+from gymgate.refs.distribution import Distribution
 from gymgate.refs.source import GymSource
 
 
@@ -68,7 +69,6 @@ def selection(
     """The paths of these environments judged on these refs (each kind's selected ones), and the recordings they
     replay: the union of what each ref ships (the first ref's copy of a recording both ship), read from each ref's
     files without installing it."""
-    from gymgate.refs.distribution import Distribution
 
     found = [recordings_of(Distribution(source), envs, source.version or source.name) for source in sources]
     recordings = union(*found)

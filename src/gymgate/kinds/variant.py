@@ -83,7 +83,7 @@ class VariantKind(PathKind):
         """The oracle: the original's verdict on this Gym, from this run's record of it (the original runs first on
         the same worker), else from running the original now, in the same Gym, into the run's originals/. When the
         original cannot be one (it did not run to its end) the variant is an ERROR: nothing to judge it against."""
-        from gymgate.acceptance import variant  # pin environment only: its checks read numpy arrays
+        from gymgate.acceptance import variant  # noqa: PLC0415 - pin environment only: its checks read numpy arrays
 
         original = path.of
         record, source = ctx.run.record(original.id), variant.THIS_RUN
@@ -99,7 +99,7 @@ class VariantKind(PathKind):
         return path.of  # its failure markers are allowed as its original's, its echoed row fields held as its
 
     def checks(self, path: PathSpec, result, prepared: Prepared, processed: dict) -> list[Check]:
-        from gymgate.acceptance import variant  # pin environment only: its checks read numpy arrays
+        from gymgate.acceptance import variant  # noqa: PLC0415 - pin environment only: its checks read numpy arrays
 
         if prepared.oracle is None:  # a script given in its stead (a negative test): nothing to judge it against
             return []

@@ -12,7 +12,10 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from packaging.version import InvalidVersion, Version
+
 from gymgate.errors import InfraError
+from gymgate.locations import cache_dir
 
 DEFAULT_INDEX = "https://pypi.org/simple"
 PROJECT = "nemo-gym"
@@ -79,7 +82,6 @@ def find_version(version: str, base: str | None = None) -> tuple[IndexFile | Non
 
 
 def _sort_key(version: str) -> tuple:
-    from packaging.version import InvalidVersion, Version
 
     try:
         return (0, Version(version))
@@ -114,7 +116,6 @@ def download(file: IndexFile, target: Path, timeout: float = 300.0) -> Path:
 def cached_sdist(version: str) -> Path:
     """The index's sdist of nemo-gym `version`, downloaded once into gymgate's cache (what mutants and benches
     build Gym sources from)."""
-    from gymgate.locations import cache_dir
 
     name = f"nemo_gym-{version}.tar.gz"
     target = cache_dir() / "artifacts" / name

@@ -6,7 +6,7 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from gymgate.errors import UsageError
+from gymgate.errors import EXIT_OK, UsageError
 
 GYM_PACKAGE = "nemo-gym"
 
@@ -40,7 +40,6 @@ def gym_ref_of_lock(text: str, where: str = "uv.lock") -> str:
 
 def gym_ref_of_command(lock: Path) -> int:
     """`gymgate gym-ref-of UV_LOCK`: print the Gym ref a lock pins."""
-    from gymgate.errors import EXIT_OK, UsageError
 
     try:
         text = lock.read_text()

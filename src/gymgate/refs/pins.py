@@ -5,6 +5,8 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+from packaging.version import InvalidVersion, Version
+
 from gymgate.errors import InfraError
 from gymgate.locations import pins_dir
 from gymgate.refs.source import KIND_PIN, GymSource
@@ -20,7 +22,6 @@ def known_pins(directory: Path | None = None) -> list[str]:
 
 def pins_in_order(directory: Path | None = None) -> list[str]:
     """Every pin, oldest version first (the matrix's default order)."""
-    from packaging.version import InvalidVersion, Version
 
     def key(name: str) -> tuple[int, Version | str]:
         try:

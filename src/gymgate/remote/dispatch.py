@@ -24,6 +24,7 @@ from typing import Any
 from gymgate.locations import cache_dir
 from gymgate.remote import node, plan
 from gymgate.remote.plan import Unit
+from gymgate.remote.transfer import receive as write_back
 
 GYMGATE_RESOURCE = "gymgate"  # an operator grants it per node: how many units that node runs at once
 POLL_S = 1.0
@@ -43,7 +44,7 @@ class UnitRunner:
     """One unit on one node (a Ray actor; the methods run on the node). Knows nothing of gymgate beyond node.py."""
 
     def __init__(self, unit_id: str, cache: str, scratch: str):
-        import ray
+        import ray  # noqa: PLC0415 - pin environment only (Ray)
 
         # A unit's scratch is its dispatch's and its own: a unit of another dispatch (the same name, another
         # namespace) never finds this one's run folder.
@@ -52,7 +53,7 @@ class UnitRunner:
         self.process: node.UnitProcess | None = None
 
     def where(self) -> dict[str, Any]:
-        import ray
+        import ray  # noqa: PLC0415 - pin environment only (Ray)
 
         context = ray.get_runtime_context()
         return {"node_id": context.get_node_id(), "pid": os.getpid(), "host": os.uname().nodename}
@@ -154,10 +155,8 @@ def run_units(
     `stopping()` turning true stops every unit (its own stop first, then its actor). A unit whose actor or node died
     runs once more (attempt 2, elsewhere when the cluster can); a second loss, or a unit that cannot be placed, is
     unjudged."""
-    import ray
-    import ray.exceptions
-
-    from gymgate.remote.transfer import receive as write_back
+    import ray  # noqa: PLC0415 - pin environment only (Ray)
+    import ray.exceptions  # noqa: PLC0415 - pin environment only (Ray)
 
     receive = receive or write_back
     context = ray.get_runtime_context()
@@ -235,7 +234,7 @@ def run_units(
 
 def _stop_all(active: list[Placed], result: Dispatch) -> None:
     """Each unit's own stop (gymgate's stop path: SIGTERM, its Gyms stopped and swept) at once, then its actor."""
-    import ray
+    import ray  # noqa: PLC0415 - pin environment only (Ray)
 
     calls = {p.unit.name: p.actor.stop.remote(STOP_GRACE_S) for p in active}
     ray.wait(list(calls.values()), num_returns=len(calls), timeout=STOP_GRACE_S + 30)
@@ -245,7 +244,7 @@ def _stop_all(active: list[Placed], result: Dispatch) -> None:
 
 
 def _kill(placed: Placed) -> None:
-    import ray
+    import ray  # noqa: PLC0415 - pin environment only (Ray)
 
     with contextlib.suppress(Exception):  # already gone
         ray.kill(placed.actor, no_restart=True)

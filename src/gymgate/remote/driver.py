@@ -74,8 +74,8 @@ def connect_problem(address: str) -> tuple[str, str] | None:
     if address.startswith("ray://") or address in ("auto", "local"):
         return None
     try:
-        from ray._raylet import GcsClient
-        from ray.exceptions import AuthenticationError, RpcError
+        from ray._raylet import GcsClient  # noqa: PLC0415 - pin environment only (Ray)
+        from ray.exceptions import AuthenticationError, RpcError  # noqa: PLC0415 - pin environment only (Ray)
     except ImportError:
         return None
 
@@ -102,7 +102,7 @@ def _token_auth_turned_on() -> bool:
     if auth.MODE in os.environ:
         return False
     try:
-        from ray._private.authentication.authentication_token_setup import (
+        from ray._private.authentication.authentication_token_setup import (  # noqa: PLC0415 - pin environment only (Ray)
             maybe_enable_token_auth_if_token_available as turn_on,
         )
     except ImportError:
@@ -133,7 +133,7 @@ def _connect(ray, request: Request) -> tuple[str, str] | None:
 
 
 def main(argv: list[str]) -> int:
-    import ray
+    import ray  # noqa: PLC0415 - pin environment only (Ray)
 
     request, result_file = Request.read(Path(argv[0])), Path(argv[1])
     signals: list[int] = []

@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from gymgate.errors import InfraError, UsageError
-from gymgate.refs.local import sha256_file
+from gymgate.refs import resolve_ref
+from gymgate.refs.local import sha256_file, tree_files
 from gymgate.refs.source import KIND_GIT, KIND_INDEX, KIND_PIN, KIND_WHEEL, GymSource
+from gymgate.remote.node import pack
 
 NAMED_KINDS = (KIND_PIN, KIND_INDEX)  # refs a node resolves to the same bytes by their name alone; the rest travel
 
@@ -54,7 +56,6 @@ class UnitSpec:
     def resolved(self) -> GymSource:
         """The ref as this node resolves it (by name, or from the pack it was sent), refused unless it is the
         caller's (the same content digest)."""
-        from gymgate.refs import resolve_ref
 
         kind, where = self.source["kind"], Path(self.source_path)
         if kind in NAMED_KINDS:
@@ -93,8 +94,6 @@ class UnitSpec:
 def source_pack(source: GymSource) -> tuple[str, bytes] | None:
     """A ref a node cannot resolve by name, as one pack and its digest (a tree's files as its content digest counts
     them, a wheel's one file); None for pins and index versions."""
-    from gymgate.refs.local import tree_files
-    from gymgate.remote.node import pack
 
     if source.kind in NAMED_KINDS or source.path is None:
         return None

@@ -28,6 +28,8 @@ import os
 import re
 import secrets
 import shutil
+import tempfile
+import traceback
 from collections.abc import Container, Iterator
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -381,8 +383,6 @@ def stored_runs(base: Path) -> Iterator[RunFolder]:
 def write_crash(exc: BaseException) -> Path:
     """The traceback of gymgate's own crash, into the run folder this process opened last (else a temp file).
     The run stays marked incomplete, so it is never compared or reused."""
-    import tempfile
-    import traceback
 
     text = "".join(traceback.format_exception(exc))
     if _opened and _opened[-1].is_dir():

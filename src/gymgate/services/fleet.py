@@ -263,7 +263,7 @@ class Fleet:
         self, instance: sharing.Instance, gcs: str, lease: BandLease, generation: int
     ) -> lifecycle.GymHandle:
         """The instance's Gym actor, spun up inside `lease` with the consumer installed (lifecycle.start_gym)."""
-        import ray
+        import ray  # noqa: PLC0415 - pin environment only (Ray)
 
         key = instance.key
         envs = [self._by_name[name] for name in instance.members]
@@ -371,7 +371,7 @@ class Fleet:
         """Tear the environment's Gym instance down within its bound (what does not stop is kept for the lifecycle
         check), then free its port band; its members are marked for a fresh start should a path of them come
         again — alone, when the instance was shared."""
-        import ray
+        import ray  # noqa: PLC0415 - pin environment only (Ray)
 
         with self._lock:
             instance = self.instance_of.get(env_name) or sharing.Instance([env_name])
@@ -395,7 +395,7 @@ class Fleet:
         """Tear every actor down in parallel, then wait for start threads still running (their actors are gone,
         so their waits end at once; a start that had not created its actor yet is refused); returns what did not
         stop within its bounds, per environment (also kept in `stop_errors`)."""
-        import ray
+        import ray  # noqa: PLC0415 - pin environment only (Ray)
 
         with self._lock:
             if self._stopped:

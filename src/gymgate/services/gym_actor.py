@@ -8,11 +8,19 @@ config of several that share it (services/sharing.py), as RL's NemoGym actor hos
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import copy
 import os
+import queue
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
+
+from gymgate.services import launcher
+from gymgate.services.gym_compat import readiness_polled_often, run_helper_api, server_client_reused
 
 
 class GymActor:
@@ -38,10 +46,7 @@ class GymActor:
         return {"pid": os.getpid(), "pgid": os.getpgrp()}
 
     def _spinup(self, config: dict[str, Any]) -> list[dict[str, Any]]:
-        from omegaconf import DictConfig
-
-        from gymgate.services import launcher
-        from gymgate.services.gym_compat import readiness_polled_often, run_helper_api
+        from omegaconf import DictConfig  # noqa: PLC0415 - pin environment only (Gym), in the process that runs it
 
         run_helper_cls, parser_config_cls = run_helper_api()
         # Assigned before start(): a start that fails half-way must still be reachable by shutdown().
@@ -59,7 +64,7 @@ class GymActor:
 
     def servers(self) -> list[dict[str, Any]]:
         """Every server instance of this Gym with its address and process id."""
-        from nemo_gym.global_config import get_global_config_dict
+        from nemo_gym.global_config import get_global_config_dict  # noqa: PLC0415 - pin environment only (Gym), in the process that runs it
 
         config = get_global_config_dict()
         pids = {name: proc.pid for name, proc in (getattr(self.rh, "_processes", None) or {}).items()}
@@ -101,10 +106,6 @@ class GymActor:
         Gym's collection helper is asyncio-based and keeps one global aiohttp client per process, so it
         runs on one event loop thread owned by this actor for the actor's whole life.
         """
-        import asyncio
-        import copy
-        import queue
-        import time
 
         if self.rh is None:
             raise RuntimeError(f"Gym for {self.env_name}: _spinup() was never called")
@@ -148,8 +149,6 @@ class GymActor:
             raise first_error
 
     def _event_loop(self):
-        import asyncio
-        import threading
 
         if getattr(self, "_loop", None) is None:
             self._loop = asyncio.new_event_loop()
@@ -160,18 +159,15 @@ class GymActor:
         """One collection helper for the actor's life, as NeMo RL's NemoGym actor keeps one; its server client is
         made once (gym_compat.server_client_reused), except under GYMGATE_LAUNCHER=exec: Gym's own way, exactly."""
         if getattr(self, "_helper", None) is None:
-            from nemo_gym.rollout_collection import RolloutCollectionHelper
-
-            from gymgate.services import launcher
-            from gymgate.services.gym_compat import server_client_reused
+            from nemo_gym.rollout_collection import RolloutCollectionHelper  # noqa: PLC0415 - pin environment only (Gym), in the process that runs it
 
             helper = RolloutCollectionHelper()
             self._helper = server_client_reused(helper) if launcher.enabled() else helper
         return self._helper
 
     def _head_server_config(self):
-        from nemo_gym.config_types import BaseServerConfig
-        from nemo_gym.global_config import get_global_config_dict
+        from nemo_gym.config_types import BaseServerConfig  # noqa: PLC0415 - pin environment only (Gym), in the process that runs it
+        from nemo_gym.global_config import get_global_config_dict  # noqa: PLC0415 - pin environment only (Gym), in the process that runs it
 
         head = get_global_config_dict()["head_server"]
         return BaseServerConfig(host=head["host"], port=head["port"])

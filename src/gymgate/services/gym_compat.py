@@ -29,7 +29,10 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from importlib.metadata import version
 from pathlib import Path
+
+import yaml
 
 SHIM_DIR = Path(__file__).resolve().parent / "shims"
 
@@ -62,7 +65,7 @@ def run_helper_api() -> tuple[type, type]:
         for name in [m for m in sys.modules if m.startswith("nemo_gym.cli") or m == "nemo_gym.hf_utils"]:
             del sys.modules[name]
         module = _import_cli_module()
-    from nemo_gym.global_config import GlobalConfigDictParserConfig
+    from nemo_gym.global_config import GlobalConfigDictParserConfig  # noqa: PLC0415 - pin environment only (Gym), in the process that runs it
 
     return module.RunHelper, GlobalConfigDictParserConfig
 
@@ -134,7 +137,6 @@ def gym_root() -> Path:
 
 
 def gym_version() -> str:
-    from importlib.metadata import version
 
     return version("nemo-gym")
 
@@ -160,7 +162,6 @@ def has_config(config: str) -> bool:
 
 def _config_files(config: str, root: Path, seen: set[Path]) -> list[dict]:
     """The YAML documents a Gym config path stands for, its nested `config_paths` included (as Gym merges them)."""
-    import yaml
 
     path = (root / config).resolve()
     if path in seen or not path.is_file():

@@ -42,7 +42,7 @@ RAY_SYSTEM_FAILURES = (
 
 def is_ray_failure(exc: BaseException) -> bool:
     """`exc` is Ray itself failing (see RAY_SYSTEM_FAILURES)."""
-    import ray.exceptions
+    import ray.exceptions  # noqa: PLC0415 - pin environment only (Ray)
 
     kinds = tuple(getattr(ray.exceptions, name) for name in RAY_SYSTEM_FAILURES if hasattr(ray.exceptions, name))
     return isinstance(exc, kinds)
@@ -51,7 +51,7 @@ def is_ray_failure(exc: BaseException) -> bool:
 def unwrap(exc: BaseException) -> BaseException:
     """The exception a Ray task or actor method raised, out of the RayTaskError that carries it across (whose
     message leads with `ray::Actor.method() (pid=…, actor_id=…)`, saying nothing about why)."""
-    import ray.exceptions
+    import ray.exceptions  # noqa: PLC0415 - pin environment only (Ray)
 
     inner = getattr(exc, "cause", None) if isinstance(exc, ray.exceptions.RayTaskError) else None
     return inner if isinstance(inner, BaseException) else exc
@@ -78,8 +78,8 @@ def _without_unused_daemons() -> Iterator[None]:
     """While the head starts: its node parameters leave out UNUSED_DAEMONS_OFF's daemons and the node does not start
     UNUSED_HEAD_SERVER. A Ray without either parameter, or without that method, starts as ray.init always does."""
     try:
-        from ray._private.node import Node as node
-        from ray._private.parameter import RayParams as params
+        from ray._private.node import Node as node  # noqa: PLC0415 - pin environment only (Ray)
+        from ray._private.parameter import RayParams as params  # noqa: PLC0415 - pin environment only (Ray)
 
         accepted = inspect.signature(params.__init__).parameters
     except (ImportError, TypeError, ValueError):
@@ -109,7 +109,7 @@ def _without_unused_daemons() -> Iterator[None]:
 
 @contextmanager
 def private_ray(run_id: str, namespace: str, num_cpus: int | None = None) -> Iterator[str]:
-    import ray
+    import ray  # noqa: PLC0415 - pin environment only (Ray)
 
     temp_dir = short_temp_dir(run_id)
     os.environ.update(RUN_ENVIRONMENT)
@@ -148,7 +148,7 @@ def _shutdown(ray) -> None:
     after another, each with a 1 s grace (1.4 s of a run's otherwise idle end, docs/benchmarks.md). The driver
     disconnects first: a driver whose raylet dies while it is still connected exits. A Ray whose internals differ
     shuts down its own way."""
-    from ray._private import worker as ray_worker
+    from ray._private import worker as ray_worker  # noqa: PLC0415 - pin environment only (Ray)
 
     node = getattr(ray_worker, "_global_node", None)
     try:

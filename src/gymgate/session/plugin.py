@@ -29,17 +29,23 @@ import pytest  # noqa: E402
 from gymgate.acceptance.setup import shared_setup  # noqa: E402
 from gymgate.cases.named import load_environments  # noqa: E402
 from gymgate.endpoint.server import ModelEndpoint, Sampling  # noqa: E402
+from gymgate.kinds import kinds, planfile
+from gymgate.kinds.plan import plan as plan_paths
+from gymgate.kinds.plan import recordings_of
 from gymgate.options import add_session_options  # noqa: E402
 from gymgate.outcomes import ERROR, HARNESS  # noqa: E402
 from gymgate.pathid import PathId, environments  # noqa: E402
 from gymgate.processes import RUN_MARKER, sweep  # noqa: E402
+from gymgate.recordings.read import LocalFiles
 from gymgate.runfolder import PathRecord, RunFolder  # noqa: E402
 from gymgate.runner.path import GENERATION, RunContext  # noqa: E402
+from gymgate.selection import ALL
 from gymgate.services import gym_compat  # noqa: E402
 from gymgate.services.launcher import service as launcher_service  # noqa: E402
 from gymgate.services.ray_cluster import private_ray  # noqa: E402
 from gymgate.session.controller import WorkerSession, honour_sigint  # noqa: E402
 from gymgate.session.plan import live_share, plan, run_costs  # noqa: E402
+from gymgate.session.schedule import EnvScheduling, env_of
 
 honour_sigint()  # the controller and (through it) every xdist worker stop on SIGINT
 RAY_ADDRESS_VAR = "GYMGATE_RUN_RAY_ADDRESS"
@@ -70,7 +76,6 @@ def run_of(config) -> RunFolder:
 
 def selected_environments(config):
     """--env, narrowed by --path: a Gym is started only if one of its paths will run."""
-    from gymgate.recordings.read import LocalFiles
 
     # A name no case has is derived from this Gym's own config (--env-set all; cases/derived.py).
     envs = load_environments(config.getoption("envs"), gym=LocalFiles(gym_compat.gym_root()))
@@ -83,11 +88,6 @@ def session_paths(config) -> list:
     environment of its name this Gym declares; in a session started by hand, every path this Gym's environments
     have (gymgate.kinds.plan: the recordings it ships, every kind's paths) when --path names them, else the paths
     each kind plans unasked. --path narrows either."""
-    from gymgate.kinds import kinds, planfile
-    from gymgate.kinds.plan import plan as plan_paths
-    from gymgate.kinds.plan import recordings_of
-    from gymgate.recordings.read import LocalFiles
-    from gymgate.selection import ALL
 
     envs = selected_environments(config)
     wanted = set(config.getoption("only_paths") or [])
@@ -163,7 +163,6 @@ def pytest_runtest_teardown(item, nextitem):
     over as one unit) lets the worker stop its Gym and start the next wave's."""
     if not _live or nextitem is None:
         return  # the session's end stops every Gym
-    from gymgate.session.schedule import env_of
 
     env = env_of(item.nodeid)
     if env != env_of(nextitem.nodeid):
@@ -171,14 +170,13 @@ def pytest_runtest_teardown(item, nextitem):
 
 
 def pytest_xdist_make_scheduler(config, log):
-    from gymgate.session.schedule import EnvScheduling
 
     return EnvScheduling(config, log)
 
 
 @pytest.fixture(scope="session")
 def run_context(request, worker_id):
-    import ray
+    import ray  # noqa: PLC0415 - pin environment only (Ray)
 
     config = request.config
     run = run_of(config)

@@ -27,8 +27,10 @@ from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK  # noqa: E402
 from gymgate.options import UP, add_session_options  # noqa: E402
 from gymgate.outcomes import EnvState  # noqa: E402
 from gymgate.processes import RUN_MARKER  # noqa: E402
+from gymgate.recordings.read import LocalFiles
 from gymgate.runfolder import EnvStatus, RunFolder  # noqa: E402
 from gymgate.runner.path import GENERATION  # noqa: E402
+from gymgate.services import gym_compat
 from gymgate.services.launcher import service as launcher_service  # noqa: E402
 from gymgate.services.ray_cluster import private_ray  # noqa: E402
 from gymgate.session.controller import WorkerSession, honour_sigint  # noqa: E402
@@ -60,8 +62,6 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _raise_interrupt)
     honour_sigint()
     run_id = os.environ.get(RUN_MARKER) or "adhoc"
-    from gymgate.recordings.read import LocalFiles
-    from gymgate.services import gym_compat
 
     environments = load_environments(args.envs, gym=LocalFiles(gym_compat.gym_root()))
     args.run_dir.mkdir(parents=True, exist_ok=True)

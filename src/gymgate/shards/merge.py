@@ -10,6 +10,7 @@ from pathlib import Path
 
 from gymgate.compare.cache import inputs_digest
 from gymgate.errors import UsageError
+from gymgate.report.outputs import compared_baseline
 from gymgate.runfolder import FINISHED_STATUSES, RunFolder, RunMark, new_run_id
 from gymgate.shards.plan import Shard
 
@@ -171,7 +172,6 @@ def point_reruns_at(candidate: RunFolder, baseline: RunFolder) -> None:
 def baseline_of(sets: list[ShardSet]) -> tuple[ShardSet, ShardSet]:
     """(baseline, candidate) of two shard sets: the candidate's shards were compared against the baseline's (their
     results.json, or their reruns, name those runs)."""
-    from gymgate.report.outputs import compared_baseline
 
     def referenced(shard_set: ShardSet) -> set[str]:
         names = set()

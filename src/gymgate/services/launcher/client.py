@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import signal
 import socket
 import struct
@@ -127,7 +128,6 @@ def main(argv: list[str]) -> int:
 
 def _wait_gone(pid: int) -> None:
     """Until process `pid` (not a child of this one) has ended."""
-    import select
 
     try:
         fd = os.pidfd_open(pid)

@@ -18,15 +18,19 @@ it (its Gym actor's group), so the actor's stop (one kill of that group) stops e
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import gc
 import importlib
+import importlib.machinery
 import os
 import selectors
 import signal
 import socket
 import sys
 import traceback
+import types
+import warnings
 
 from gymgate.services.launcher import ZygoteSpec, shared, zygotes
 from gymgate.services.launcher.client import FORWARDED, receive_message, send_message
@@ -58,9 +62,6 @@ BASE_EXCLUDED: set[str] = set()  # the zygote's own script folder and PYTHONPATH
 
 def run_as_main(path: str) -> None:
     """Run a script as `python path` does: a fresh `__main__` module, __file__ absolute, argv left as given."""
-    import builtins
-    import importlib.machinery
-    import types
 
     main = types.ModuleType("__main__")
     main.__dict__.update(
@@ -143,7 +144,6 @@ def stem(folder: str, names: list[str], listed: list[str]) -> int:
     """Import the shared stage (or `listed` instead, with nothing more in each zygote: tests), then fork the zygotes
     `names`, each serving `folder/<name>`; returns the status of the first of them to end. A shared stage that brought
     a module or library a zygote must import itself (its values could differ) starts no zygote."""
-    import warnings
 
     # numpy's OpenBLAS, pandas' and pyarrow's pools start native threads at import; each registers fork handlers.
     # Python warns on every fork of a process with threads: not into each server's log. (Under review: issue 29.)
