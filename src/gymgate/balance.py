@@ -1,7 +1,7 @@
 """The one balancer: environments dealt into bins of near-equal measured cost.
 
-Used for which xdist worker owns which environment (session/plan.py) and which environments shard K of N runs
-(shards/plan.py); both feed it the measured seconds of shards/costs.toml (shards.plan.load_costs). Pure and
+Used for which xdist worker owns which environment (session/owners.py) and which environments shard K of N runs
+(shards/split.py); both feed it the measured seconds of shards/costs.toml (shards.plan.load_costs). Pure and
 deterministic: the same names and costs give the same bins on every machine, whatever order the names come in.
 """
 

@@ -194,11 +194,11 @@ def _settle(args: argparse.Namespace) -> None:
     if getattr(args, "cache_dir", None) is not None:  # the flag wins, for this process and every child
         os.environ[options.BY_NAME["cache_dir"].var] = str(args.cache_dir.resolve())
     if hasattr(args, "env_set"):
-        from gymgate.cases.environments import selection  # noqa: PLC0415 - CLI start-up: a command loads only what it runs
+        from gymgate.cases.environments import names_asked  # noqa: PLC0415 - CLI start-up: a command loads only what it runs
 
         if args.envs is None and args.env_set is None:  # a flag wins over the variable
             args.envs = options.BY_NAME["envs"].variable(options.env_names)
-        args.envs = selection(args.envs, args.env_set)
+        args.envs = names_asked(args.envs, args.env_set)
 
 
 def _verdict_stream():

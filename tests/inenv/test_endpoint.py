@@ -14,7 +14,7 @@ import pytest
 from gymgate.endpoint.script import Script, ToolCall, Turn, logprobs
 from gymgate.endpoint.server import ModelEndpoint, Sampling
 from gymgate.endpoint.tokenizer import assistant_body, encode, render
-from gymgate.faults.spec import Fault
+from gymgate.faults.catalogue import Fault
 
 SAMPLING = Sampling(temperature=0.7, top_p=0.95)
 SCRIPT = Script(
@@ -166,7 +166,7 @@ def test_a_shared_instance_url_answers_for_whichever_member_is_active(endpoint):
     endpoint.set_script("other", SCRIPT)
     status, reply = post(endpoint, "/e/demo+other/v1/chat/completions", {**_policy_body(), "messages": USER})
     assert status == 400 and "active at once" in reply["error"]["message"]
-    assert endpoint.exchanges[-1].fault == "harness"
+    assert endpoint.exchanges[-1].blame == "harness"
     endpoint.set_script("demo", None)
     endpoint.set_script("other", None)
     status, reply = post(endpoint, "/e/demo+other/v1/chat/completions", {**_policy_body(), "messages": USER})

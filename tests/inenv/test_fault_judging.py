@@ -7,7 +7,7 @@ import pytest
 from gymgate.acceptance import faulted
 from gymgate.consumer.errors import GymDied, GymTransportError, RolloutTimeout
 from gymgate.endpoint.server import Exchange
-from gymgate.faults.spec import Fault, catalogue
+from gymgate.faults.catalogue import Fault, catalogue
 from gymgate.outcomes import FAIL, PASS
 from gymgate.runfolder import PathRecord
 

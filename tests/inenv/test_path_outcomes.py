@@ -152,7 +152,7 @@ def test_a_refused_override_is_a_contract_fail_not_an_error(tmp_path, monkeypatc
         status=400,
         kind="policy",
         violation="gymgate endpoint: sampling guard: policy request has temperature=None",
-        fault="contract",
+        blame="contract",
     )
     _rollout_raises(monkeypatch, RolloutDataFailure("/run answered HTTP 500"))
     result = run_path(_ready_ctx(tmp_path, FakeEndpoint([refused])), ACCEPTED)
@@ -250,7 +250,7 @@ def test_a_path_that_ends_in_a_raised_rollout_keeps_its_time_and_so_a_deadline_i
         path = ACCEPTED
         seen = [
             Exchange(
-                env="mcqa", route="chat", body={}, status=400, kind="policy", violation="temperature", fault="contract"
+                env="mcqa", route="chat", body={}, status=400, kind="policy", violation="temperature", blame="contract"
             )
         ]
         _rollout_raises(monkeypatch, RolloutDataFailure("/run answered HTTP 500"))

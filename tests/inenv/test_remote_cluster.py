@@ -18,7 +18,7 @@ from ray.cluster_utils import Cluster  # noqa: E402
 
 from gymgate.processes import marked_pids  # noqa: E402
 from gymgate.remote import dispatch, node  # noqa: E402
-from gymgate.remote.plan import Unit  # noqa: E402
+from gymgate.remote.units import Unit  # noqa: E402
 
 # Loopback, and not 127.0.0.1: Ray rewrites that address to the machine's own when a driver connects (Ray's
 # resolve_ip_for_localhost), while the rest of 127.0.0.0/8 is taken as given. Nothing listens beyond this machine.
@@ -139,7 +139,7 @@ SECOND_DRIVER = """
 import json, sys
 import ray
 from gymgate.remote import dispatch
-from gymgate.remote.plan import Unit
+from gymgate.remote.units import Unit
 address, root, digest, pack, out, loopback = sys.argv[1:7]
 ray.init(address=address, namespace=dispatch.namespace(), _node_ip_address=loopback)
 done = dispatch.run_units(

@@ -1,5 +1,5 @@
 """Waves: a worker keeps at most --max-envs (its share) Gyms up or starting, and starts the next as an earlier
-environment's paths are done (session/controller.WorkerSession), with a fleet that starts nothing."""
+environment's paths are done (session/worker.WorkerSession), with a fleet that starts nothing."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from concurrent.futures import Future
 
 from gymgate.outcomes import EnvState
 from gymgate.runfolder import EnvStatus, RunFolder
-from gymgate.session.controller import WorkerSession
+from gymgate.session.worker import WorkerSession
 
 
 class FakeFleet:

@@ -1,10 +1,10 @@
-"""The result cache (compare/cache.py): only a clean, complete run with exactly the same inputs is served."""
+"""The result cache (compare/reuse.py): only a clean, complete run with exactly the same inputs is served."""
 
 from __future__ import annotations
 
 import json
 
-from gymgate.compare.cache import find_cached
+from gymgate.compare.reuse import find_cached
 from gymgate.runfolder import RunFolder, WorkerRecord
 from tests.helpers import record, stored_run
 

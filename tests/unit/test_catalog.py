@@ -89,7 +89,7 @@ def test_a_drafted_case_is_refused_until_its_mark_is_removed(tmp_path, monkeypat
 
 
 def test_the_default_set_runs_unless_more_are_asked_for(tmp_path, monkeypatch, capsys):
-    from gymgate.cases.environments import all_environments, environment_sets, selection
+    from gymgate.cases.environments import all_environments, environment_sets, names_asked
 
     cases = tmp_path / "cases"
     shutil.copytree(cases_dir(), cases)
@@ -101,7 +101,7 @@ def test_the_default_set_runs_unless_more_are_asked_for(tmp_path, monkeypatch, c
     assert "mcqa_again" not in default and len(default) == 7
     assert "mcqa_again" in [e.name for e in all_environments()]
     assert [e.name for e in load_environments(["mcqa_again"])] == ["mcqa_again"]  # --env reaches any case
-    assert selection(["mcqa"], "mine") == ["mcqa_again", "mcqa"]
+    assert names_asked(["mcqa"], "mine") == ["mcqa_again", "mcqa"]
     assert environment_sets()["mine"] == ["mcqa_again"]
     assert main(["accept", "--gym-ref", "0.4.0", "--env-set", "nope"]) == 2
     assert "unknown environment set 'nope'" in capsys.readouterr().err

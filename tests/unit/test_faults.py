@@ -8,7 +8,7 @@ import pytest
 from gymgate.cases.named import load_environments
 from gymgate.endpoint.script import Script, Turn
 from gymgate.faults import ALL, DEFAULT, NONE
-from gymgate.faults.spec import EVERY, Fault, catalogue
+from gymgate.faults.catalogue import EVERY, Fault, catalogue
 from gymgate.kinds.plan import plan
 from gymgate.pathid import PathId
 

@@ -11,9 +11,9 @@ from gymgate.cases.named import load_environments
 from gymgate.harness.progress import Progress
 from gymgate.outcomes import EnvState
 from gymgate.runfolder import EnvStatus, RunFolder, RunMark
-from gymgate.session.plan import plan
+from gymgate.session.owners import plan
 from gymgate.session.schedule import env_of
-from gymgate.shards.plan import load_costs
+from gymgate.shards.split import load_costs
 from gymgate.verdict import run_exit as verdict
 from tests.helpers import record
 

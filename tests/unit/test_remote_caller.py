@@ -14,7 +14,7 @@ import pytest
 
 from gymgate.errors import InfraError, UsageError
 from gymgate.remote import auth, caller
-from gymgate.remote.plan import Unit
+from gymgate.remote.units import Unit
 
 DRIVER = """#!{python}
 import json, signal, sys, time

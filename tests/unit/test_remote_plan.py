@@ -1,4 +1,4 @@
-"""A unit is one run of one ref as data (gymgate/remote/plan.py, remote/spec.py): it travels as JSON, its name is
+"""A unit is one run of one ref as data (gymgate/remote/units.py, remote/unit_spec.py): it travels as JSON, its name is
 readable, and its spec is exactly the `run_ref` call it stands for (options, recordings and deadlines included)."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 from gymgate.errors import UsageError
 from gymgate.harness.run import RunOptions
 from gymgate.refs.source import KIND_GIT, KIND_PIN, GymSource
-from gymgate.remote.plan import Unit, command
-from gymgate.remote.spec import RefusedUnit, UnitSpec, source_pack
+from gymgate.remote.unit_spec import RefusedUnit, UnitSpec, source_pack
+from gymgate.remote.units import Unit, command
 
 
 def test_a_units_name_is_readable_and_a_second_attempt_is_another_name():

@@ -15,7 +15,7 @@ from packaging.requirements import Requirement
 
 from gymgate.envs.project import TOOLING
 from gymgate.locations import envs_dir
-from gymgate.session.plan import plan
+from gymgate.session.owners import plan
 from gymgate.session.schedule import EnvScheduling
 
 ENVS = ["mcqa", "code_gen", "workplace_assistant"]

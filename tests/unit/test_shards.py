@@ -9,12 +9,12 @@ import re
 import pytest
 
 from gymgate.cli import main
-from gymgate.compare.cache import find_cached, inputs_digest
+from gymgate.compare.reuse import find_cached, inputs_digest
 from gymgate.compare.runs import compare_runs
 from gymgate.errors import UsageError
 from gymgate.runfolder import RunFolder
 from gymgate.shards.merge import gather
-from gymgate.shards.plan import Shard, split
+from gymgate.shards.split import Shard, split
 from tests.helpers import record, stored_run
 
 COSTS = {"a": 100.0, "b": 60.0, "c": 50.0, "d": 10.0}

@@ -8,7 +8,7 @@ import io
 import json
 
 from gymgate.compare.alone import judge_run
-from gymgate.compare.cache import find_cached, inputs_digest
+from gymgate.compare.reuse import find_cached, inputs_digest
 from gymgate.compare.runs import compare_runs
 from gymgate.compare.stability import disagreement
 from gymgate.errors import EXIT_FAILED, EXIT_OK

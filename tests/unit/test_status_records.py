@@ -1,5 +1,5 @@
 """The typed records of a session's live state (runfolder/status.py) and the one balancer (gymgate.balance) that deals
-environments to xdist workers (session/plan.py) and to shards (shards/plan.py) by their measured cost."""
+environments to xdist workers (session/owners.py) and to shards (shards/split.py) by their measured cost."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from gymgate.errors import UsageError
 from gymgate.outcomes import EnvState
 from gymgate.pathid import PathId
 from gymgate.runfolder import EnvStatus, RunFolder, WorkerRecord
-from gymgate.session.plan import live_share, plan, run_costs
-from gymgate.shards.plan import split
+from gymgate.session.owners import live_share, plan, run_costs
+from gymgate.shards.split import split
 
 # As a session wrote them before the records were typed (the shape of runs/*/services/*.json, workers/*.json).
 STORED_STATUS = {

@@ -16,7 +16,7 @@ from gymgate.acceptance.checks import failure_markers
 from gymgate.cases.case import lookup
 from gymgate.consumer.errors import GymDied, GymTransportError, RolloutDataFailure, RolloutTimeout
 from gymgate.endpoint.faults import INJECTED
-from gymgate.faults.spec import Fault, catalogue
+from gymgate.faults.catalogue import Fault, catalogue
 from gymgate.runfolder import PathRecord
 
 ABSORBED = "absorbed"  # Gym tried again and got the answer: the row is judged like the accepted path's

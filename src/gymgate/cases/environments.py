@@ -107,7 +107,7 @@ def environment_sets() -> dict[str, list[str]]:
     return {str(k): [str(n) for n in v] for k, v in tomllib.loads(path.read_text()).get("sets", {}).items()}
 
 
-def selection(envs: list[str] | None, env_set: str | None) -> list[str] | None:
+def names_asked(envs: list[str] | None, env_set: str | None) -> list[str] | None:
     """The environments a command was asked for: --env names, plus --env-set's; None when neither was given."""
     if env_set is None:
         return envs

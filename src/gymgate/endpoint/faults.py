@@ -21,7 +21,7 @@ STALL_CAP_S = 600.0  # a stalled attempt is held while its path runs, never long
 
 
 class FaultPlan(Protocol):
-    """What the endpoint reads of a fault (gymgate.faults.spec.Fault)."""
+    """What the endpoint reads of a fault (gymgate.faults.catalogue.Fault)."""
 
     name: str
     caller: str

@@ -41,7 +41,7 @@ class Exchange:
     turn: int | None = None
     reply: dict[str, Any] | None = None
     violation: str = ""
-    fault: str = ""  # who is to blame for a refusal (gymgate.outcomes): the request contract, Gym, or the endpoint
+    blame: str = ""  # who is to blame for a refusal (gymgate.outcomes): the request contract, Gym, or the endpoint
     path_id: str = ""
     activation: int = 0
     injected: str = ""  # the fault the endpoint answered this attempt with (endpoint/faults.py), if any
@@ -57,12 +57,12 @@ class Sampling:
 
 
 class Rejected(Exception):
-    """A request the endpoint refuses (HTTP 400). `fault`: CONTRACT when an RL override or sampling parameter did
+    """A request the endpoint refuses (HTTP 400). `blame`: CONTRACT when an RL override or sampling parameter did
     not reach the model, GYM when Gym sent something no vLLM server would accept."""
 
-    def __init__(self, message: str, fault: str = GYM):
+    def __init__(self, message: str, blame: str = GYM):
         super().__init__(message)
-        self.message, self.fault = message, fault
+        self.message, self.blame = message, blame
 
 
 class ModelEndpoint:
@@ -174,11 +174,11 @@ class ModelEndpoint:
                 return injected_faults.response(fault, self._connections.get(tuple(request.scope["client"] or ())))
             reply = fn(script, body, exchange)
         except Rejected as exc:
-            exchange.status, exchange.violation, exchange.fault = 400, exc.message, exc.fault
+            exchange.status, exchange.violation, exchange.blame = 400, exc.message, exc.blame
             reply = {"error": {"message": exc.message, "type": "invalid_request_error", "code": 400}}
         except Exception as exc:  # never a 5xx: Gym would retry it without end
             exchange.status, exchange.violation = 400, f"gymgate endpoint error: {type(exc).__name__}: {exc}"
-            exchange.fault = HARNESS
+            exchange.blame = HARNESS
             reply = {"error": {"message": exchange.violation, "type": "invalid_request_error", "code": 400}}
         exchange.reply = reply
         with self._lock:

@@ -204,7 +204,7 @@ def _searches(found: list[Interpreter] | None) -> Iterator[list[Interpreter]]:
 
 def already_here(requires_python: str) -> Interpreter | None:
     """The interpreter `select` would choose among those on this machine now (nothing downloaded or built), or None:
-    what a cluster run tells its nodes to provide (remote/spec.py)."""
+    what a cluster run tells its nodes to provide (remote/unit_spec.py)."""
     try:
         spec = SpecifierSet(requires_python or "")
     except InvalidSpecifier:

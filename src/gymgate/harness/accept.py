@@ -20,14 +20,14 @@ from gymgate.harness.environments import judged_environments, with_derived
 from gymgate.harness.executor import run_ref
 from gymgate.harness.run import RunOptions, open_run, prepare, record_environment, service_args
 from gymgate.kinds import planfile
-from gymgate.kinds.plan import selection
+from gymgate.kinds.plan import plan_refs
 from gymgate.pathid import PathId
 from gymgate.refs import resolve_ref
 from gymgate.refs.pins import baseline_pin
 from gymgate.report.outputs import not_compared, read_summary
 from gymgate.report.summary import run_document, run_markdown
 from gymgate.runfolder import RunFolder, new_run_id
-from gymgate.shards.plan import Shard, shard_envs
+from gymgate.shards.split import Shard, shard_envs
 
 
 def read_paths(values: list[str], known: list[str]) -> set[str]:
@@ -54,7 +54,7 @@ def planned(envs: list, sources: list, asked: Asked, run: RunOptions) -> tuple[l
     built), and the run options that carry the environments and the plan itself to every run."""
 
     replaying = [s for s in sources if s is not None] if asked.replay else []
-    paths, _ = selection(envs, replaying, asked.selections())
+    paths, _ = plan_refs(envs, replaying, asked.selections())
     expected = [p.id for p in paths]
     if asked.paths:
         wanted = read_paths(asked.paths, expected)

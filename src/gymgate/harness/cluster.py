@@ -1,5 +1,5 @@
 """Refs run on a Ray cluster the way `run_here` runs them here (harness/executor.py's seam for --ray-address): each run a
-unit (remote/spec.py), all of a command's units dispatched at once, each unit's run folder streamed into the
+unit (remote/unit_spec.py), all of a command's units dispatched at once, each unit's run folder streamed into the
 caller's runs/ as its node writes it, then judged here exactly as a local run is. The cache is the caller's: a run
 whose inputs are stored is not sent; a node's run is stored like a local one.
 
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from contextlib import nullcontext
 from pathlib import Path
 
-from gymgate.compare.cache import inputs_digest, shared_digest
+from gymgate.compare.reuse import inputs_digest, shared_digest
 from gymgate.envs.project import project_dir
 from gymgate.envs.python import Interpreter, already_here
 from gymgate.errors import EXIT_ERROR, GymgateError, UsageError
@@ -25,8 +25,8 @@ from gymgate.refs.local import sha256_file
 from gymgate.refs.pins import load_pin, pins_in_order
 from gymgate.remote import dispatch
 from gymgate.remote.caller import Outcome, run_dispatch
-from gymgate.remote.plan import Unit
-from gymgate.remote.spec import UnitSpec, source_pack
+from gymgate.remote.unit_spec import UnitSpec, source_pack
+from gymgate.remote.units import Unit
 from gymgate.results import RunResult
 from gymgate.runfolder import RunFolder, RunMark, new_run_id
 
@@ -80,7 +80,7 @@ def expectation(call: RefRun) -> tuple[Path | None, Interpreter | None]:
 
 
 def inputs_of(call: RefRun, lock: Path, python: Interpreter) -> str:
-    """The cache key the node's run carries when its interpreter is this machine's build (compare/cache.py)."""
+    """The cache key the node's run carries when its interpreter is this machine's build (compare/reuse.py)."""
 
     shared = shared_digest(call.source.digest, lock, f"{python.version} {python.build}")
     return inputs_digest(shared, call.expected, call.opts.attempts, call.opts.paths_of(call.expected))

@@ -17,7 +17,7 @@ from typing import Any
 
 from gymgate.ci.github import group
 from gymgate.compare.alone import judge_run
-from gymgate.compare.cache import find_cached, inputs_digest, shared_digest
+from gymgate.compare.reuse import find_cached, inputs_digest, shared_digest
 from gymgate.envs.child import Terminated, run_in_env
 from gymgate.envs.prepare import prepare_env
 from gymgate.errors import BuildError
@@ -41,16 +41,16 @@ class RunOptions:
     runs_dir: Path | None = None
     spinup_timeout: float = default("spinup_timeout")
     workers: str = default("workers")
-    max_envs: int = default("max_envs")  # Gyms up at once (session/controller.py: waves)
+    max_envs: int = default("max_envs")  # Gyms up at once (session/worker.py: waves)
     share: int = default("share")  # environments per Gym instance (services/sharing.py)
     selftest: bool = default("selftest")
     path_timeout: float = default("path_timeout")
     stop_timeout: float = default("stop_timeout")
-    cache: bool = default("cache")  # serve a ref from a stored clean run with the same inputs (compare/cache.py)
+    cache: bool = default("cache")  # serve a ref from a stored clean run with the same inputs (compare/reuse.py)
     # also serve a complete run with the same inputs started at or after this time, whatever its verdict (the runs of
-    # one nox matrix invocation: compare/cache.py)
+    # one nox matrix invocation: compare/reuse.py)
     reuse_since: float = default("reuse_since")
-    shard: str = default("shard")  # "K/N" when this run is one shard of a ref's environments (shards/plan.py)
+    shard: str = default("shard")  # "K/N" when this run is one shard of a ref's environments (shards/split.py)
     attempts: int = default("attempts")  # attempts of each path in one Gym (runner/path.py)
     # path id -> its rollout deadline (acceptance/limits.py); not an option: a bump derives it from its baseline
     deadlines: Mapping[str, float] = field(default_factory=dict)
@@ -68,7 +68,7 @@ class RunOptions:
         return [p for p in self.plan if p["id"] in wanted]
 
     def to_json(self) -> dict[str, Any]:
-        """What a cluster node runs the ref with (remote/spec.py): every field but where runs go and the cluster
+        """What a cluster node runs the ref with (remote/unit_spec.py): every field but where runs go and the cluster
         itself, which are the node's own."""
         kept = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in LOCAL_ONLY}
         return {**kept, "deadlines": dict(self.deadlines), "plan": list(self.plan)}
@@ -209,7 +209,7 @@ def run_here(
 
 
 def served(inputs: str, opts: RunOptions) -> RunFolder | None:
-    """A stored run with exactly these inputs the options let the cache serve (compare/cache.py), announced."""
+    """A stored run with exactly these inputs the options let the cache serve (compare/reuse.py), announced."""
 
     if not opts.cache or opts.selftest:  # gymgate's own negative tests are asked for: they run
         return None

@@ -13,7 +13,7 @@ from gymgate.report.summary import print_summary, run_document
 from gymgate.runfolder import RunFolder
 from gymgate.runfolder import runs_dir as default_runs_dir
 from gymgate.shards.merge import baseline_of, gather, merge, point_reruns_at
-from gymgate.shards.plan import costs_file, measured_costs, measured_path_costs, render_costs
+from gymgate.shards.split import costs_file, measured_costs, measured_path_costs, render_costs
 
 
 def merge_command(runs: list[Path], runs_dir: Path | None, verbose: bool, acks: Path | None) -> tuple[int, dict]:

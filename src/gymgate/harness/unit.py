@@ -1,6 +1,6 @@
 """`gymgate unit SPEC --run-dir DIR`: what a cluster node runs for one unit of a --ray-address command
 (harness/cluster.py sends it): the spec's run of its ref, exactly as `run_here` runs it on the caller's machine, with
-the caller's run id, refused unless the node's ref, lock and interpreter are the caller's (remote/spec.py)."""
+the caller's run id, refused unless the node's ref, lock and interpreter are the caller's (remote/unit_spec.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 from gymgate.errors import UsageError
 from gymgate.harness.run import RunOptions, run_here
-from gymgate.remote.spec import UnitSpec
+from gymgate.remote.unit_spec import UnitSpec
 
 
 def unit_command(spec: Path, run_dir: str | None) -> int:

@@ -10,7 +10,7 @@ from typing import Any
 from gymgate.cases.environments import Environment
 from gymgate.consumer.errors import RolloutTimeout
 from gymgate.faults import DEFAULT
-from gymgate.faults.spec import Fault, catalogue, selected
+from gymgate.faults.catalogue import Fault, catalogue, selected
 from gymgate.kinds.protocol import PathContext, PathKind, Planning
 from gymgate.pathid import MODES, PathId
 from gymgate.paths.spec import PathSpec
@@ -20,7 +20,7 @@ NAME = "fault"
 
 def fault_paths(case: list[PathSpec], selection: str = DEFAULT) -> list[PathSpec]:
     """From an environment's case paths (kinds/handwritten.py); none without a case (it runs its recordings only).
-    `selection`: which faults (gymgate.faults.spec.SELECTIONS)."""
+    `selection`: which faults (gymgate.faults.catalogue.SELECTIONS)."""
     accepted = next((p for p in case if p.name == MODES[0] and p.of is None), None)
     if accepted is None:
         return []

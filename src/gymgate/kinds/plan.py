@@ -63,7 +63,7 @@ def ids(paths: Iterable[PathSpec]) -> list[str]:
     return [p.id for p in paths]
 
 
-def selection(
+def plan_refs(
     envs: list[Environment], sources: Iterable[GymSource], selections: Mapping[str, str] | None = None
 ) -> tuple[list[PathSpec], list[Recording]]:
     """The paths of these environments judged on these refs (each kind's selected ones), and the recordings they

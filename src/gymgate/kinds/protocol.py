@@ -80,7 +80,7 @@ class PathKind:
         return Prepared(path.script)
 
     def injects(self, path: PathSpec) -> Any:
-        """The fault the endpoint injects on this path's calls (gymgate.faults.spec.Fault), or None."""
+        """The fault the endpoint injects on this path's calls (gymgate.faults.catalogue.Fault), or None."""
         return None
 
     def rollout_raised(

@@ -27,7 +27,7 @@ from gymgate.options.machinery import (
     values,
 )
 from gymgate.options.readers import env_names
-from gymgate.options.spec import SESSION, UP, Group, Option, Variable
+from gymgate.options.shapes import SESSION, UP, Group, Option, Variable
 
 __all__ = [
     "BY_NAME",

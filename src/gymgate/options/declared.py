@@ -13,7 +13,7 @@ from pathlib import Path
 
 from gymgate import faults, locations, variants
 from gymgate.options.readers import attempts, live_envs, reruns, seconds, workers
-from gymgate.options.spec import SESSION, UP, Group, Option, Variable
+from gymgate.options.shapes import SESSION, UP, Group, Option, Variable
 
 REF = ("resolve", "cases list", "case new", "env", "up", "accept")  # commands about one Gym ref
 RESOLVING = (*REF, "matrix", "bisect")  # commands that resolve refs
@@ -482,7 +482,9 @@ GROUPS: tuple[Group, ...] = (
                 session="--run-dir",
                 children=(SESSION, UP),
             ),
-            Option("spec", ("spec",), "the unit's spec (remote/spec.py), written by the caller", ("unit",), type=Path),
+            Option(
+                "spec", ("spec",), "the unit's spec (remote/unit_spec.py), written by the caller", ("unit",), type=Path
+            ),
             Option(
                 "only_paths",
                 ("--path",),

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gymgate.options.declared import BY_NAME, GROUPS, OPTIONS
-from gymgate.options.spec import SESSION, Option
+from gymgate.options.shapes import SESSION, Option
 
 
 def default(name: str) -> Any:

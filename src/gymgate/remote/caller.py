@@ -19,8 +19,8 @@ from gymgate.locations import PACKAGE_DIR
 from gymgate.remote import auth
 from gymgate.remote.dispatch import STOP_GRACE_S
 from gymgate.remote.driver import REFUSED, Request, connect_failure
-from gymgate.remote.plan import Unit
 from gymgate.remote.transfer import checkout_pack
+from gymgate.remote.units import Unit
 
 DISPATCH_TIMEOUT_S = 12 * 3600.0  # the longest a whole dispatch may take (every unit has its own bounds inside)
 STOP_BOUND_S = STOP_GRACE_S + 90.0  # the driver's own stop: each unit's stop, then its actors killed

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from gymgate.locations import cache_dir
-from gymgate.remote import node, plan
-from gymgate.remote.plan import Unit
+from gymgate.remote import node, units
 from gymgate.remote.transfer import receive as write_back
+from gymgate.remote.units import Unit
 
 GYMGATE_RESOURCE = "gymgate"  # an operator grants it per node: how many units that node runs at once
 POLL_S = 1.0
@@ -85,7 +85,7 @@ class UnitRunner:
         program = program or [str(node.harness(checkout, self.cache))]
         self.process = node.UnitProcess(self.unit_id, run_dir)
         environ = {**os.environ, **(extra or {}), "GYMGATE_REPO_ROOT": str(checkout), "GYMGATE_CACHE": str(self.cache)}
-        argv = [*program, *plan.command(str(spec_file), str(run_dir))]
+        argv = [*program, *units.command(str(spec_file), str(run_dir))]
         # This actor's process is watched: killed (by the driver, its death, the memory monitor), its unit goes too.
         return self.process.start(argv, environ, checkout, self.log, watch=os.getpid())
 

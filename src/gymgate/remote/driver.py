@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from gymgate.remote import auth, dispatch
-from gymgate.remote.plan import Unit
+from gymgate.remote.units import Unit
 
 
 @dataclass

@@ -6,13 +6,13 @@ session's live state (services/<env>.json, workers/<worker>.json). Nothing else 
 """
 
 from gymgate.runfolder.folder import FINISHED_STATUSES, SCHEMA, RunFolder, RunMark, new_run_id, runs_dir, write_crash
-from gymgate.runfolder.record import NO_RECORD, NOT_FINISHED, Failure, PathRecord
+from gymgate.runfolder.record import NO_RECORD_REASON, NOT_FINISHED, Failure, PathRecord
 from gymgate.runfolder.status import EnvStatus, WorkerRecord
 
 __all__ = [
     "FINISHED_STATUSES",
     "NOT_FINISHED",
-    "NO_RECORD",
+    "NO_RECORD_REASON",
     "SCHEMA",
     "EnvStatus",
     "Failure",

@@ -41,7 +41,7 @@ from gymgate.locations import repo_root
 from gymgate.options import RUNS_VAR
 from gymgate.outcomes import ERROR, HARNESS
 from gymgate.pathid import PathId
-from gymgate.runfolder.record import NO_RECORD, PathRecord
+from gymgate.runfolder.record import NO_RECORD_REASON, PathRecord
 from gymgate.runfolder.status import EnvStatus, WorkerRecord
 
 # The run folder's shape; bumped when its files change (2: every path record carries `observed`; 3: the harness
@@ -78,7 +78,7 @@ class RunMark:
     expected: list[str] = field(default_factory=list)  # the path ids the run was asked for
     complete: bool = False
     run_id: str = ""
-    inputs: str = ""  # the digest of every input that can change the results (compare/cache.py)
+    inputs: str = ""  # the digest of every input that can change the results (compare/reuse.py)
     started: float | None = None
     finished: float | None = None
     pytest_exit: int | None = None  # the test session's exit status
@@ -269,7 +269,7 @@ class RunFolder:
             try:
                 record = _record_of(file)
             except (OSError, ValueError, TypeError) as exc:
-                reason = f"{NO_RECORD}: {file.name} is unreadable ({exc})"
+                reason = f"{NO_RECORD_REASON}: {file.name} is unreadable ({exc})"
                 record = PathRecord.stub(PathId.from_stem(file.stem), ERROR, reason, blame=HARNESS)
             records[record.path] = record
         if expected is None:
@@ -277,7 +277,9 @@ class RunFolder:
             expected = mark.expected if mark else []
         for path in expected:
             if path not in records:
-                reason = f"{NO_RECORD}: the path left no result (its worker died, or the session ended before it)"
+                reason = (
+                    f"{NO_RECORD_REASON}: the path left no result (its worker died, or the session ended before it)"
+                )
                 records[path] = PathRecord.stub(path, ERROR, reason, blame=HARNESS)
                 records[path].missing = True
         return records

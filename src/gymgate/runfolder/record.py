@@ -18,7 +18,9 @@ from gymgate.text import strip_ansi
 
 NOT_FINISHED = "the path did not run to its end"
 REQUESTS, RESULT = "requests", "result"  # the two halves of `PathRecord.observed`
-NO_RECORD = "no record"  # the reason prefix of an expected path that left no record
+NO_RECORD_REASON = (
+    "no record"  # the reason prefix of an expected path that left no record (verdict.NO_RECORD: its label)
+)
 
 
 @dataclass

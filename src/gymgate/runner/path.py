@@ -307,7 +307,7 @@ def _rollout_failed(
     """A rollout that produced no data: a contract FAIL when the endpoint refused a request (an RL override or
     sampling parameter did not reach the model), else an ERROR naming who is to blame."""
     refused = [e for e in exchanges if e.status != 200]
-    contract = [e for e in refused if e.fault == CONTRACT]
+    contract = [e for e in refused if e.blame == CONTRACT]
     if contract and not isinstance(exc, (RolloutTimeout, GymDied)):
         for exchange in contract:
             result.fail(
@@ -319,8 +319,8 @@ def _rollout_failed(
         result.complete(blame=CONTRACT)
         result.reason += f" (the rollout then failed: {type(exc).__name__})"
         return
-    if any(e.fault == HARNESS for e in refused):
-        first = next(e for e in refused if e.fault == HARNESS)
+    if any(e.blame == HARNESS for e in refused):
+        first = next(e for e in refused if e.blame == HARNESS)
         result.error(HARNESS, f"endpoint: {first.violation}; the rollout then failed: {type(exc).__name__}: {exc}")
         return
     if refused:

@@ -4,7 +4,7 @@ Runs inside the pin's synced environment. Each Gym instance (one environment's, 
 share it: services/sharing.py) gets its own Gym actor, port band and scratch directory; all share the run's Ray
 cluster. A shared instance that fails to start, or is torn down, is never the end of its members: each that failed
 starts again in an instance of its own, so one environment's failure fails only itself (the neighbours of a torn-down
-instance that ran no path in it may start again together: session/controller.WorkerSession).
+instance that ran no path in it may start again together: session/worker.WorkerSession).
 """
 
 from __future__ import annotations

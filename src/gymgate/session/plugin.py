@@ -43,9 +43,9 @@ from gymgate.selection import ALL
 from gymgate.services import gym_compat  # noqa: E402
 from gymgate.services.launcher import service as launcher_service  # noqa: E402
 from gymgate.services.ray_cluster import private_ray  # noqa: E402
-from gymgate.session.controller import WorkerSession, honour_sigint  # noqa: E402
-from gymgate.session.plan import live_share, plan, run_costs  # noqa: E402
+from gymgate.session.owners import live_share, plan, run_costs  # noqa: E402
 from gymgate.session.schedule import EnvScheduling, env_of
+from gymgate.session.worker import WorkerSession, honour_sigint  # noqa: E402
 
 honour_sigint()  # the controller and (through it) every xdist worker stop on SIGINT
 RAY_ADDRESS_VAR = "GYMGATE_RUN_RAY_ADDRESS"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from xdist.scheduler import LoadScopeScheduling
 
 from gymgate.pathid import PathId
-from gymgate.session.plan import plan, run_costs
+from gymgate.session.owners import plan, run_costs
 
 SELFTEST_ENV = "mcqa"  # gymgate's self-tests run on mcqa's Gym
 

@@ -33,7 +33,7 @@ from gymgate.runner.path import GENERATION  # noqa: E402
 from gymgate.services import gym_compat
 from gymgate.services.launcher import service as launcher_service  # noqa: E402
 from gymgate.services.ray_cluster import private_ray  # noqa: E402
-from gymgate.session.controller import WorkerSession, honour_sigint  # noqa: E402
+from gymgate.session.worker import WorkerSession, honour_sigint  # noqa: E402
 
 
 def _raise_interrupt(signum, frame):

@@ -8,11 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gymgate.compare.cache import inputs_digest
+from gymgate.compare.reuse import inputs_digest
 from gymgate.errors import UsageError
 from gymgate.report.outputs import compared_baseline
 from gymgate.runfolder import FINISHED_STATUSES, RunFolder, RunMark, new_run_id
-from gymgate.shards.plan import Shard
+from gymgate.shards.split import Shard
 
 
 @dataclass

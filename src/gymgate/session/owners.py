@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 
 from gymgate.balance import longest_first
 from gymgate.pathid import PathId
-from gymgate.shards.plan import load_costs, load_path_costs
+from gymgate.shards.split import load_costs, load_path_costs
 
 
 def worker_ids(count: int) -> list[str]:

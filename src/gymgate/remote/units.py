@@ -1,6 +1,6 @@
 """The units a dispatch sends to a cluster. A unit is one run of one ref (a `run_ref` call: harness/executor.py) on one
 node, so the run keeps every single-host assumption Gym makes; the caller compares refs, reruns what fails and
-writes every report as for local runs. A unit travels as data (its spec, remote/spec.py), never as a command line:
+writes every report as for local runs. A unit travels as data (its spec, remote/unit_spec.py), never as a command line:
 its recordings to replay can outgrow any argv."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ NAME_SAFE = re.compile(r"[^A-Za-z0-9._-]")
 @dataclass(frozen=True)
 class Unit:
     label: str  # what the caller calls this run (its ref, or a rerun's attempt of it): unique within a dispatch
-    spec: dict[str, Any]  # what the node runs (remote/spec.UnitSpec.to_json()); a test's stand-in reads it too
+    spec: dict[str, Any]  # what the node runs (remote/unit_spec.UnitSpec.to_json()); a test's stand-in reads it too
     attempt: int = 1  # a unit whose node died runs again elsewhere as attempt 2 (remote/dispatch.py)
 
     @property
