@@ -9,6 +9,7 @@ from pathlib import Path
 
 from gymgate import verdict as categories
 from gymgate.locations import cache_dir, envs_dir
+from gymgate.pathid import sections
 from gymgate.runfolder import Failure, PathRecord, RunFolder, RunMark
 
 
@@ -55,6 +56,7 @@ def record(path, outcome, **fields) -> PathRecord:
     fields.setdefault("blame", "")  # as a completed path has it (an ERROR names its own)
     fields.setdefault("observed", observation())
     fields["failures"] = [Failure(**f) if isinstance(f, dict) else f for f in fields.get("failures", [])]
+    fields["sections"] = {name: fields.pop(name) for name in sections() if name in fields}  # variant=…, fault=…
     return PathRecord(path=path, env=env, mode=mode, gym={}, outcome=outcome, **fields)
 
 

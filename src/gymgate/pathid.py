@@ -31,6 +31,7 @@ class KindNames:
     names: tuple[str, ...]
     original: str = ""
     together: str = ""
+    section: str = ""
     behaviour: str = ""
 
     @property
@@ -70,6 +71,11 @@ def kinds() -> tuple[KindNames, ...]:
     """Every declared kind, in plan order."""
     declared = tomllib.loads(DECLARED.read_text())["kind"]
     return tuple(KindNames(**{**entry, "names": tuple(entry["names"])}) for entry in declared)
+
+
+def sections() -> tuple[str, ...]:
+    """The record sections the kinds declare, in declaration order: the keys a path record holds for them."""
+    return tuple(k.section for k in kinds() if k.section)
 
 
 def kind_named(name: str) -> KindNames:

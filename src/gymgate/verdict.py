@@ -155,7 +155,7 @@ TABLE: dict[str | None, dict[str | None, Category]] = {
 def known_defect(record: PathRecord) -> bool:
     """A variant that disagrees with its original as a reviewed entry says this Gym does (gymgate.variants.known):
     it passes its run judged alone, and is a disagreement (FAIL) to every comparison."""
-    found = record.variant or {}
+    found = record.section("variant")
     return record.outcome == PASS and found.get("agrees") is False and bool(found.get("known"))
 
 

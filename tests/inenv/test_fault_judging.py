@@ -30,7 +30,7 @@ def attempts(kind: str, statuses: list[int], injected: int) -> list[Exchange]:
 def test_a_fault_gym_absorbs_leaves_the_row_to_the_accepted_paths_checks():
     result = record()
     assert faulted.judge_row(result, ONCE, attempts("policy", [500, 200], 1), {"reward": 1.0}) is True
-    assert result.fault["handled"] == faulted.ABSORBED and result.fault["attempts"] == 2
+    assert result.sections["fault"]["handled"] == faulted.ABSORBED and result.sections["fault"]["attempts"] == 2
     assert result.failures == []
 
 
@@ -41,18 +41,18 @@ def test_a_row_after_a_call_never_answered_must_say_it_failed():
     marked = record()
     full = {"reward": 0.0, "_ng_failure_class": "judge_failed", "mask_sample": True}
     assert faulted.judge_row(marked, EVERY, attempts("judge", [500] * 3, 3), full) is False
-    assert marked.outcome == PASS and marked.fault["handled"] == faulted.IN_ROW
-    assert marked.fault["markers"] == {"_ng_failure_class": "judge_failed", "mask_sample": True}
+    assert marked.outcome == PASS and marked.section("fault")["handled"] == faulted.IN_ROW
+    assert marked.section("fault")["markers"] == {"_ng_failure_class": "judge_failed", "mask_sample": True}
 
 
 def test_a_run_that_reports_the_failure_passes_and_a_hang_fails():
     reported = record()
     error = GymTransportError("/run answered HTTP 500: ClientResponseError")
     assert faulted.judge_failure(reported, EVERY, attempts("judge", [500] * 3, 3), error)
-    assert reported.outcome == PASS and reported.fault["run_status"] == 500
+    assert reported.outcome == PASS and reported.section("fault")["run_status"] == 500
     hung = record()
     assert faulted.judge_failure(hung, EVERY, attempts("judge", [500] * 9, 9), RolloutTimeout("no result in 30 s"))
-    assert hung.outcome == FAIL and hung.fault["handled"] == faulted.NO_END
+    assert hung.outcome == FAIL and hung.section("fault")["handled"] == faulted.NO_END
 
 
 def test_unbounded_attempts_and_a_transient_fault_not_absorbed_fail():
@@ -71,10 +71,10 @@ def test_a_fault_whose_call_was_never_made_tested_nothing():
     """A Gym that fails before the faulted call (0.4.0's single_step crash on its own row): the usual handling."""
     failed = record()
     assert faulted.judge_failure(failed, ONCE, [], GymTransportError("/run answered HTTP 500")) is False
-    assert failed.fault["handled"] == faulted.NEVER_CALLED and failed.failures == []
+    assert failed.section("fault")["handled"] == faulted.NEVER_CALLED and failed.failures == []
     row = record()
     assert faulted.judge_row(row, ONCE, attempts("judge", [200], 0), {"reward": 1.0}) is True
-    assert row.fault["handled"] == faulted.NEVER_CALLED
+    assert row.section("fault")["handled"] == faulted.NEVER_CALLED
 
 
 @pytest.mark.parametrize("exc", [GymDied("the model server died"), ValueError("the consumer could not read it")])

@@ -32,8 +32,8 @@ def test_a_variant_that_comes_to_its_originals_verdict_passes():
     same = {"reward": 1.0, "extracted_answer": "B", "response": {"output_text": "anything"}}
     variant.judge(result, path, script, same, variant.verdict(same | {"response": {}}), variant.THIS_RUN)
     assert result.complete().outcome == PASS
-    assert result.variant["agrees"] is True and result.variant["of"] == "mcqa:accepted"
-    assert result.variant["answers"] == {"original": "\\boxed{B}", "variant": "\\boxed{\\text{B}}"}
+    assert result.section("variant")["agrees"] is True and result.section("variant")["of"] == "mcqa:accepted"
+    assert result.section("variant")["answers"] == {"original": "\\boxed{B}", "variant": "\\boxed{\\text{B}}"}
 
 
 def test_a_variant_that_does_not_fails_on_each_field_that_differs():
@@ -46,7 +46,7 @@ def test_a_variant_that_does_not_fails_on_each_field_that_differs():
         ("variant", "reward", 1.0, 0.0),
         ("variant", "extracted_answer", "B", None),
     }
-    assert result.variant["agrees"] is False and result.variant["variant"]["reward"] == 0.0
+    assert result.section("variant")["agrees"] is False and result.section("variant")["variant"]["reward"] == 0.0
 
 
 def test_a_failure_marker_on_the_variant_alone_is_a_disagreement():
@@ -63,10 +63,14 @@ def test_a_reviewed_known_defect_is_on_record_and_passes_on_its_gym_only():
     got = {"reward": 0.0, "extracted_answer": None}
     known = record(path, "0.4.0")  # cases/variants/known.toml: mcqa's boxed forms before 0.5.0
     variant.judge(known, path, script, got, original, variant.THIS_RUN)
-    assert known.complete().outcome == PASS and known.variant["agrees"] is False and known.variant["known"]["reason"]
+    assert (
+        known.complete().outcome == PASS
+        and known.section("variant")["agrees"] is False
+        and known.section("variant")["known"]["reason"]
+    )
     elsewhere = record(path, "0.7.0")  # a version the entry does not name: news
     variant.judge(elsewhere, path, script, got, original, variant.THIS_RUN)
-    assert elsewhere.complete().outcome == FAIL and "known" not in elsewhere.variant
+    assert elsewhere.complete().outcome == FAIL and "known" not in elsewhere.section("variant")
 
 
 def test_an_original_that_did_not_run_to_its_end_is_no_oracle():
@@ -94,7 +98,7 @@ def test_the_originals_nondeterministic_fields_are_no_oracle():
     result = record(path)
     got = {"reward": 0.0, "library_reward": 0.0, "extracted_answer": "x"}
     variant.judge(result, path, script, got, original, variant.THIS_RUN)
-    assert result.complete().outcome == PASS and result.variant["agrees"] is True
+    assert result.complete().outcome == PASS and result.section("variant")["agrees"] is True
     other = PathRecord(
         path="math_with_judge:rec.28020e7576", env="math_with_judge", mode="rec.28", gym={}, outcome=PASS
     )

@@ -22,7 +22,7 @@ def bench_faults(pins: list[str], repeats: int) -> dict:
     their case and fault paths): per fault, how Gym handled it in each environment, how many attempts of the failed
     call the endpoint saw, and the path's outcome. Then what the default faults cost the default set on the newest
     pin: `--faults none` against `--faults default`, alternated, `repeats` times each."""
-    from gymgate.faults.spec import catalogue
+    from gymgate.faults.catalogue import catalogue
 
     names = [f.path_name for f in catalogue()[0]]
     out: dict = {"pins": {}, "cost": {}}
@@ -36,7 +36,7 @@ def bench_faults(pins: list[str], repeats: int) -> dict:
         for record in one_run(runs).records().values():
             if record.mode not in names:
                 continue
-            fault = record.fault or {}
+            fault = record.section("fault")
             seen = rows.setdefault(record.mode, {})
             seen[record.env] = {
                 "outcome": str(record.outcome),
@@ -101,7 +101,7 @@ def _fault_cell(per_env: dict) -> str:
 
 
 def render_faults(data: dict, command: str) -> str:
-    from gymgate.faults.spec import catalogue
+    from gymgate.faults.catalogue import catalogue
 
     faults = catalogue()[0]
     pins = list(data["faults"]["pins"])
@@ -157,7 +157,7 @@ def bench_variants(pins: list[str], repeats: int, every_env: bool = False) -> di
             if record.path in wrong:
                 seen["wrong"].append(record.mode)
                 seen["known"] += 1 if wrong[record.path].known else 0
-            elif (record.variant or {}).get("agrees") is not True:
+            elif record.section("variant").get("agrees") is not True:
                 seen["unjudged"] += 1  # no verdict against its original (an ERROR): neither right nor wrong
         out["pins"][pin] = {"exit_code": code, "wall_s": round(seconds, 1), "forms": forms}
         subprocess.run(["rm", "-rf", runs], check=False)

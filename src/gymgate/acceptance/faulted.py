@@ -76,7 +76,7 @@ def judge_row(result: PathRecord, fault: Fault, exchanges: list, full: dict[str,
     failure."""
     attempts, answered = calls(exchanges, fault)
     if not attempts:
-        result.fault = {**fault.to_json(), "attempts": 0, "answered": False, "handled": NEVER_CALLED}
+        result.sections["fault"] = {**fault.to_json(), "attempts": 0, "answered": False, "handled": NEVER_CALLED}
         return True
     found = failure_markers(full)
     try:
@@ -84,8 +84,8 @@ def judge_row(result: PathRecord, fault: Fault, exchanges: list, full: dict[str,
     except KeyError:
         reward = None
     handled = ABSORBED if answered else IN_ROW
-    result.fault = {**fault.to_json(), "attempts": attempts, "answered": answered, "handled": handled}
-    result.fault |= {"reward": reward, "markers": found}
+    result.sections["fault"] = {**fault.to_json(), "attempts": attempts, "answered": answered, "handled": handled}
+    result.sections["fault"] |= {"reward": reward, "markers": found}
     _held(result, fault, attempts, handled, exchanges)
     if not answered and not found:
         result.fail(
@@ -104,21 +104,21 @@ def judge_failure(result: PathRecord, fault: Fault, exchanges: list, exc: BaseEx
     """The rollout failed. Returns whether this judged it (a failure Gym reported for a call that never got its
     answer, or a hang); False leaves it to the usual handling (an ERROR naming who is to blame)."""
     attempts, answered = calls(exchanges, fault)
-    result.fault = {**fault.to_json(), "attempts": attempts, "answered": answered}
+    result.sections["fault"] = {**fault.to_json(), "attempts": attempts, "answered": answered}
     if not attempts:  # the rollout failed before the faulted call: the fault tested nothing, the failure is Gym's own
-        result.fault["handled"] = NEVER_CALLED
+        result.sections["fault"]["handled"] = NEVER_CALLED
         return False
     if answered or isinstance(exc, GymDied):
         return False
     if isinstance(exc, RolloutTimeout):
-        result.fault["handled"] = NO_END
+        result.sections["fault"]["handled"] = NO_END
         result.fail(FAULT, "end of the rollout", "within the path's deadline", f"{exc} after {attempts} attempts")
     elif isinstance(exc, (GymTransportError, RolloutDataFailure)):
         status = re.search(r"/run answered HTTP (\d+)", str(exc))
-        result.fault.update(handled=BY_RUN, run_status=int(status.group(1)) if status else None)
+        result.sections["fault"].update(handled=BY_RUN, run_status=int(status.group(1)) if status else None)
     else:
         return False
-    _held(result, fault, attempts, result.fault["handled"], exchanges)
+    _held(result, fault, attempts, result.sections["fault"]["handled"], exchanges)
     result.complete()
     return True
 
@@ -132,4 +132,4 @@ def observe(result: PathRecord, exchanges: list, gym_result: Any) -> None:
     """The fault path's observation: every request the model received (each failed attempt with its status), what
     Gym returned (None when /run failed), and how Gym handled the fault."""
     result.observe(((e.kind or e.route, e.status, e.body) for e in exchanges), gym_result)
-    result.observed[FAULT] = dict(result.fault)
+    result.observed[FAULT] = dict(result.sections["fault"])

@@ -65,7 +65,7 @@ def judge(result: PathRecord, path: PathSpec, script: Script, gym_result: Any, o
     assert isinstance(form, Form) and original_path is not None
     before, after = answer(original_path.script), answer(script)
     shown = excerpt(before, after, context=240)
-    result.variant = {
+    result.sections["variant"] = {
         "form": form.name,
         "kind": form.kind,
         "why": form.why,
@@ -79,7 +79,9 @@ def judge(result: PathRecord, path: PathSpec, script: Script, gym_result: Any, o
     differing = sorted(k for k in set(original) | set(mine) if original.get(k, ABSENT) != mine.get(k, ABSENT))
     defect = known(str(path.id), str(result.gym.get("version", "")), differing, mine) if differing else None
     if defect is not None:
-        result.variant["known"] = defect.to_json()  # reviewed: the run alone passes it; comparisons still see it
+        result.sections["variant"]["known"] = (
+            defect.to_json()
+        )  # reviewed: the run alone passes it; comparisons still see it
         return
     for key in differing:
         result.fail(VARIANT, f"{key} (the original's, {form.name})", original.get(key, ABSENT), mine.get(key, ABSENT))

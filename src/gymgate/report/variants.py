@@ -30,7 +30,7 @@ def disagreements(records: list[PathRecord]) -> dict[str, Disagreement]:
     """Every variant that did not come to its original's verdict, by path."""
     found = {}
     for record in sorted(records, key=lambda r: r.path):
-        variant = record.variant
+        variant = record.section("variant")
         if not variant or variant.get("agrees") is not False:
             continue
         found[record.path] = Disagreement(
@@ -46,7 +46,7 @@ def disagreements(records: list[PathRecord]) -> dict[str, Disagreement]:
 
 def known_reason(record: PathRecord) -> str:
     """What a run alone says on a known defect's row (it passes there)."""
-    known = (record.variant or {}).get("known") or {}
+    known = record.section("variant").get("known") or {}
     return f"{KNOWN}: {known.get('reason', '')}" if known else ""
 
 
@@ -81,4 +81,4 @@ def _cell(record: PathRecord | None, disagreement: Disagreement | None) -> str:
         return disagreement.label
     if record is None:
         return "—"
-    return "agrees" if (record.variant or {}).get("agrees") is True else str(record.outcome)
+    return "agrees" if record.section("variant").get("agrees") is True else str(record.outcome)

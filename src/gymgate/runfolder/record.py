@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from gymgate.outcomes import BLAMES, ERROR, FAIL, HARNESS, PASS, SKIP, Outcome
-from gymgate.pathid import PathId
+from gymgate.pathid import PathId, sections
 from gymgate.text import strip_ansi
 
 NOT_FINISHED = "the path did not run to its end"
@@ -70,11 +70,15 @@ class PathRecord:
     # An attempt that erred in a Gym instance shared with other environments, run again alone (this record): the
     # shared instance's name and what that attempt came to (services/sharing.py); {} otherwise.
     alone_after: dict[str, Any] = field(default_factory=dict)
-    # A fault path's fault and how Gym handled it (acceptance/faulted.py): the attempts of the failed call, whether
-    # it was answered in the end, and what came back; {} for any other path.
-    fault: dict[str, Any] = field(default_factory=dict)
-    # A variant path's form, its original, and both verdicts side by side (acceptance/variant.py); {} otherwise.
-    variant: dict[str, Any] = field(default_factory=dict)
+    # What only its kind records, by the section the kind declares (pathkinds.toml `section`): a fault path's fault
+    # and how Gym handled it (`fault`, acceptance/faulted.py), a variant's form, original and both verdicts side by
+    # side (`variant`, acceptance/variant.py). Written as top-level keys, every declared one ({} when not this
+    # path's kind), so a record's shape is the same for every path.
+    sections: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def section(self, name: str) -> dict[str, Any]:
+        """What the kind that declares section `name` recorded on this path ({} when it recorded nothing)."""
+        return self.sections.get(name) or {}
 
     def observe(self, requests: Iterable[tuple[str, int, Any]], result: Any) -> None:
         """Keep the path's full observation: every request the model received, as (kind, HTTP status, body), grouped
@@ -123,13 +127,21 @@ class PathRecord:
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["reason"] = strip_ansi(data["reason"])
-        return data
+        kept = data.pop("sections")
+        unknown = sorted(set(kept) - set(sections()))
+        if unknown:
+            raise ValueError(f"record sections no kind declares: {unknown}")
+        return data | {name: kept.get(name, {}) for name in sections()}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> PathRecord:
         """The record a file holds; anything that is not a record's shape raises ValueError (a damaged record)."""
         if not isinstance(data, dict):
             raise ValueError(f"a record is an object, not {type(data).__name__}")
+        declared = sections()
+        data = {k: v for k, v in data.items() if k not in declared} | {
+            "sections": {k: data[k] for k in declared if data.get(k)}
+        }
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         missing = sorted({"path", "env", "mode", "gym", "outcome"} - set(data))
