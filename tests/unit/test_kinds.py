@@ -117,3 +117,9 @@ def test_a_kind_written_only_in_a_test_is_compared_reviewed_and_reported_as_any(
     )
     assert reviewed_as("mcqa:echo.2") == ("mcqa:echo.2", PathId("mcqa:accepted"))  # an ack of its original covers it
     assert describe_paths(["mcqa:echo.2"], ["mcqa:accepted", "mcqa:echo.2"]) == "mcqa × echo.2"
+
+
+def test_a_plan_naming_a_fault_or_form_the_catalogue_lacks_is_refused():
+    (line,) = [planfile.to_json(p) for p in plan([MCQA], (), {"fault": ALL}) if p.id == "mcqa:fault.policy_500_once"]
+    with pytest.raises(ValueError, match="no entry 'policy_999' in the fault catalogue"):
+        planfile.read([{**line, "detail": "policy_999"}], [MCQA])

@@ -11,7 +11,7 @@ from gymgate.cases.environments import Environment
 from gymgate.consumer.errors import RolloutTimeout
 from gymgate.faults import DEFAULT
 from gymgate.faults.catalogue import Fault, catalogue, selected
-from gymgate.kinds.protocol import PathContext, PathKind, Planning
+from gymgate.kinds.protocol import PathContext, PathKind, Planning, entry_named
 from gymgate.pathid import MODES, PathId
 from gymgate.paths.spec import PathSpec
 
@@ -41,10 +41,7 @@ class FaultKind(PathKind):
         return detail.name
 
     def detail_from_json(self, data: Any) -> Fault:
-        found = {f.name: f for f in catalogue()[0]}
-        if data not in found:
-            raise ValueError(f"no fault {data!r} in the catalogue (gymgate/faults/faults.toml)")
-        return found[data]
+        return entry_named(catalogue()[0], data, "the fault catalogue (gymgate/faults/faults.toml)")
 
     def injects(self, path: PathSpec) -> Fault:
         return path.detail

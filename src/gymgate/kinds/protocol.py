@@ -47,6 +47,15 @@ class Prepared:
     oracle_from: str = ""
 
 
+def entry_named(entries: Sequence[Any], name: Any, where: str) -> Any:
+    """The entry of a declared catalogue named `name` (a kind's own value carried in the plan by its name: a fault, a
+    form); a name the catalogue does not hold is refused, naming the catalogue."""
+    found = {e.name: e for e in entries}
+    if name not in found:
+        raise ValueError(f"no entry {name!r} in {where}")
+    return found[name]
+
+
 Check = tuple[str, Callable[[], object]]  # a check's name (the failure kind it reports) and the call that runs it
 RunPath = Callable[[PathSpec, RunFolder], PathRecord]  # runs another path once, into a run folder (an oracle)
 

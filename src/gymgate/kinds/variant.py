@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from gymgate.cases.environments import Environment
-from gymgate.kinds.protocol import Check, PathContext, PathKind, Planning, Prepared, RunPath
+from gymgate.kinds.protocol import Check, PathContext, PathKind, Planning, Prepared, RunPath, entry_named
 from gymgate.outcomes import ERROR, GYM
 from gymgate.pathid import PathId
 from gymgate.paths.spec import PathSpec
@@ -63,10 +63,7 @@ class VariantKind(PathKind):
         return detail.name
 
     def detail_from_json(self, data: Any) -> Form:
-        found = {f.name: f for f in catalogue()[0]}
-        if data not in found:
-            raise ValueError(f"no form {data!r} in the catalogue (gymgate/variants/forms.toml)")
-        return found[data]
+        return entry_named(catalogue()[0], data, "the form catalogue (gymgate/variants/forms.toml)")
 
     def prepare(self, ctx: PathContext, path: PathSpec, fed: dict[str, Any], result, run: RunPath) -> Prepared | None:
         script = path.detail.apply(path.of.script, fed)  # a form may read the row: an option's text
