@@ -1,6 +1,6 @@
-"""The rollout paths, one test item each: every selected environment's hand-written case (accepted, rejected) and
-every recorded rollout the run replays (gymgate.paths.plan), each through the real Gym services and the RL
-consumer boundary, checked exactly (gymgate.acceptance.checks)."""
+"""The rollout paths, one test item each: exactly the paths the run's plan holds (plan.jsonl, whatever their kind:
+gymgate.kinds), each through the real Gym services and the RL consumer boundary (gymgate.runner.path), checked
+exactly (gymgate.acceptance.checks)."""
 
 from __future__ import annotations
 
