@@ -15,6 +15,7 @@ from pathlib import Path
 
 from gymgate import options
 from gymgate.errors import EXIT_ERROR, EXIT_OK, GymgateError, UsageError
+from gymgate.processes import terminate_as_interrupt
 
 EXIT_FILE = "GYMGATE_EXIT_FILE"  # where the exit code is also written (nox sessions read it)
 
@@ -151,8 +152,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    from gymgate.envs.child import terminate_as_interrupt  # noqa: PLC0415 - CLI start-up: a command loads only what it runs
-
     try:
         args = build_parser().parse_args(argv)
         _settle(args)

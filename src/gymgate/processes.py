@@ -202,3 +202,17 @@ def _reap(pids: list[int]) -> None:
     for pid in pids:
         with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM reached the harness (a CI cancel, `kill`): stop the run as a Ctrl-C would, and tell the child,
+    which did not get the signal itself."""
+
+
+def terminate_as_interrupt() -> None:
+    """From now on SIGTERM to this process stops the run like Ctrl-C (everything started is stopped)."""
+
+    def handler(signum, frame):
+        raise Terminated(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, handler)

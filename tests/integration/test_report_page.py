@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gymgate.harness.bump import compare_and_report
+from gymgate.harness.reports import compare_and_report
 from tests.helpers import NEWER_RESULT_FIELDS, bump_runs, default_environments, every_category_runs
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from gymgate.harness import cluster
-from gymgate.harness.run import RefRun, RunOptions
+from gymgate.harness.run_options import RefRun, RunOptions
 from gymgate.refs.source import KIND_PIN, GymSource
 from gymgate.remote import dispatch
 from gymgate.remote.caller import Outcome

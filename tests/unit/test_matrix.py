@@ -7,8 +7,8 @@ import re
 import pytest
 
 from gymgate.errors import UsageError
-from gymgate.harness import matrix
-from gymgate.harness.run import RunOptions
+from gymgate.harness import executor, matrix
+from gymgate.harness.run_options import RunOptions
 from gymgate.refs import resolve_ref
 from gymgate.report.matrix import write_matrix_reports
 from gymgate.results import RunResult
@@ -34,7 +34,7 @@ def stored(tmp_path, monkeypatch):
         return RunResult(runs[source.name], 0, cached=True)
 
     monkeypatch.setattr(
-        matrix, "run_refs", lambda calls: [served(c.source, c.expected, c.opts, c.reuse) for c in calls]
+        executor, "run_refs", lambda calls: [served(c.source, c.expected, c.opts, c.reuse) for c in calls]
     )
     return runs
 
@@ -72,5 +72,5 @@ def test_a_regressing_last_bump_fails_the_matrix(stored, tmp_path):
 def test_a_matrix_of_one_broken_ref_fails(stored, tmp_path, monkeypatch):
     """One ref is judged alone, like `accept --no-baseline`: a ref that cannot even be built is 1, never 0."""
     broken = RunResult(stored["0.4.0"], 1, broken="build: requires Python >=3.13.14")
-    monkeypatch.setattr(matrix, "run_refs", lambda calls: [broken for _ in calls])
+    monkeypatch.setattr(executor, "run_refs", lambda calls: [broken for _ in calls])
     assert _matrix(["0.4.0"], tmp_path).exit_code == 1

@@ -14,7 +14,8 @@ import pytest
 from gymgate import options
 from gymgate.cli import COMMANDS, build_parser
 from gymgate.errors import UsageError
-from gymgate.harness.run import SESSION_ENVIRONMENT, RunOptions, service_args, session_args
+from gymgate.harness.run import SESSION_ENVIRONMENT, service_args, session_args
+from gymgate.harness.run_options import RunOptions
 from gymgate.runfolder import RunFolder
 
 

@@ -313,7 +313,7 @@ def test_replayed_paths_are_named_by_shape():
 def test_a_command_judges_the_union_of_its_refs_recordings_narrowed_as_asked(tmp_path):
     from gymgate.harness.accept import planned
     from gymgate.harness.asked import Asked
-    from gymgate.harness.run import RunOptions
+    from gymgate.harness.run_options import RunOptions
     from gymgate.refs import resolve_ref
 
     row = _row("2+2?", "4")

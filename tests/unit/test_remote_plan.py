@@ -8,7 +8,7 @@ import json
 import pytest
 
 from gymgate.errors import UsageError
-from gymgate.harness.run import RunOptions
+from gymgate.harness.run_options import RunOptions
 from gymgate.refs.source import KIND_GIT, KIND_PIN, GymSource
 from gymgate.remote.unit_spec import RefusedUnit, UnitSpec, source_pack
 from gymgate.remote.units import Unit, command

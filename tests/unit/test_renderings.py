@@ -9,7 +9,7 @@ from collections import Counter
 
 from gymgate import verdict as c
 from gymgate.compare.runs import compare_runs
-from gymgate.harness.bump import compare_and_report
+from gymgate.harness.reports import compare_and_report
 from gymgate.report.outputs import RETRY_CATEGORIES, junit_categories
 from tests.helpers import CASES, every_category_runs
 

@@ -80,7 +80,7 @@ def test_a_candidate_that_disagrees_with_itself_is_regressed_in_every_rendering(
     assert comparison.verdict == "1 regressed, 0 broken, 1 nondeterministic on the candidate"
     line = "nondeterministic on the candidate: attempt 1 result.extracted_answer = <absent> vs attempt 2"
     assert item.reason.startswith(line) and item.causes == ["[nondeterministic] result.extracted_answer"]
-    from gymgate.harness.bump import write_reports
+    from gymgate.harness.reports import write_reports
 
     text, _ = write_reports(comparison, cand)
     # The terminal shows the root causes: the side-by-side line is there too, under its cause.

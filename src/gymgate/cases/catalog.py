@@ -13,10 +13,7 @@ from gymgate.cases.gym_layout import EXAMPLE, SERVERS, code_files, server_config
 from gymgate.cases.runnable import judge, recorded_config_blockers, requirements_of, usable_configs
 from gymgate.errors import EXIT_OK
 from gymgate.recordings.read import read_recordings
-from gymgate.refs import resolve_ref
 from gymgate.refs.distribution import Distribution
-from gymgate.report.fidelity import measured
-from gymgate.runfolder import runs_dir as default_runs_dir
 
 
 @dataclass
@@ -98,6 +95,9 @@ def catalog(dist: Distribution) -> list[GymEnvironment]:
 
 def list_command(gym_ref: str, gym_repo: str | None, list_json: bool, runs_dir: Path | None) -> int:
     """`gymgate cases list`: which environments of a Gym have example data, a case, and can run here."""
+    from gymgate.refs import resolve_ref  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
+    from gymgate.report.fidelity import measured  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
+    from gymgate.runfolder import runs_dir as default_runs_dir  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
 
     source = resolve_ref(gym_ref, gym_repo)
     found = catalog(Distribution(source))

@@ -70,7 +70,6 @@ class Reset:
         self.connection = connection  # None: the client has gone already (it gave up on a stalled attempt)
 
     async def __call__(self, scope, receive, send) -> None:
-
         if self.connection is not None:
             sock = self.connection.get_extra_info("socket")
             if sock is not None:  # linger 0: close sends RST, not FIN

@@ -15,7 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gymgate.envs.sync import SyncedEnv
-from gymgate.processes import RUN_MARKER, remove_stale_temp_dirs, remove_temp_dirs, run_environment, sweep
+from gymgate.processes import (
+    RUN_MARKER,
+    Terminated,
+    remove_stale_temp_dirs,
+    remove_temp_dirs,
+    run_environment,
+    sweep,
+)
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -43,20 +50,6 @@ def child_environment(env: SyncedEnv, run_id: str, extra: Mapping[str, str] | No
 
 TIMED_OUT = 124  # the child's exit code when it outlived its deadline (as timeout(1) reports it)
 STOP_GRACE_S = 60.0  # after the deadline or an interrupt: how long the child may take to stop its services
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM reached the harness (a CI cancel, `kill`): stop the run as a Ctrl-C would, and tell the child,
-    which did not get the signal itself."""
-
-
-def terminate_as_interrupt() -> None:
-    """From now on SIGTERM to this process stops the run like Ctrl-C (everything started is stopped)."""
-
-    def handler(signum, frame):
-        raise Terminated(f"signal {signum}")
-
-    signal.signal(signal.SIGTERM, handler)
 
 
 @dataclass

@@ -11,23 +11,13 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from gymgate.ci.github import publish, run_annotations
-from gymgate.envs.child import run_in_env
 from gymgate.errors import EXIT_ERROR, UsageError
 from gymgate.harness.asked import Asked
-from gymgate.harness.bump import judge_bump
 from gymgate.harness.environments import judged_environments, with_derived
-from gymgate.harness.executor import run_ref
-from gymgate.harness.run import RunOptions, open_run, prepare, record_environment, service_args
-from gymgate.kinds import planfile
-from gymgate.kinds.plan import plan_refs
+from gymgate.harness.run_options import RunOptions
 from gymgate.pathid import PathId
 from gymgate.refs import resolve_ref
 from gymgate.refs.pins import baseline_pin
-from gymgate.report.outputs import not_compared, read_summary
-from gymgate.report.summary import run_document, run_markdown
-from gymgate.runfolder import RunFolder, new_run_id
-from gymgate.shards.split import Shard, shard_envs
 
 
 def read_paths(values: list[str], known: list[str]) -> set[str]:
@@ -52,6 +42,8 @@ def planned(envs: list, sources: list, asked: Asked, run: RunOptions) -> tuple[l
     """The paths a judging command runs on every one of its refs (each kind's paths of each environment, with the
     union of the recordings the refs ship: gymgate.kinds.plan), narrowed by --paths (validated before anything is
     built), and the run options that carry the environments and the plan itself to every run."""
+    from gymgate.kinds import planfile  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
+    from gymgate.kinds.plan import plan_refs  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
 
     replaying = [s for s in sources if s is not None] if asked.replay else []
     paths, _ = plan_refs(envs, replaying, asked.selections())
@@ -91,6 +83,8 @@ def accept(
     base = resolve_ref(base_ref, gym_repo) if base_ref else None
     envs = with_derived(asked, envs, uncased, [candidate, base])
     if shard:
+        from gymgate.shards.split import Shard, shard_envs  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
+
         part = Shard.parse(shard)
         names = shard_envs([e.name for e in envs], part)
         print(f"shard {part.label}: {', '.join(names)} (of {len(envs)} environments)", flush=True)
@@ -98,6 +92,13 @@ def accept(
     expected, opts = planned(envs, [candidate, base], asked, run)
     if base is not None:
         require_judged_attempts(opts)
+    from gymgate.ci.github import publish, run_annotations  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
+    from gymgate.harness.bump import judge_bump  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
+    from gymgate.harness.executor import run_ref  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
+    from gymgate.report.outputs import not_compared, read_summary  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
+    from gymgate.report.summary import run_document, run_markdown  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
+    from gymgate.runfolder import RunFolder  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
+
     narrowed = bool(asked.paths)
     if base is None or base.digest == candidate.digest:
         alone = run_ref(candidate, expected, opts, reuse=True, narrowed=narrowed)
@@ -113,10 +114,13 @@ def accept(
 
 def up(gym_ref: str, gym_repo: str | None, asked: Asked, run: RunOptions) -> int:
     """Start every chosen environment's Gym services from the ref's environment, check them, stop them."""
-
     envs, uncased = judged_environments(asked)  # unknown names are a usage error before anything is built
     source = resolve_ref(gym_ref, gym_repo)
     envs = with_derived(asked, envs, uncased, [source])
+    from gymgate.envs.child import run_in_env  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
+    from gymgate.harness.run import open_run, prepare, record_environment, service_args  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
+    from gymgate.runfolder import new_run_id  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
+
     env = prepare(source, any(not e.has_case for e in envs))
     opts, run_id = replace(run, envs=[e.name for e in envs]), new_run_id()
     folder = open_run(source, opts, run_id)

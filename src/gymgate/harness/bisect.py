@@ -21,16 +21,13 @@ from gymgate.compare.runs import Comparison, compare_runs
 from gymgate.errors import UsageError
 from gymgate.harness.accept import planned, read_paths, require_judged_attempts
 from gymgate.harness.asked import Asked
-from gymgate.harness.bump import write_reports
 from gymgate.harness.environments import judged_environments, with_derived
-from gymgate.harness.executor import run_ref
 from gymgate.harness.matrix import report_dir
-from gymgate.harness.run import RunOptions
+from gymgate.harness.run_options import RunOptions
 from gymgate.pathid import environments
 from gymgate.refs import git
 from gymgate.refs.resolve import resolve_ref
 from gymgate.refs.source import KIND_GIT, GymSource
-from gymgate.report.bisect import verdict_line, write_bisect_reports
 from gymgate.results import BisectResult, RunResult, Step
 from gymgate.verdict import FAILING, BisectVerdict, bisect_exit, commit_verdict
 
@@ -74,6 +71,8 @@ class Bisector:
         ]
 
     def run(self, source: GymSource, fresh: bool = False) -> RunResult:
+        from gymgate.harness.executor import run_ref  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
+
         opts = replace(self.opts, cache=self.opts.cache and not fresh)
         return run_ref(source, self.paths, opts, reuse=True, narrowed=True)
 
@@ -135,6 +134,8 @@ def bisect(
     opts: RunOptions,
     acks: Path | None = None,
 ) -> BisectResult:
+    from gymgate.harness.executor import run_ref  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
+
     good, bad = resolve_pair(good_ref, bad_ref, repo)
     repo_url = good.origin
     repo_dir = git.open_repo(repo_url)
@@ -209,6 +210,8 @@ def affected_dirs(paths: list[str]) -> list[str]:
 def write_outcome(result: BisectResult, out: Path, acks: Path | None = None) -> list[Path]:
     """bisect.md and bisect.json into `out`, with the commits' subjects and dates, the files the first bad commit
     touched under the affected environments, and the full last-good → first-bad report set."""
+    from gymgate.harness.reports import write_reports  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
+    from gymgate.report.bisect import write_bisect_reports  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
 
     out.mkdir(parents=True, exist_ok=True)
     repo_dir = git.open_repo(result.good.origin)
@@ -233,6 +236,7 @@ def bisect_command(
     run: RunOptions,
 ) -> int:
     """`gymgate bisect`: exit 1 when a first bad commit (or its suspects) was found, 0 when nothing regresses."""
+    from gymgate.report.bisect import verdict_line  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
 
     require_judged_attempts(run)
     envs, uncased = judged_environments(asked)

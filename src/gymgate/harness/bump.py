@@ -9,18 +9,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from gymgate.acceptance.limits import DEADLINE_FLOOR_S, DEADLINE_MULTIPLE, derive_deadlines
-from gymgate.atomic import write_text_atomic
-from gymgate.ci.github import comparison_annotations, group, publish
+from gymgate.ci.github import group
 from gymgate.compare.attempts import labels
-from gymgate.compare.runs import compare_runs
 from gymgate.errors import EXIT_ERROR
 from gymgate.harness.executor import run_ref
+from gymgate.harness.reports import compare_and_report
 from gymgate.harness.reruns import real_attempt, run_reruns
-from gymgate.harness.run import RunOptions
+from gymgate.harness.run_options import RunOptions
 from gymgate.refs.source import GymSource
-from gymgate.report.html import write_html
-from gymgate.report.markdown import render_markdown, render_terminal
-from gymgate.report.outputs import REPORT_FILES, write_junit, write_results, write_retry
 from gymgate.results import BumpResult
 from gymgate.runfolder import RunFolder
 from gymgate.verdict import HARNESS_ERROR, NO_RECORD, unjudgeable
@@ -70,33 +66,3 @@ def with_baseline_deadlines(opts: RunOptions, baseline: RunFolder) -> RunOptions
             flush=True,
         )
     return replace(opts, deadlines=deadlines)
-
-
-def write_reports(comparison, out_dir: Path) -> tuple[str, list[Path]]:
-    """Every report file of one comparison into `out_dir`: report.md (returned), results.json, junit.xml, retry.txt,
-    report.html."""
-
-    text = render_markdown(comparison)
-    written = [write_text_atomic(out_dir / REPORT_FILES["markdown"], text)]
-    written += [
-        write_results(comparison, out_dir),
-        write_junit(comparison, out_dir),
-        write_retry(comparison, out_dir),
-        write_html(comparison, out_dir, REPORT_FILES["html"]),
-    ]
-    return text, written
-
-
-def compare_and_report(baseline: Path, candidate: Path, out_dir: Path, full: bool, acks: Path | None = None) -> int:
-    """Compare two stored runs, write every report file into `out_dir`, print the verdict and summary (one screen;
-    `full`: all of report.md)."""
-
-    comparison = compare_runs(baseline, candidate, acks)
-    text, written = write_reports(comparison, out_dir)
-    publish(text, comparison_annotations(comparison))
-    if full:
-        print("\n" + text)
-        print("written: " + ", ".join(str(p) for p in written))
-    else:  # report.md by its whole path, the files beside it by name
-        print("\n" + render_terminal(comparison, ", ".join([str(written[0]), *(p.name for p in written[1:])])))
-    return comparison.exit_code

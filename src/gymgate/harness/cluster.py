@@ -19,7 +19,8 @@ from gymgate.envs.project import project_dir
 from gymgate.envs.python import Interpreter, already_here
 from gymgate.errors import EXIT_ERROR, GymgateError, UsageError
 from gymgate.harness.progress import Progress
-from gymgate.harness.run import RefRun, RunOptions, judged_result, open_run, prepare, served
+from gymgate.harness.run import judged_result, open_run, prepare, served
+from gymgate.harness.run_options import RefRun, RunOptions
 from gymgate.pathid import PathId
 from gymgate.refs.local import sha256_file
 from gymgate.refs.pins import load_pin, pins_in_order
@@ -87,7 +88,6 @@ def inputs_of(call: RefRun, lock: Path, python: Interpreter) -> str:
 
 
 def _dispatch(opts: RunOptions, sent: dict[int, tuple[Unit, RunFolder]], sources: dict[str, bytes]) -> Outcome:
-
     units = [unit for unit, _ in sent.values()]
     print(f"== cluster {opts.ray_address}: {len(units)} unit(s): {', '.join(u.label for u in units)}", flush=True)
     into = {unit.label: run.root for unit, run in sent.values()}

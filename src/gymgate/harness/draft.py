@@ -21,7 +21,7 @@ from gymgate.cases.environments import all_environments, cases_dir
 from gymgate.cases.named import load_environments
 from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK, UsageError
 from gymgate.harness.executor import run_ref
-from gymgate.harness.run import RunOptions
+from gymgate.harness.run_options import RunOptions
 from gymgate.kinds import planfile
 from gymgate.kinds.handwritten import case_paths
 from gymgate.refs import resolve_ref

@@ -35,7 +35,6 @@ def with_derived(asked: Asked, envs: list[Environment], uncased: list[str], sour
 
 
 def _one(name: str, sources: list) -> Environment:
-
     problems = []
     for source in sources:
         try:

@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from gymgate.harness.cluster import run_remote
-from gymgate.harness.run import RefRun, RunOptions, run_here
+from gymgate.harness.run import run_here
+from gymgate.harness.run_options import RefRun, RunOptions
 from gymgate.refs.source import GymSource
 from gymgate.results import RunResult
 
@@ -44,7 +45,6 @@ class OnCluster:
     """Every run at once, each a unit on a node of the cluster the options name."""
 
     def run(self, calls: Sequence[RefRun]) -> list[RunResult]:
-
         return run_remote(calls)
 
 

@@ -11,18 +11,14 @@ import datetime as dt
 import sys
 from pathlib import Path
 
-from gymgate.compare.runs import compare_runs
 from gymgate.errors import EXIT_OK, UsageError
 from gymgate.harness.accept import planned, require_judged_attempts
 from gymgate.harness.asked import Asked
-from gymgate.harness.bump import write_reports
 from gymgate.harness.environments import judged_environments, with_derived
-from gymgate.harness.executor import run_refs
-from gymgate.harness.run import RefRun, RunOptions
+from gymgate.harness.run_options import RefRun, RunOptions
 from gymgate.refs import resolve_ref
 from gymgate.refs.pins import pins_in_order
 from gymgate.refs.source import GymSource
-from gymgate.report.matrix import write_matrix_reports
 from gymgate.results import Bump, Matrix, MatrixRef
 from gymgate.runfolder import RunFolder, runs_dir
 
@@ -37,6 +33,10 @@ def run_matrix(
     refs: list[tuple[str, GymSource]], expected: list[str], opts: RunOptions, out: Path, acks: Path | None = None
 ) -> Matrix:
     """Run (or serve from the cache) every ref in the order given, then compare each pair of neighbours."""
+    from gymgate.compare.runs import compare_runs  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
+    from gymgate.harness.executor import run_refs  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
+    from gymgate.harness.reports import write_reports  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
+
     if len({source.digest for _, source in refs}) != len(refs):
         raise UsageError("the matrix names the same Gym twice: " + ", ".join(asked for asked, _ in refs))
     calls = [
@@ -90,6 +90,7 @@ def matrix_command(
 ) -> int:
     """`gymgate matrix`: resolve every ref first, run them in order, write the matrix reports; the last bump's
     verdict is the exit code."""
+    from gymgate.report.matrix import write_matrix_reports  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
 
     require_judged_attempts(run)
     envs, uncased = judged_environments(asked)

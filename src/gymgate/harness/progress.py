@@ -11,10 +11,6 @@ import sys
 import threading
 import time
 
-from rich.console import Console
-from rich.live import Live
-from rich.table import Table
-
 from gymgate.ci.github import command, folding
 from gymgate.outcomes import ERROR, FAIL, PASS, SKIP, EnvState
 from gymgate.pathid import MODES, PathId
@@ -95,6 +91,7 @@ class Progress:
         )
 
     def _table(self):
+        from rich.table import Table  # noqa: PLC0415 - CLI start-up: rich loads only when the live view shows
 
         table = Table(title=self.footer(), title_justify="left", show_edge=False)
         for column in ("environment", "gym", "wave", "worker", *MODES, "other paths"):
@@ -113,6 +110,9 @@ class Progress:
 
     def _loop(self) -> None:
         if self.tty:
+            from rich.console import Console  # noqa: PLC0415 - CLI start-up: rich loads only when the live view shows
+            from rich.live import Live  # noqa: PLC0415 - CLI start-up: rich loads only when the live view shows
+
             with Live(self._table(), console=Console(file=self.stream), refresh_per_second=4, transient=False) as live:
                 while not self._stop.wait(self.interval):
                     self.poll()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from gymgate.compare.attempts import attempt_labels, labels
 from gymgate.harness.executor import run_ref
-from gymgate.harness.run import RunOptions
+from gymgate.harness.run_options import RunOptions
 from gymgate.outcomes import BROKEN, ERROR, FAIL, SKIP
 from gymgate.refs.source import GymSource
 from gymgate.results import RunResult

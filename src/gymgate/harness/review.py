@@ -8,7 +8,7 @@ from pathlib import Path
 from gymgate.compare import acks as ack_files
 from gymgate.compare.runs import compare_runs
 from gymgate.errors import EXIT_OK, UsageError
-from gymgate.harness.bump import compare_and_report
+from gymgate.harness.reports import compare_and_report
 from gymgate.report.outputs import compared_baseline, read_summary
 
 

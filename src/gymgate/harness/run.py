@@ -10,77 +10,28 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from gymgate.ci.github import group
 from gymgate.compare.alone import judge_run
 from gymgate.compare.reuse import find_cached, inputs_digest, shared_digest
-from gymgate.envs.child import Terminated, run_in_env
+from gymgate.envs.child import run_in_env
 from gymgate.envs.prepare import prepare_env
 from gymgate.errors import BuildError
 from gymgate.harness.progress import Progress
+from gymgate.harness.run_options import RunOptions
 from gymgate.locations import PACKAGE_DIR, repo_root
-from gymgate.options import SESSION, UP, child_argv, default
+from gymgate.options import SESSION, UP, child_argv
 from gymgate.outcomes import BROKEN
 from gymgate.pathid import PathId
+from gymgate.processes import Terminated
 from gymgate.refs.source import GymSource
 from gymgate.report.summary import print_summary
 from gymgate.results import RunResult
 from gymgate.runfolder import FINISHED_STATUSES, PathRecord, RunFolder, RunMark, new_run_id, runs_dir
 
-
-@dataclass(frozen=True)
-class RunOptions:
-    """What every run of one command shares, whichever ref it is for; the defaults are the options' own
-    (gymgate.options)."""
-
-    envs: list[str] | None = None
-    runs_dir: Path | None = None
-    spinup_timeout: float = default("spinup_timeout")
-    workers: str = default("workers")
-    max_envs: int = default("max_envs")  # Gyms up at once (session/worker.py: waves)
-    share: int = default("share")  # environments per Gym instance (services/sharing.py)
-    selftest: bool = default("selftest")
-    path_timeout: float = default("path_timeout")
-    stop_timeout: float = default("stop_timeout")
-    cache: bool = default("cache")  # serve a ref from a stored clean run with the same inputs (compare/reuse.py)
-    # also serve a complete run with the same inputs started at or after this time, whatever its verdict (the runs of
-    # one nox matrix invocation: compare/reuse.py)
-    reuse_since: float = default("reuse_since")
-    shard: str = default("shard")  # "K/N" when this run is one shard of a ref's environments (shards/split.py)
-    attempts: int = default("attempts")  # attempts of each path in one Gym (runner/path.py)
-    # path id -> its rollout deadline (acceptance/limits.py); not an option: a bump derives it from its baseline
-    deadlines: Mapping[str, float] = field(default_factory=dict)
-    # The paths the command planned for every one of its refs (gymgate.kinds.planfile, one dict a path); not an option
-    plan: tuple[dict[str, Any], ...] = ()
-    # Some environment has no case (cases/derived.py): the ref's wide environment carries its requirements; not an
-    # option: --env-set all implies it
-    wide: bool = False
-    ray_address: str = default("ray_address")  # a cluster runs each ref (remote/): harness/executor.py
-    ray_python: str = default("ray_python")
-
-    def paths_of(self, expected: list[str]) -> list[dict[str, Any]]:
-        """The planned paths among `expected`, in plan order: exactly what a run of them runs."""
-        wanted = set(expected)
-        return [p for p in self.plan if p["id"] in wanted]
-
-    def to_json(self) -> dict[str, Any]:
-        """What a cluster node runs the ref with (remote/unit_spec.py): every field but where runs go and the cluster
-        itself, which are the node's own."""
-        kept = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in LOCAL_ONLY}
-        return {**kept, "deadlines": dict(self.deadlines), "plan": list(self.plan)}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any], runs_dir: Path | None = None) -> RunOptions:
-        known = {f.name for f in fields(cls)} - LOCAL_ONLY
-        values = {k: v for k, v in data.items() if k in known}
-        return cls(**{**values, "plan": tuple(values.get("plan", ()))}, runs_dir=runs_dir)
-
-
-LOCAL_ONLY = frozenset({"runs_dir", "ray_address", "ray_python"})  # never sent to a node
 # The session loads exactly its own plugins (gymgate's, xdist's: session_args), never a pytest plugin that Gym's
 # dependencies install (0.2.0-0.7.0 bring hydra's, anyio's and platformdirs': 0.3 CPU-s in every worker, and a
 # plugin a later Gym brings could change how the session runs).
@@ -138,20 +89,6 @@ def record_environment(run: RunFolder, env) -> None:
 def service_args(run: RunFolder, opts: RunOptions) -> list[str]:
     """`up`'s child command line: where the run goes, which Gyms, and their start and stop bounds."""
     return child_argv(UP, opts, run_dir=run.root)
-
-
-@dataclass(frozen=True)
-class RefRun:
-    """One run of a ref as data: what an executor runs (harness/executor.py), one after another here or all at once
-    on a cluster."""
-
-    source: GymSource
-    expected: list[str]
-    opts: RunOptions
-    reuse: bool = False
-    run_dir: Path | None = None
-    narrowed: bool = False
-    title: str = ""  # announced before it runs ("matrix 2/9: 0.3.0")
 
 
 def run_here(

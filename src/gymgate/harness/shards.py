@@ -7,7 +7,7 @@ from pathlib import Path
 
 from gymgate.compare.alone import judge_run
 from gymgate.errors import EXIT_OK, UsageError
-from gymgate.harness.bump import compare_and_report
+from gymgate.harness.reports import compare_and_report
 from gymgate.report.outputs import read_summary
 from gymgate.report.summary import print_summary, run_document
 from gymgate.runfolder import RunFolder

@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from gymgate.errors import UsageError
-from gymgate.harness.run import RunOptions, run_here
+from gymgate.harness.run import run_here
+from gymgate.harness.run_options import RunOptions
 from gymgate.remote.unit_spec import UnitSpec
 
 

@@ -82,7 +82,6 @@ def find_version(version: str, base: str | None = None) -> tuple[IndexFile | Non
 
 
 def _sort_key(version: str) -> tuple:
-
     try:
         return (0, Version(version))
     except InvalidVersion:

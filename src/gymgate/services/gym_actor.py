@@ -149,7 +149,6 @@ class GymActor:
             raise first_error
 
     def _event_loop(self):
-
         if getattr(self, "_loop", None) is None:
             self._loop = asyncio.new_event_loop()
             threading.Thread(target=self._loop.run_forever, name="gym-rollouts", daemon=True).start()

@@ -137,7 +137,6 @@ def gym_root() -> Path:
 
 
 def gym_version() -> str:
-
     return version("nemo-gym")
 
 

@@ -170,7 +170,6 @@ def pytest_runtest_teardown(item, nextitem):
 
 
 def pytest_xdist_make_scheduler(config, log):
-
     return EnvScheduling(config, log)
 
 
