@@ -36,7 +36,7 @@ class KindNames:
 
     @property
     def patterns(self) -> tuple[re.Pattern[str], ...]:
-        return tuple(_pattern(t) for t in self.names)
+        return _patterns(self.names)
 
     def parts(self, mode: str) -> dict[str, str] | None:
         """The fields of `mode` when it is a name of this kind, else None."""
@@ -53,6 +53,11 @@ class KindNames:
         if len(filled) != 1:
             raise ValueError(f"no one {self.name} path is named by fields {sorted(fields)} ({', '.join(self.names)})")
         return _FIELD.sub(lambda m: fields[m.group("field")], filled[0])
+
+
+@cache
+def _patterns(templates: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    return tuple(_pattern(t) for t in templates)
 
 
 def _pattern(template: str) -> re.Pattern[str]:

@@ -85,7 +85,11 @@ def test_every_command_takes_typed_values_it_can_be_given():
             "lock": ["lock"],
         }.get(command.name, [command.name, "--gym-ref", "0.4.0"])
         bound = options.bind(function, parser.parse_args(argv))
-        assert set(bound) <= set(inspect.signature(function).parameters), command.name
+        params = inspect.signature(function).parameters.values()
+        required = {p.name for p in params if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+        assert required <= set(bound), command.name  # everything it cannot do without comes from its options
+        for name, value in bound.items():  # a dataclass parameter arrives as that value, not as the namespace
+            assert not isinstance(value, argparse.Namespace), (command.name, name)
 
     def wants_more(gym_ref: str, nonesuch: int) -> int:
         return 0

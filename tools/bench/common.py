@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from gymgate.runfolder import RunFolder
@@ -20,22 +21,25 @@ REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
 
 
-def rss_of_run(runs_dir: str) -> int:
-    """Summed RSS (bytes) of every process this benchmark's run started: they all inherit GYMGATE_RUNS."""
-    return memory_of_run(runs_dir)[0]
+def run_processes(runs_dir: str) -> Iterator[Path]:
+    """The /proc entry of every live process this benchmark's run started: they all inherit GYMGATE_RUNS."""
+    needle = f"GYMGATE_RUNS={runs_dir}".encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if needle in (entry / "environ").read_bytes().split(b"\0"):
+                yield entry
+        except OSError:
+            continue
 
 
 def memory_of_run(runs_dir: str) -> tuple[int, int]:
     """(summed RSS, summed PSS) in bytes of every process this benchmark's run started. RSS counts a page shared by
     forked processes once per process (an upper bound); PSS divides it among them (what the run really holds)."""
-    needle = f"GYMGATE_RUNS={runs_dir}".encode()
     rss = pss = 0
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
+    for entry in run_processes(runs_dir):
         try:
-            if needle not in (entry / "environ").read_bytes().split(b"\0"):
-                continue
             for line in (entry / "smaps_rollup").read_text().splitlines():
                 if line.startswith("Rss:"):
                     rss += int(line.split()[1]) * 1024

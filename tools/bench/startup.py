@@ -11,7 +11,7 @@ import threading
 import time
 from pathlib import Path
 
-from .common import gymgate, median, one_run, table, timed
+from .common import gymgate, median, one_run, run_processes, table, timed
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -47,14 +47,9 @@ def _process_kind(pid: Path) -> str:
 def _sample_cpu(runs: str, done: threading.Event, seen: dict) -> None:
     """CPU seconds (user + system) of every process the run started, by pid: the last reading before it exits,
     counted under what the process was at that reading."""
-    needle = f"GYMGATE_RUNS={runs}".encode()
     while not done.is_set():
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
+        for entry in run_processes(runs):
             try:
-                if needle not in (entry / "environ").read_bytes().split(b"\0"):
-                    continue
                 fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
                 ticks = int(fields[11]) + int(fields[12])  # utime, stime
                 seen[entry.name] = (_process_kind(entry), ticks / CLOCK_TICKS)

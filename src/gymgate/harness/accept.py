@@ -51,7 +51,8 @@ def planned(envs: list, sources: list, asked: Asked, run: RunOptions) -> tuple[l
     if asked.paths:
         wanted = read_paths(asked.paths, expected)
         expected = [p for p in expected if p in wanted]
-    plan = tuple(planfile.to_json(p) for p in paths if p.id in set(expected))
+    kept = set(expected)
+    plan = tuple(planfile.to_json(p) for p in paths if p.id in kept)
     wide = any(not e.has_case for e in envs)  # their servers' requirements: the ref's wide environment
     return expected, replace(run, envs=[e.name for e in envs], plan=plan, wide=wide)
 

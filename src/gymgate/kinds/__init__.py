@@ -7,6 +7,7 @@ kind; the comparison and the reports read what a path's id says of its kind (gym
 from __future__ import annotations
 
 import importlib
+from functools import cache
 
 from gymgate.kinds.protocol import PathKind
 from gymgate.pathid import PathId
@@ -16,8 +17,14 @@ from gymgate.pathid import kinds as declared
 def kinds() -> tuple[PathKind, ...]:
     """Every declared kind's behaviour, in plan order. The modules are found by their declared names (the registry
     is the declaration file, not an import list), each once, and checked to be the kind they are declared as."""
+    return _behaviours(declared())
+
+
+@cache
+def _behaviours(names_of_kinds: tuple) -> tuple[PathKind, ...]:
+    """Loaded once per set of declarations (a test that declares another kind gets its own)."""
     found = []
-    for names in declared():
+    for names in names_of_kinds:
         kind = importlib.import_module(names.behaviour).KIND
         if kind.name != names.name:
             raise ValueError(f"{names.behaviour}.KIND is {kind.name!r}, declared as {names.name!r}")

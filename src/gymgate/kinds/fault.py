@@ -5,13 +5,12 @@ Gym handles it is judged by acceptance/faulted.py."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from gymgate.cases.environments import Environment
 from gymgate.consumer.errors import RolloutTimeout
 from gymgate.faults import DEFAULT
 from gymgate.faults.catalogue import Fault, catalogue, selected
-from gymgate.kinds.protocol import PathContext, PathKind, Planning, entry_named
+from gymgate.kinds.protocol import CatalogueDetail, PathContext, Planning
 from gymgate.pathid import MODES, PathId
 from gymgate.paths.spec import PathSpec
 
@@ -31,17 +30,15 @@ def fault_paths(case: list[PathSpec], selection: str = DEFAULT) -> list[PathSpec
     ]
 
 
-class FaultKind(PathKind):
+class FaultKind(CatalogueDetail):
     name = NAME
+    catalogue_file = "the fault catalogue (gymgate/faults/faults.toml)"
 
     def plan(self, env: Environment, planned: list[PathSpec], given: Planning) -> list[PathSpec]:
         return fault_paths(planned, given.selection(self.name))
 
-    def detail_to_json(self, detail: Fault) -> Any:
-        return detail.name
-
-    def detail_from_json(self, data: Any) -> Fault:
-        return entry_named(catalogue()[0], data, "the fault catalogue (gymgate/faults/faults.toml)")
+    def entries(self) -> tuple[Fault, ...]:
+        return catalogue()[0]
 
     def injects(self, path: PathSpec) -> Fault:
         return path.detail

@@ -47,15 +47,6 @@ class Prepared:
     oracle_from: str = ""
 
 
-def entry_named(entries: Sequence[Any], name: Any, where: str) -> Any:
-    """The entry of a declared catalogue named `name` (a kind's own value carried in the plan by its name: a fault, a
-    form); a name the catalogue does not hold is refused, naming the catalogue."""
-    found = {e.name: e for e in entries}
-    if name not in found:
-        raise ValueError(f"no entry {name!r} in {where}")
-    return found[name]
-
-
 Check = tuple[str, Callable[[], object]]  # a check's name (the failure kind it reports) and the call that runs it
 RunPath = Callable[[PathSpec, RunFolder], PathRecord]  # runs another path once, into a run folder (an oracle)
 
@@ -111,3 +102,22 @@ class PathKind:
     def checks(self, path: PathSpec, result: PathRecord, prepared: Prepared, processed: dict) -> list[Check]:
         """The kind's own checks, run after every check all paths get."""
         return []
+
+
+class CatalogueDetail(PathKind):
+    """A kind whose own value is an entry of a declared catalogue (a fault, a form), carried in the plan by its name;
+    a name the catalogue does not hold is refused, naming the catalogue."""
+
+    catalogue_file: str = ""  # what a refusal names
+
+    def entries(self) -> Sequence[Any]:
+        raise NotImplementedError
+
+    def detail_to_json(self, detail: Any) -> Any:
+        return detail.name
+
+    def detail_from_json(self, data: Any) -> Any:
+        found = {e.name: e for e in self.entries()}
+        if data not in found:
+            raise ValueError(f"no entry {data!r} in {self.catalogue_file}")
+        return found[data]

@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from gymgate.cases.environments import Environment
-from gymgate.kinds.protocol import Check, PathContext, PathKind, Planning, Prepared, RunPath, entry_named
+from gymgate.kinds.protocol import CatalogueDetail, Check, PathContext, Planning, Prepared, RunPath
 from gymgate.outcomes import ERROR, GYM
 from gymgate.pathid import PathId
 from gymgate.paths.spec import PathSpec
@@ -53,17 +53,15 @@ def variant_paths(originals: list[PathSpec], selection: str = DEFAULT) -> list[P
     return found
 
 
-class VariantKind(PathKind):
+class VariantKind(CatalogueDetail):
     name = NAME
+    catalogue_file = "the form catalogue (gymgate/variants/forms.toml)"
 
     def plan(self, env: Environment, planned: list[PathSpec], given: Planning) -> list[PathSpec]:
         return variant_paths(planned, given.selection(self.name))
 
-    def detail_to_json(self, detail: Form) -> Any:
-        return detail.name
-
-    def detail_from_json(self, data: Any) -> Form:
-        return entry_named(catalogue()[0], data, "the form catalogue (gymgate/variants/forms.toml)")
+    def entries(self) -> tuple[Form, ...]:
+        return catalogue()[0]
 
     def prepare(self, ctx: PathContext, path: PathSpec, fed: dict[str, Any], result, run: RunPath) -> Prepared | None:
         script = path.detail.apply(path.of.script, fed)  # a form may read the row: an option's text
