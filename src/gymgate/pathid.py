@@ -33,6 +33,7 @@ class KindNames:
     together: str = ""
     section: str = ""
     behaviour: str = ""
+    under_load: bool = False  # its paths are rolled out concurrently in load runs (gymgate.load)
 
     @property
     def patterns(self) -> tuple[re.Pattern[str], ...]:

@@ -364,3 +364,33 @@ def commit_verdict(comparison: JudgedBump, paths: list[str]) -> tuple[BisectVerd
 def bisect_exit(first_bad_paths: list[str]) -> int:
     """1 when a first bad commit (or its suspects) was found for the chosen paths, 0 when nothing regresses."""
     return EXIT_FAILED if first_bad_paths else EXIT_OK
+
+
+class LoadCategory(StrEnum):
+    """What a load metric's change between baseline and candidate comes to (gymgate.load.judge), as mature perf gates
+    name them (pytorch's benchmark regression reports)."""
+
+    REGRESSION = "regression"  # beyond its threshold, and the confidence interval excludes the threshold
+    SUSPICIOUS = "suspicious"  # beyond its threshold, but not significantly (after the extra rounds): shown, not failed
+    NO_CHANGE = "no change"
+    INSUFFICIENT = "insufficient data"  # too few rounds ran to judge: never a pass
+    IMPROVED = "improved"  # significantly better
+
+
+class LoadCorrectness(StrEnum):
+    """What concurrency did to an environment's rollouts on each ref (each rollout held to its path alone)."""
+
+    REGRESSED = "regressed under load"  # the candidate loses, fails or changes rollouts at a level the baseline does not
+    SAME_FAIL = "same-fail under load"  # both refs do, from the same level: not the bump's doing (shown)
+    FIXED = "fixed under load"
+    HOLDS = "holds under load"
+
+
+def load_exit_code(categories: Sequence[str]) -> int:
+    """A load verdict's exit code: 1 for any regression (of cost, or correctness under load), else 2 when something
+    could not be judged, else 0. Suspicious changes and same-fails are shown, and do not fail the gate."""
+    if any(c in (LoadCategory.REGRESSION, LoadCorrectness.REGRESSED) for c in categories):
+        return EXIT_FAILED
+    if LoadCategory.INSUFFICIENT in categories:
+        return EXIT_ERROR
+    return EXIT_OK

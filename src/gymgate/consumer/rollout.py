@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -76,6 +76,8 @@ class RolloutResult:
     rollout_metrics: dict[str, Any]
     results: list[dict[str, Any]]
     timings: dict[str, float]
+    # Each row's result as the Gym actor streamed it: seconds from the batch's start (a load run's latencies).
+    arrivals: list[float] = field(default_factory=list)
 
 
 def run_rollout_sync(
@@ -104,13 +106,15 @@ def run_rollout_sync(
     accumulator = StreamAccumulator(rows)
     stream = actor.run_rollouts.options(num_returns="streaming").remote(rows)
     first_result_s = None
+    arrivals: dict[Any, float] = {}
     for ref in _bounded(stream, began, timeout_s, watch, timeout_origin):
         try:
-            rowidx, result, _timing = ray.get(ref)
+            rowidx, result, timing = ray.get(ref)
         except ray.exceptions.RayTaskError as exc:
             raise exc.as_instanceof_cause() from None
         first_result_s = first_result_s or time.monotonic() - began
         accumulator.add(rowidx, result)
+        arrivals[rowidx] = float(timing.get("timing/rollout/await_results", time.monotonic() - began))
     results = accumulator.finish()
     rollout_s = time.monotonic() - began
     final, metrics = final_batch(
@@ -122,7 +126,7 @@ def run_rollout_sync(
         "timing/rollout/total": time.monotonic() - began,
     }
     metrics.update(timings)
-    return RolloutResult(final, metrics, results, timings)
+    return RolloutResult(final, metrics, results, timings, [arrivals[i] for i in range(len(rows))])
 
 
 def _bounded(stream: Any, began: float, timeout_s: float | None, watch: Callable[[], str] | None, origin: str):

@@ -2,8 +2,10 @@
 vLLM HTTP server contract (chat completions with token ids and logprobs, /tokenize, /v1/models).
 
 Each Gym instance gets its own base URL, `/e/<env>/v1`, so the endpoint knows which environment a request
-serves; the harness picks the active script (case and mode) per environment out of band. Every request
-and reply is recorded. It never answers 429 or 5xx of its own (Gym retries those without end): anything it cannot
+serves; the harness picks the active script (case and mode) per environment out of band. A load run (gymgate.load)
+has many rollouts of one environment in flight at once instead: each is routed (`route`) under the tag its row carries
+(ROLLOUT_TAG), and a request is answered from the script of the rollout it names; a judge's request, which carries
+nothing of the row, goes to the rollout whose answer it judges. Every request and reply is recorded. It never answers 429 or 5xx of its own (Gym retries those without end): anything it cannot
 or must not answer gets a 400 saying why, recorded as a contract violation. A fault path's fault (gymgate.faults)
 is the one exception: the endpoint fails the call it names, as a real server would (endpoint/faults.py).
 """
@@ -19,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gymgate.endpoint import POLICY_MODEL
+from gymgate.endpoint import POLICY_MODEL, ROLLOUT_TAG
 from gymgate.endpoint import faults as injected_faults
 from gymgate.endpoint.script import UNSCRIPTED, Script, logprobs
 from gymgate.endpoint.tokenizer import EOS, MAX_LENGTH, assistant_body, build_tokenizer, encode, render
@@ -45,6 +47,7 @@ class Exchange:
     path_id: str = ""
     activation: int = 0
     injected: str = ""  # the fault the endpoint answered this attempt with (endpoint/faults.py), if any
+    rollout: str = ""  # the load run's rollout it was answered for (`ModelEndpoint.route`), if any
     at: float = field(default_factory=time.time)
 
 
@@ -74,6 +77,8 @@ class ModelEndpoint:
         self._faults: dict[int, injected_faults.FaultPlan] = {}  # activation -> the fault its path injects
         self._shared: dict[str, tuple[str, ...]] = {}  # a shared Gym instance's URL name -> its environments
         self._activations = 0
+        self._routes: dict[str, tuple[str, Script, int]] = {}  # rollout tag -> its environment, script, activation
+        self._answered: dict[tuple[int, str], int] = {}  # (activation, caller) -> calls answered (`_turn`)
         self._lock = threading.Lock()
         self.exchanges: list[Exchange] = []
         self._server = None
@@ -94,6 +99,25 @@ class ModelEndpoint:
                 if fault is not None:
                     self._faults[self._activations] = fault
 
+    def route(self, rollouts: dict[str, tuple[str, Script]]) -> None:
+        """Answer the rollouts of a load run, all in flight at once: each tag (ROLLOUT_TAG in its row's metadata) with
+        its environment's name and its own script, counting its turns from zero."""
+        with self._lock:
+            for tag, (env, script) in rollouts.items():
+                self._activations += 1
+                self._routes[tag] = (env, script, self._activations)
+
+    def unroute(self, tags: Sequence[str]) -> None:
+        with self._lock:
+            for tag in tags:
+                self._routes.pop(tag, None)
+
+    def take(self, mark: int = 0) -> list[Exchange]:
+        """The exchanges recorded since `mark`, removed: a load run keeps what it needs of each round and no more."""
+        with self._lock:
+            taken, self.exchanges[mark:] = self.exchanges[mark:], []
+        return taken
+
     def base_url(self, env: str | Sequence[str]) -> str:
         """The policy URL Gym is given for one environment, or for a Gym instance several environments share
         (services/sharing.py): their requests come through one model server, so each is the environment whose script
@@ -105,6 +129,9 @@ class ModelEndpoint:
             with self._lock:
                 self._shared[name] = tuple(env)
         return f"http://127.0.0.1:{self.port}/e/{name}/v1"
+
+    def _members(self, name: str) -> tuple[str, ...]:
+        return self._shared.get(name) or (name,)
 
     def _active(self, name: str) -> str:
         """The environment a request to `name`'s URL is for (call with the lock held)."""
@@ -158,17 +185,20 @@ class ModelEndpoint:
         try:
             if route == "unknown":
                 raise Rejected(f"gymgate endpoint: unexpected route {request.method} {request.url.path}")
-            with self._lock:
-                env = exchange.env = self._active(env)
-                script, exchange.activation = self._scripts.get(env, (None, 0))
+            routed = self._routed(env, route, body, exchange)
+            if routed is not None:
+                script = routed
+            else:
+                with self._lock:
+                    env = exchange.env = self._active(env)
+                    script, exchange.activation = self._scripts.get(env, (None, 0))
             if script is None:
                 raise Rejected(f"gymgate endpoint: no script is active for environment {env!r}")
             exchange.path_id = script.path_id
             fault = self._faults.get(exchange.activation)
             if fault is not None and route == "chat" and self._fails_now(fault, script, body, exchange):
                 exchange.injected, exchange.status = fault.name, injected_faults.status_of(fault)
-                with self._lock:
-                    self.exchanges.append(exchange)
+                self._record(exchange)
                 if fault.kind == injected_faults.STALL:
                     await self._hold(request, exchange.activation)
                 return injected_faults.response(fault, self._connections.get(tuple(request.scope["client"] or ())))
@@ -181,9 +211,55 @@ class ModelEndpoint:
             exchange.blame = HARNESS
             reply = {"error": {"message": exchange.violation, "type": "invalid_request_error", "code": 400}}
         exchange.reply = reply
+        self._record(exchange)
+        return JSONResponse(reply, status_code=exchange.status)
+
+    def _record(self, exchange: Exchange) -> None:
         with self._lock:
             self.exchanges.append(exchange)
-        return JSONResponse(reply, status_code=exchange.status)
+            if exchange.status == 200 and not exchange.injected and exchange.kind:
+                key = (exchange.activation, exchange.kind)
+                self._answered[key] = self._answered.get(key, 0) + 1
+
+    def _routed(self, name: str, route: str, body: dict, exchange: Exchange) -> Script | None:
+        """The script of the load run's rollout a request belongs to (None when no rollout of this URL's environments
+        is routed: the active script answers). Its tag names it; an untagged chat request is a judge's, for the
+        rollout whose answer it carries; a /tokenize request needs no rollout's script, any of its environment's will
+        do. Anything else is refused: a load run never guesses which rollout a model call serves."""
+        tag = body.get("metadata", {}).get(ROLLOUT_TAG) if isinstance(body.get("metadata"), dict) else None
+        with self._lock:
+            if not self._routes:
+                return None
+            members = self._members(name)
+            candidates = {t: r for t, r in self._routes.items() if r[0] in members}
+            if not candidates:
+                return None
+            if tag is not None:
+                if tag not in candidates:
+                    raise Rejected(f"gymgate endpoint: no rollout {tag!r} is in flight for {name!r}", HARNESS)
+                chosen = tag
+            elif route == "chat":
+                chosen = self._judged_rollout(candidates, body)
+            else:
+                chosen = min(candidates, key=lambda t: candidates[t][2])
+            env, script, exchange.activation = candidates[chosen]
+        exchange.env, exchange.rollout = env, chosen
+        return script
+
+    def _judged_rollout(self, candidates: dict[str, tuple[str, Script, int]], body: dict) -> str:
+        """The rollout an untagged chat request judges: among those whose script makes it a judge's request, the ones
+        whose answers it quotes; of those, the one with the fewest judge calls answered (rollouts of one row answer
+        alike). Called with the lock held."""
+        messages = body.get("messages") if isinstance(body.get("messages"), list) else []
+        judging = {t: r for t, r in candidates.items() if messages and self.classify(r[1], messages) == JUDGE}
+        if not judging:
+            raise Rejected("gymgate endpoint: a policy request without its rollout's tag in a load run", HARNESS)
+        text = "\n".join(content_text(m.get("content")) for m in messages)
+        quoting = {
+            t: r for t, r in judging.items() if any(turn.content and turn.content in text for turn in r[1].turns)
+        }
+        pool = quoting or judging
+        return min(pool, key=lambda t: (self._answered.get((pool[t][2], JUDGE), 0), pool[t][2]))
 
     def _fails_now(self, fault: injected_faults.FaultPlan, script: Script, body: dict, exchange: Exchange) -> bool:
         """Whether this request is an attempt of the faulted call that the fault fails."""
@@ -215,11 +291,8 @@ class ModelEndpoint:
     def _turn(self, activation: int, kind: str) -> int:
         """The caller's calls answered so far in this activation (the row's own history may already hold assistant
         messages, and an injected fault's attempt answered nothing)."""
-        return sum(
-            1
-            for e in self.exchanges
-            if e.activation == activation and e.kind == kind and e.status == 200 and not e.injected
-        )
+        with self._lock:
+            return self._answered.get((activation, kind), 0)
 
     # ----- the contract -----
     def classify(self, script: Script, messages: list[dict]) -> str:
@@ -310,7 +383,9 @@ class ModelEndpoint:
                     prompt_token_ids=prompt, generation_token_ids=generation, generation_log_probs=lps
                 )
         return {
-            "id": f"chatcmpl-gymgate-{len(self.exchanges)}",
+            "id": f"chatcmpl-gymgate-{exchange.rollout}-{kind}-{turn}"
+            if exchange.rollout
+            else f"chatcmpl-gymgate-{len(self.exchanges)}",
             "object": "chat.completion",
             "created": 0,
             "model": body.get("model", POLICY_MODEL),
@@ -368,6 +443,12 @@ class ModelEndpoint:
                 raise RuntimeError("gymgate endpoint did not start")
             time.sleep(0.01)
         return f"http://127.0.0.1:{self.port}"
+
+    def cpu_seconds(self) -> float:
+        """CPU the endpoint's thread has spent so far, serving included (a load run reports the endpoint's share)."""
+        if self._thread is None or self._thread.ident is None:
+            return 0.0
+        return time.clock_gettime(time.pthread_getcpuclockid(self._thread.ident))
 
     def stop(self) -> None:
         if self._server is not None:

@@ -25,7 +25,7 @@ from gymgate.processes import (
 )
 
 
-def _stop(proc: subprocess.Popen) -> None:
+def interrupt_then_kill(proc: subprocess.Popen) -> None:
     """SIGINT (the child stops its services), then SIGKILL if it has not ended within STOP_GRACE_S."""
     proc.send_signal(signal.SIGINT)
     try:
@@ -95,7 +95,7 @@ def run_in_env(
                         raise KeyboardInterrupt from None
                     print(f"gymgate: the run did not finish within {timeout_s:g} s; stopping it", file=sys.stderr)
                     result.code, result.timed_out = TIMED_OUT, True
-                    _stop(proc)
+                    interrupt_then_kill(proc)
                     return result
                 if interrupts:
                     raise KeyboardInterrupt  # the run was cut short: never report it as judged

@@ -75,9 +75,13 @@ def accept(
     verbose: bool,
     asked: Asked,
     run: RunOptions,
+    load: bool = False,
 ) -> tuple[int, dict]:
-    """The exit code and the verdict document (what --json prints)."""
+    """The exit code and the verdict document (what --json prints). `load`: also both refs under RL's load
+    (harness/load.py), after the acceptance comparison."""
 
+    if load and no_baseline:
+        raise UsageError("--load compares two refs under load: drop --no-baseline (--baseline REF names the other side)")
     envs, uncased = judged_environments(asked)
     candidate = resolve_ref(gym_ref, gym_repo)
     base_ref = None if no_baseline else (baseline or baseline_pin())
@@ -106,11 +110,18 @@ def accept(
         folder = RunFolder(alone.dir)
         document = run_document(alone.judged, folder, cached=alone.cached)
         publish(run_markdown(document), run_annotations(list(folder.records(expected).values())))
-        return alone.code, document
-    bump = judge_bump(base, candidate, expected, opts, reruns=reruns, narrowed=narrowed, acks=acks, verbose=verbose)
-    if bump.why_not_compared:
-        return bump.code, not_compared(bump.dir, bump.code, bump.why_not_compared)
-    return bump.code, read_summary(bump.dir)
+        code = alone.code
+    else:
+        bump = judge_bump(base, candidate, expected, opts, reruns=reruns, narrowed=narrowed, acks=acks, verbose=verbose)
+        if bump.why_not_compared:
+            return bump.code, not_compared(bump.dir, bump.code, bump.why_not_compared)
+        code, document = bump.code, read_summary(bump.dir)
+    if not load:
+        return code, document
+    from gymgate.harness.load import judge_load, with_load  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
+
+    # The same ref on both sides is an A/A comparison: two instances of one Gym, what the noise alone does.
+    return with_load(code, document, judge_load(base or candidate, candidate, opts.envs or [], opts))
 
 
 def up(gym_ref: str, gym_repo: str | None, asked: Asked, run: RunOptions) -> int:

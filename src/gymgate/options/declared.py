@@ -57,6 +57,17 @@ GROUPS: tuple[Group, ...] = (
                 extra={"action": "store_true"},
             ),
             Option(
+                "load",
+                ("--load",),
+                "also judge both refs under RL's load: each environment's replayable paths rolled out concurrently in "
+                "GRPO groups at the levels of gymgate/load/sweep.toml, baseline and candidate interleaved; a rollout "
+                "that differs from its path alone, or a cost beyond gymgate/load/thresholds.toml, fails (the same ref "
+                "as --baseline measures the noise)",
+                ("accept",),
+                default=False,
+                extra={"action": "store_true"},
+            ),
+            Option(
                 "refs",
                 ("refs",),
                 "Gym refs in order, oldest first (default: every pin)",

@@ -1,0 +1,32 @@
+"""`accept --load`: the bump's two refs under RL's load (gymgate.load), after the acceptance comparison; its verdict
+is its own category in the exit code (a regression under load fails the gate like any other)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from gymgate.harness.run import prepare
+from gymgate.harness.run_options import RunOptions
+from gymgate.load.interleave import LoadRun, run_load
+from gymgate.load.measures import BASELINE, CANDIDATE
+from gymgate.load.report import verdict_lines
+from gymgate.runfolder import new_run_id, runs_dir
+
+
+def judge_load(baseline, candidate, envs: list[str], opts: RunOptions) -> LoadRun:
+    """Both refs' environments (built or reused), then the interleaved load run, its verdict printed."""
+    prepared = {BASELINE: prepare(baseline, opts.wide), CANDIDATE: prepare(candidate, opts.wide)}
+    out = (opts.runs_dir or runs_dir()) / f"{candidate.name}-load-{new_run_id()}".replace("/", "_")
+    print(f"load run: {out}", flush=True)
+    run = run_load({BASELINE: baseline, CANDIDATE: candidate}, prepared, envs, opts, out)
+    print("\n".join(verdict_lines(run.verdict)), flush=True)
+    print(f"load report: {run.folder / 'report.md'}", flush=True)
+    return run
+
+
+def with_load(code: int, document: dict[str, Any], run: LoadRun) -> tuple[int, dict[str, Any]]:
+    """The command's exit code and verdict document with the load verdict in: a regression either way fails (1)."""
+    load = run.verdict.code
+    combined = 1 if 1 in (code, load) else max(code, load)
+    return combined, {**document, "load": {"folder": str(Path(run.folder)), **run.verdict.to_json()}}

@@ -1,0 +1,109 @@
+"""The load run's declarations, read once: the sweep (sweep.toml) and the thresholds (thresholds.toml)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+SWEEP_FILE = Path(__file__).with_name("sweep.toml")
+THRESHOLDS_FILE = Path(__file__).with_name("thresholds.toml")
+UP, DOWN = "up", "down"
+
+
+@dataclass(frozen=True)
+class Sweep:
+    group: int
+    levels: tuple[int, ...]
+    cap_per_core: int
+    rounds: int
+    ramp_rounds: int
+    min_rollouts: int
+    warmup: int
+    extra_rounds: int
+    round_per_rollout_s: float
+    round_min_s: float
+    start_s: float
+    stop_s: float
+
+    def driven(self, cores: int | None = None) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """(the levels this machine drives, the declared ones above its cap)."""
+        cap = self.cap_per_core * (cores or os.cpu_count() or 1)
+        return tuple(x for x in self.levels if x <= cap), tuple(x for x in self.levels if x > cap)
+
+    def waves(self, level: int) -> int:
+        """Consecutive batches of `level` rollouts a round runs (at least `min_rollouts` in all)."""
+        return max(1, -(-self.min_rollouts // level))
+
+    def round_deadline(self, level: int) -> float:
+        """One batch's deadline (a round's is this times its waves)."""
+        return max(self.round_min_s, self.round_per_rollout_s * level)
+
+
+@dataclass(frozen=True)
+class Threshold:
+    name: str
+    title: str
+    unit: str
+    worse: str
+    floor: float
+    ratio: float = 1.0
+    absolute: bool = False
+
+    def hurts(self, change: float) -> bool:
+        """Whether a change (a ratio, or a difference for an absolute metric) goes the way that hurts."""
+        neutral = 0.0 if self.absolute else 1.0
+        return change > neutral if self.worse == UP else change < neutral
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    confidence: float
+    resamples: int
+    min_rounds: int
+    metrics: tuple[Threshold, ...]
+
+    def of(self, name: str) -> Threshold:
+        for metric in self.metrics:
+            if metric.name == name:
+                return metric
+        raise KeyError(f"no threshold is declared for load metric {name!r} ({THRESHOLDS_FILE})")
+
+
+@cache
+def sweep(path: Path = SWEEP_FILE) -> Sweep:
+    data = tomllib.loads(path.read_text())
+    levels = tuple(int(x) for x in data["sweep"]["levels"])
+    if not levels or list(levels) != sorted(set(levels)) or levels[0] < 1:
+        raise ValueError(f"{path}: sweep.levels must be increasing positive numbers, got {list(levels)}")
+    return Sweep(
+        group=int(data["shape"]["group"]),
+        levels=levels,
+        cap_per_core=int(data["sweep"]["cap_per_core"]),
+        rounds=int(data["sweep"]["rounds"]),
+        ramp_rounds=int(data["sweep"]["ramp_rounds"]),
+        min_rollouts=int(data["sweep"]["min_rollouts"]),
+        warmup=int(data["sweep"]["warmup"]),
+        extra_rounds=int(data["sweep"]["extra_rounds"]),
+        **{k: float(v) for k, v in data["deadlines"].items()},
+    )
+
+
+@cache
+def thresholds(path: Path = THRESHOLDS_FILE) -> Thresholds:
+    data = tomllib.loads(path.read_text())
+    metrics = []
+    for name, entry in data["metric"].items():
+        if entry["worse"] not in (UP, DOWN):
+            raise ValueError(f"{path}: metric {name}: worse must be {UP!r} or {DOWN!r}")
+        metrics.append(Threshold(name=name, **entry))
+    return Thresholds(float(data["confidence"]), int(data["resamples"]), int(data["min_rounds"]), tuple(metrics))
+
+
+def digest() -> str:
+    """Both files' bytes: what a load verdict was judged by."""
+    both = SWEEP_FILE.read_bytes() + b"\0" + THRESHOLDS_FILE.read_bytes()
+    return "sha256:" + hashlib.sha256(both).hexdigest()

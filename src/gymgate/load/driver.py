@@ -1,0 +1,241 @@
+"""One ref's load rounds, inside its pin's environment, against its running Gyms: each environment's paths alone
+first (twice: the oracle, and the path's own nondeterminism), then rounds of `level` rollouts in flight through the
+RL consumer (dataset row -> processor/collate -> GRPO repeat -> the Gym actor -> postprocess), every rollout routed
+to its own script at the endpoint, held to its path alone, and the round's cost read from the kernel."""
+
+from __future__ import annotations
+
+import json
+import time
+import traceback
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from gymgate.cases.case import InputDrift, apply_transforms, read_pinned
+from gymgate.consumer.dataset import task_name_for
+from gymgate.consumer.processor import collate, process_datum
+from gymgate.consumer.rollout import run_rollout_sync
+from gymgate.endpoint import ROLLOUT_TAG
+from gymgate.endpoint.script import Script
+from gymgate.endpoint.server import ModelEndpoint
+from gymgate.load import observe, procstat, shape
+from gymgate.load.protocol import ALONE_RUNS
+from gymgate.paths.spec import PathSpec
+from gymgate.runner.path import GENERATION
+
+
+@dataclass
+class LoadPath:
+    """A path as a load run replays it: its dataset row (the raw line, as RL's dataset holds it) and its script."""
+
+    id: str
+    env: str
+    agent: str
+    datum: dict[str, str]
+    script: Script
+    alone: dict[str, Any] = field(default_factory=dict)  # its observation alone (the oracle)
+    masked: set[str] = field(default_factory=set)  # leaves that differ between its runs alone
+
+
+@dataclass
+class Rolled:
+    """What came back of one batch: each tag's observation leaves, arrival time and reward, or the batch's error."""
+
+    leaves: dict[str, dict[str, Any]] = field(default_factory=dict)
+    arrivals: dict[str, float] = field(default_factory=dict)
+    error: str = ""
+
+
+class LoadDriver:
+    def __init__(
+        self,
+        ref: str,
+        endpoint: ModelEndpoint,
+        statuses: dict[str, Any],
+        handles: dict[str, Any],
+        tokenizer: Any,
+        gym_root,
+        group: int,
+        watch: Callable[[str], str] | None = None,
+    ):
+        self.ref, self.endpoint, self.statuses, self.handles = ref, endpoint, statuses, handles
+        self.tokenizer, self.gym_root, self.group, self.watch = tokenizer, gym_root, group, watch
+        self.paths: dict[str, list[LoadPath]] = {}
+        self.unloadable: dict[str, str] = {}  # path id -> why it is not loaded
+
+    # ----- what is loaded ----------------------------------------------------------------------------------------
+    def admit(self, specs: list[PathSpec]) -> None:
+        """The paths of the plan this ref can load: its environment is up, its row is the one pinned."""
+        for spec in specs:
+            status = self.statuses.get(spec.env.name)
+            if status is None or str(status.status) != "ready":
+                self.unloadable[spec.id] = f"its Gym is not up ({status.reason if status else 'never started'})"
+                continue
+            if spec.cannot_run:
+                self.unloadable[spec.id] = spec.cannot_run
+                continue
+            try:
+                raw = (
+                    json.dumps(spec.row.data)
+                    if spec.row.data is not None
+                    else read_pinned(spec.row.file, spec.row.line, spec.row.sha256, spec.env.name, self.gym_root)
+                )
+            except InputDrift as drift:
+                self.unloadable[spec.id] = f"input drift: {drift}"
+                continue
+            fed = apply_transforms(json.loads(raw), spec.row.transforms, spec.env)
+            datum = {
+                "extra_env_info": json.dumps(fed) + "\n",
+                "task_name": task_name_for(spec.row.file or spec.env.name),
+            }
+            agent = str((fed.get("agent_ref") or {}).get("name", ""))
+            self.paths.setdefault(spec.env.name, []).append(LoadPath(spec.id, spec.env.name, agent, datum, spec.script))
+
+    def roots(self, env: str) -> list[int]:
+        """The processes of the environment's Gym instance that are Gym's servers: its actor's process group, but the
+        actor (which also runs gymgate's consumer and the head server)."""
+        head = [int(s["pid"]) for s in self.statuses[env].servers if s.get("type") == "head" and s.get("pid")]
+        if not head:
+            raise RuntimeError(f"{env}: its Gym instance names no head server process to find its servers by")
+        return procstat.group(head[0])
+
+    # ----- alone ---------------------------------------------------------------------------------------------------
+    def alone(self, env: str, deadline_s: float) -> dict[str, Any]:
+        """Each path alone, ALONE_RUNS times: its oracle, and its own nondeterminism. A path that fails alone is not
+        loaded (the acceptance paths judge it); said in the answer."""
+        kept, failed = [], {}
+        for path in self.paths.get(env, []):
+            runs = []
+            for n in range(ALONE_RUNS):
+                rolled = self.roll(env, [(shape.tag(self.ref, env, 1, -1 - n, 0, 0), path)], deadline_s)
+                if rolled.error:
+                    failed[path.id] = rolled.error
+                    break
+                runs.append(next(iter(rolled.leaves.values())))
+            if path.id in failed:
+                continue
+            path.alone, path.masked = runs[0], set().union(*(observe.differing(runs[0], r) for r in runs[1:]))
+            kept.append(path)
+        self.paths[env] = kept
+        self.unloadable.update({p: f"alone it did not run to its end: {why}" for p, why in failed.items()})
+        return {
+            "paths": [p.id for p in kept],
+            "masked": {p.id: sorted(p.masked) for p in kept if p.masked},
+            "failed_alone": failed,
+        }
+
+    # ----- a round -------------------------------------------------------------------------------------------------
+    def round(self, env: str, level: int, round_no: int, waves: int, deadline_s: float) -> dict[str, Any]:
+        """`waves` consecutive batches of `level` rollouts in flight at once (GRPO groups, shape.round_paths), each
+        rollout held to its path alone; the round's cost from the kernel's accounting of the Gym's servers and the
+        endpoint's own thread. A batch that fails ends the round (what follows would measure a Gym in an unknown
+        state)."""
+        paths = {p.id: p for p in self.paths.get(env, [])}
+        roots = self.roots(env)
+        before, endpoint_before = procstat.usage(roots), self.endpoint.cpu_seconds()
+        began = time.monotonic()
+        latencies: list[float] = []
+        mismatches: list[dict[str, Any]] = []
+        rollouts = completed = 0
+        error = ""
+        for wave in range(waves):
+            groups = shape.round_paths(list(paths), level, self.group, round_no * waves + wave)
+            batch = [
+                (shape.tag(self.ref, env, level, round_no, wave * len(groups) + g, m), paths[pid])
+                for g, members in enumerate(groups)
+                for m, pid in enumerate(members)
+            ]
+            rolled = self.roll(env, batch, deadline_s)
+            rollouts += len(batch)
+            completed += len(rolled.leaves)
+            latencies += rolled.arrivals.values()
+            for tag, path in batch:
+                leaves = rolled.leaves.get(tag)
+                shown = observe.first_differences(path.alone, leaves, path.masked) if leaves is not None else []
+                if shown:
+                    mismatches.append({"path": path.id, "rollout": tag, "differences": shown})
+            if rolled.error:
+                error = rolled.error
+                break
+        wall = time.monotonic() - began
+        after, endpoint_after = procstat.usage(roots), self.endpoint.cpu_seconds()
+        return {
+            "env": env,
+            "level": level,
+            "round": round_no,
+            "waves": waves,
+            "rollouts": rollouts,
+            "completed": completed,
+            "error": error,
+            "wall_s": round(wall, 4),
+            "latencies_s": sorted(round(v, 4) for v in latencies),
+            "gym_cpu_s": round(after.cpu_s - before.cpu_s, 4),
+            "endpoint_cpu_s": round(endpoint_after - endpoint_before, 4),
+            "after": after.to_json(),
+            "mismatches": mismatches[:20],
+            "mismatched": len(mismatches),
+        }
+
+    def usage(self, env: str) -> dict[str, Any]:
+        return procstat.usage(self.roots(env)).to_json()
+
+    # ----- rolling out ---------------------------------------------------------------------------------------------
+    def roll(self, env: str, rollouts: list[tuple[str, LoadPath]], deadline_s: float) -> Rolled:
+        """The rollouts at once, through the RL consumer; one batch per agent (RL sends one agent per batch), the
+        batches concurrently."""
+        by_agent: dict[str, list[tuple[str, LoadPath]]] = {}
+        for item in rollouts:
+            by_agent.setdefault(item[1].agent, []).append(item)
+        self.endpoint.route({tag: (path.env, path.script) for tag, path in rollouts})
+        mark = len(self.endpoint.exchanges)
+        rolled = Rolled()
+        try:
+            if len(by_agent) == 1:
+                parts = [self._batch(env, rollouts, deadline_s)]
+            else:
+                with ThreadPoolExecutor(len(by_agent)) as pool:
+                    parts = list(pool.map(lambda items: self._batch(env, items, deadline_s), by_agent.values()))
+        finally:
+            self.endpoint.unroute([tag for tag, _ in rollouts])
+            exchanges = self.endpoint.take(mark)
+        by_tag: dict[str, list[Any]] = {}
+        for exchange in exchanges:
+            by_tag.setdefault(exchange.rollout, []).append(exchange)
+        for results, arrivals, error in parts:
+            rolled.error = rolled.error or error
+            for tag, gym_result in results.items():
+                rolled.leaves[tag] = observe.observation(tag, by_tag.get(tag, []), gym_result)
+            rolled.arrivals.update(arrivals)
+        refused = [e for e in exchanges if e.status != 200 and not e.injected]
+        if refused and not rolled.error:
+            rolled.error = f"the endpoint refused {len(refused)} request(s): {refused[0].violation}"
+        return rolled
+
+    def _batch(
+        self, env: str, items: list[tuple[str, LoadPath]], deadline_s: float
+    ) -> tuple[dict[str, Any], dict[str, float], str]:
+        batch = collate([process_datum(path.datum, i) for i, (_, path) in enumerate(items)])
+        for (tag, _), row in zip(items, batch["extra_env_info"], strict=True):
+            params = row.setdefault("responses_create_params", {})
+            params["metadata"] = {**(params.get("metadata") or {}), ROLLOUT_TAG: tag}
+        try:
+            rollout = run_rollout_sync(
+                self.handles[env].actor,
+                batch,
+                self.tokenizer,
+                GENERATION,
+                timeout_s=deadline_s,
+                timeout_origin="the load round's deadline (gymgate/load/sweep.toml)",
+                watch=(lambda: self.watch(env)) if self.watch else None,
+            )
+        except Exception as exc:  # noqa: BLE001 - a lost batch is a finding of the round, said whole
+            return (
+                {},
+                {},
+                f"{type(exc).__name__}: {exc}"[:1500] + "\n" + "".join(traceback.format_exception(exc))[-800:],
+            )
+        tags = [tag for tag, _ in items]
+        results = {tag: r["gym_result"] for tag, r in zip(tags, rollout.results, strict=True)}
+        return results, dict(zip(tags, rollout.arrivals, strict=True)), ""

@@ -1,0 +1,225 @@
+"""A load comparison, in the harness: both refs' load workers up at once (each its own pin environment, Ray cluster,
+endpoint and Gyms), then, environment by environment, each ref's paths alone, a warm-up, and the measured rounds of
+the sweep with baseline and candidate alternating (A B at one level, B A at the next, and so on), so whatever the
+machine does meanwhile falls on both. Levels where a change is near its threshold get extra rounds (Pinpoint's way),
+then the whole is judged (load/judge.py) and kept: load/load.json, load/report.md."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gymgate.atomic import write_json_atomic, write_text_atomic
+from gymgate.kinds import kind_of
+from gymgate.load import declared, protocol
+from gymgate.load.child import LoadChild, WorkerGone
+from gymgate.load.judge import LoadVerdict, judge
+from gymgate.load.measures import SCHEMA, SIDES, Side
+from gymgate.load.report import curves_svg, load_markdown
+from gymgate.locations import repo_root
+from gymgate.options import UP, child_argv
+from gymgate.pathid import kind_named
+from gymgate.runfolder import RunFolder, new_run_id
+from gymgate.verdict import LoadCategory
+
+RECORD, REPORT = "load.json", "report.md"
+WARMUP_ROUND = -100  # round numbers below zero are not measured (and never collide with a measured round's tags)
+SETTLE_S = 2.0  # idle time before the after-load reading (connections the load opened may close)
+ANSWER_SLACK_S = 60.0  # beyond a command's own deadline, for the worker to answer
+
+
+@dataclass
+class LoadRun:
+    folder: Path
+    record: dict[str, Any]
+    verdict: LoadVerdict
+
+
+def loaded_plan(plan: tuple[dict[str, Any], ...]) -> list[dict[str, Any]]:
+    """The planned paths whose kind is rolled out under load (pathkinds.toml `under_load`)."""
+    return [p for p in plan if kind_named(kind_of(p["id"]).name).under_load]
+
+
+def sides_of(record: dict[str, Any], env: str) -> dict[str, Side]:
+    return {side: Side.from_json(data) for side, data in record["envs"].get(env, {}).items()}
+
+
+def judged(record: dict[str, Any]) -> LoadVerdict:
+    sides = {env: sides_of(record, env) for env in record["envs"]}
+    return judge(sides, declared.thresholds(), record.get("ramp_rounds", 0))
+
+
+def run_load(sources: dict[str, Any], prepared: dict[str, Any], envs: list[str], opts, out: Path) -> LoadRun:
+    """`sources`, `prepared`: each side's Gym source and built environment (harness/run.prepare)."""
+    sweep = declared.sweep()
+    levels, above = sweep.driven()
+    folder = out / "load"
+    folder.mkdir(parents=True, exist_ok=True)
+    plan = loaded_plan(opts.plan)
+    record: dict[str, Any] = {
+        "schema": SCHEMA,
+        "declared": declared.digest(),
+        "group": sweep.group,
+        "levels": list(levels),
+        "not_driven": list(above),
+        "ramp_rounds": sweep.ramp_rounds,
+        "refs": {side: {"source": sources[side].to_json()} for side in SIDES},
+        "envs": {},
+        "started": time.time(),
+    }
+    children: dict[str, LoadChild] = {}
+    try:
+        for side in SIDES:
+            run = RunFolder(folder / side)
+            run.root.mkdir(parents=True, exist_ok=True)
+            run.write_source(sources[side].to_json())
+            run.write_plan(plan)
+            args = child_argv(UP, opts, run_dir=run.root)
+            args += ["--ref-label", side, "--group", str(sweep.group), "--envs-per-gym", str(opts.share)]
+            children[side] = LoadChild(prepared[side], args, new_run_id(), run.root / "worker.log", repo_root())
+        print(f"load: starting both refs' Gyms ({', '.join(envs)}); levels {list(levels)}", flush=True)
+        for side, child in children.items():
+            record["refs"][side]["ready"] = _answer(child, sweep.start_s, "ready")
+        live = {s: c for s, c in children.items() if "error" not in record["refs"][s]["ready"]}
+        for env in envs:
+            record["envs"][env] = _measure(env, live, record, levels, sweep)
+            write_json_atomic(folder / RECORD, record)
+        _more_rounds(live, record, levels, sweep)
+    finally:
+        for side, child in children.items():
+            left = child.close(sweep.stop_s)
+            record["refs"][side]["left_running"] = left
+    record["finished"] = time.time()
+    write_json_atomic(folder / RECORD, record)
+    verdict = judged(record)
+    record["verdict"] = verdict.to_json()
+    write_json_atomic(folder / RECORD, record)
+    write_text_atomic(folder / REPORT, load_markdown(record, verdict))
+    for env in record["envs"]:
+        svg = curves_svg(env, sides_of(record, env))
+        if svg:
+            write_text_atomic(folder / f"{env}.svg", svg)
+    return LoadRun(folder, record, verdict)
+
+
+def _answer(child: LoadChild, timeout_s: float, what: str) -> dict[str, Any]:
+    try:
+        return child.answer(timeout_s, what)
+    except WorkerGone as exc:
+        return {"error": str(exc)}
+
+
+def _interleaved(rounds: int, levels: tuple[int, ...]) -> Iterator[tuple[int, int, tuple[str, ...]]]:
+    """(round, level, the sides in the order they run it): A B, then B A, alternating level by level and round by
+    round, so neither side always goes first."""
+    for r in range(rounds):
+        for i, level in enumerate(levels):
+            yield r, level, SIDES if (r + i) % 2 == 0 else SIDES[::-1]
+
+
+def _measure(env: str, live: dict[str, LoadChild], record: dict[str, Any], levels, sweep) -> dict[str, Any]:
+    entry: dict[str, dict[str, Any]] = {side: {"rounds": []} for side in SIDES}
+    for side in SIDES:
+        ready = record["refs"][side].get("ready", {})
+        if side not in live:
+            entry[side]["error"] = f"the ref's load worker did not start: {ready.get('error', 'not started')}"
+        elif not ready.get("paths", {}).get(env):
+            entry[side]["error"] = f"no path of {env} can be loaded on this ref: {ready.get('unloadable', {})}"
+    going = [s for s in SIDES if not entry[s].get("error")]
+    deadline = sweep.round_deadline(1)
+    for side in going:
+        count = protocol.ALONE_RUNS * len(record["refs"][side]["ready"]["paths"][env])
+        entry[side]["alone"] = _ask(live[side], entry[side], protocol.ALONE, env=env, deadline_s=deadline, waves=count)
+    going = [s for s in going if not entry[s].get("error")]
+    top = levels[-1]
+    for w in range(sweep.warmup):
+        for side in going:
+            _ask(
+                live[side],
+                entry[side],
+                protocol.ROUND,
+                env=env,
+                level=top,
+                round=WARMUP_ROUND - w,
+                waves=1,
+                deadline_s=sweep.round_deadline(top),
+            )
+    for side in going:
+        entry[side]["warm"] = (_ask(live[side], entry[side], protocol.USAGE, env=env) or {}).get("usage", {})
+    for r, level, order in _interleaved(sweep.rounds, levels):
+        for side in order:
+            _round(live, entry, side, env, level, r, sweep)
+    print(f"load {env}: " + "; ".join(_progress(side, entry[side]) for side in SIDES), flush=True)
+    for side in going:
+        settled = _ask(live[side], entry[side], protocol.USAGE, env=env, settle_s=SETTLE_S)
+        entry[side]["settled"] = (settled or {}).get("usage", {})
+    return entry
+
+
+def _round(live, entry, side: str, env: str, level: int, round_no: int, sweep) -> None:
+    """One measured round, unless this side already stopped on this environment (a failed round: what follows it
+    would measure a Gym in an unknown state)."""
+    if entry[side].get("error") or entry[side].get("stopped"):
+        return
+    answer = _ask(
+        live[side],
+        entry[side],
+        protocol.ROUND,
+        env=env,
+        level=level,
+        round=round_no,
+        waves=sweep.waves(level),
+        deadline_s=sweep.round_deadline(level),
+    )
+    if answer is None:
+        return
+    if "rollouts" not in answer:  # gymgate's own worker raised (the driver answers Gym's failures in the round)
+        entry[side]["error"] = f"gymgate's load worker failed a round at {level} in flight: {answer.get('error')}"
+        return
+    entry[side]["rounds"].append({k: v for k, v in answer.items() if k != "op"})
+    if answer.get("error"):
+        entry[side]["stopped"] = f"after a failed round at {level} in flight"
+
+
+def _ask(child: LoadChild, entry: dict[str, Any], op: str, **command: Any) -> dict[str, Any] | None:
+    """A command's answer, or None with the side's error set (the worker is gone, or the command raised)."""
+    waits = float(command.get("deadline_s", 0) or 0) * int(command.get("waves", 1)) + float(
+        command.get("settle_s", 0) or 0
+    )
+    timeout = waits + ANSWER_SLACK_S
+    try:
+        answer = child.ask({"op": op, **command}, timeout)
+    except WorkerGone as exc:
+        entry["error"] = str(exc)
+        return None
+    if answer.get("error") and op != protocol.ROUND:
+        entry["error"] = f"{op}: {answer['error']}"
+        return None
+    return answer
+
+
+def _progress(side: str, entry: dict[str, Any]) -> str:
+    if entry.get("error"):
+        return f"{side}: {entry['error'].splitlines()[0]}"
+    rounds = entry["rounds"]
+    done = sum(r.get("completed", 0) for r in rounds)
+    return f"{side}: {len(rounds)} rounds, {done} rollouts"
+
+
+def _more_rounds(live: dict[str, LoadChild], record: dict[str, Any], levels, sweep) -> None:
+    """Where a per-level change is suspicious, up to `extra_rounds` more interleaved rounds at that level, until it
+    is significant either way (Chromium Pinpoint repeats a comparison the same way)."""
+    for extra in range(sweep.extra_rounds):
+        verdict = judged(record)
+        near = sorted({(m.env, m.level) for m in verdict.metrics if m.category == LoadCategory.SUSPICIOUS and m.level})
+        if not near:
+            return
+        for env, level in near:
+            entry = record["envs"][env]
+            for side in SIDES if extra % 2 == 0 else SIDES[::-1]:
+                if side in live:
+                    _round(live, entry, side, env, level, sweep.rounds + extra, sweep)
+        print(f"load: extra round {extra + 1} where a change is near its threshold: {near}", flush=True)

@@ -1,0 +1,222 @@
+"""A load run judged: per environment, what concurrency did to its rollouts on each ref (gymgate.verdict.
+LoadCorrectness), and each cost metric's change from baseline to candidate against its reviewed threshold
+(thresholds.toml), as a category (gymgate.verdict.LoadCategory) with the figure that says why:
+"mcqa: Gym CPU per rollout 41 ms → 63 ms, +54 % (95 %: +48…+60) at 32 in flight"."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from statistics import median
+from typing import Any
+
+from gymgate.load.declared import UP, Threshold, Thresholds
+from gymgate.load.measures import BASELINE, CANDIDATE, PER_LEVEL, Side
+from gymgate.load.stats import ratio_interval, z_of
+from gymgate.verdict import LoadCategory, LoadCorrectness, load_exit_code
+
+
+@dataclass
+class MetricVerdict:
+    env: str
+    metric: str
+    title: str
+    unit: str
+    category: str
+    level: int | None = None  # in flight, for a metric judged per level
+    baseline: float | None = None
+    candidate: float | None = None
+    change: float | None = None  # a ratio (relative metrics) or a difference (absolute ones)
+    low: float | None = None
+    high: float | None = None
+    samples: tuple[int, int] = (0, 0)
+    why: str = ""
+
+    def figure(self, confidence: float) -> str:
+        where = f" at {self.level} in flight" if self.level is not None else ""
+        if self.category == LoadCategory.INSUFFICIENT:
+            return f"{self.env}: {self.title}{where}: insufficient data ({self.why})"
+        b, c = _num(self.baseline), _num(self.candidate)
+        span = f"{round(confidence * 100)} %"
+        if self.change is None:
+            return f"{self.env}: {self.title}{where} {b} → {c} {self.unit}"
+        if self.low is not None and self.high is not None and _relative(self.metric):
+            pct = lambda r: f"{(r - 1) * 100:+.0f}"  # noqa: E731
+            change = f"{pct(self.change)} % ({span}: {pct(self.low)}…{pct(self.high)})"
+        elif self.low is not None and self.high is not None and math.isfinite(self.low):
+            change = f"{self.change:+.1f} ({span}: {self.low:+.1f}…{self.high:+.1f})"
+        else:
+            change = f"{self.change:+.1f}"
+        return f"{self.env}: {self.title} {b} → {c} {self.unit}, {change}{where}"
+
+
+@dataclass
+class CorrectnessVerdict:
+    env: str
+    category: str
+    level: int | None = None  # where the candidate first lost, failed or changed a rollout
+    detail: str = ""
+    baseline_level: int | None = None
+    baseline_detail: str = ""
+
+    def figure(self) -> str:
+        if self.category == LoadCorrectness.HOLDS:
+            return f"{self.env}: every rollout equals its path alone at every level"
+        at = f" at {self.level} in flight" if self.level is not None else ""
+        if self.category == LoadCorrectness.FIXED:
+            return f"{self.env}: fixed under load (the baseline failed at {self.baseline_level} in flight)"
+        return f"{self.env}: {self.category}{at}: {self.detail}"
+
+
+@dataclass
+class LoadVerdict:
+    confidence: float
+    metrics: list[MetricVerdict] = field(default_factory=list)
+    correctness: list[CorrectnessVerdict] = field(default_factory=list)
+    unjudged: list[str] = field(default_factory=list)  # environments with nothing to judge, and why
+
+    @property
+    def categories(self) -> list[str]:
+        found = [m.category for m in self.metrics] + [c.category for c in self.correctness]
+        return found + ([LoadCategory.INSUFFICIENT] if self.unjudged else [])
+
+    @property
+    def code(self) -> int:
+        return load_exit_code(self.categories)
+
+    def failing(self) -> list[str]:
+        """Every figure that fails the gate, correctness first."""
+        lines = [c.figure() for c in self.correctness if c.category == LoadCorrectness.REGRESSED]
+        lines += [m.figure(self.confidence) for m in self.metrics if m.category == LoadCategory.REGRESSION]
+        lines += [m.figure(self.confidence) for m in self.metrics if m.category == LoadCategory.INSUFFICIENT]
+        return lines + self.unjudged
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "confidence": self.confidence,
+            "metrics": [asdict(m) for m in self.metrics],
+            "correctness": [asdict(c) for c in self.correctness],
+            "unjudged": self.unjudged,
+        }
+
+
+def _relative(metric: str) -> bool:
+    return metric in PER_LEVEL
+
+
+def _num(value: float | None) -> str:
+    if value is None:
+        return "?"
+    return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
+def judge(envs: dict[str, dict[str, Side]], thresholds: Thresholds, ramp_rounds: int = 0) -> LoadVerdict:
+    """`ramp_rounds`: the measured rounds memory growth is not fitted over (sweep.toml)."""
+    verdict = LoadVerdict(thresholds.confidence)
+    for env, sides in sorted(envs.items()):
+        base, cand = sides.get(BASELINE), sides.get(CANDIDATE)
+        if base is None or cand is None or base.error or cand.error or not base.rounds or not cand.rounds:
+            why = "; ".join(s.error for s in (base, cand) if s is not None and s.error) or "no rounds ran"
+            verdict.unjudged.append(f"{env}: not judged under load: {why}")
+            continue
+        verdict.correctness.append(correctness(env, base, cand))
+        for level in sorted(set(base.levels()) | set(cand.levels())):
+            for metric in PER_LEVEL:
+                verdict.metrics.append(per_level(env, metric, level, base, cand, thresholds))
+        for metric in ("rss_slope_kb", "fd_slope"):
+            verdict.metrics.append(growth(env, metric, base, cand, thresholds, ramp_rounds))
+        verdict.metrics.append(children_left(env, base, cand, thresholds))
+    return verdict
+
+
+def correctness(env: str, base: Side, cand: Side) -> CorrectnessVerdict:
+    b, c = base.first_failing(), cand.first_failing()
+    if c is None:
+        category = LoadCorrectness.FIXED if b is not None else LoadCorrectness.HOLDS
+    elif b is None or c[0] < b[0]:
+        category = LoadCorrectness.REGRESSED
+    else:
+        category = LoadCorrectness.SAME_FAIL
+    return CorrectnessVerdict(
+        env,
+        category,
+        level=c[0] if c else None,
+        detail=c[1] if c else "",
+        baseline_level=b[0] if b else None,
+        baseline_detail=b[1] if b else "",
+    )
+
+
+def per_level(env: str, metric: str, level: int, base: Side, cand: Side, thresholds: Thresholds) -> MetricVerdict:
+    t = thresholds.of(metric)
+    a, b = base.samples(metric, level), cand.samples(metric, level)
+    out = MetricVerdict(env, metric, t.title, t.unit, LoadCategory.INSUFFICIENT, level=level, samples=(len(a), len(b)))
+    if min(len(a), len(b)) < thresholds.min_rounds:
+        out.why = f"{len(a)} baseline and {len(b)} candidate rounds ran to their end; {thresholds.min_rounds} needed"
+        return out
+    out.baseline, out.candidate = median(a), median(b)
+    out.change, out.low, out.high = ratio_interval(a, b, thresholds.confidence, thresholds.resamples)
+    moved = abs(out.candidate - out.baseline) >= t.floor
+    out.category = categorize(t, out.change, out.low, out.high, moved, relative=True)
+    return out
+
+
+def categorize(t: Threshold, point: float, low: float, high: float, moved: bool, relative: bool) -> LoadCategory:
+    """Worse than the threshold across the whole interval: regression; at the point only: suspicious; better than
+    the mirrored threshold across the whole interval: improved. A change smaller than the metric's floor in its own
+    unit (`moved` false) is no change, however significant."""
+    if not moved:
+        return LoadCategory.NO_CHANGE
+    if relative:
+        bad, good = t.ratio, 1 / t.ratio
+    else:
+        bad, good = (t.floor, -t.floor) if t.worse == UP else (-t.floor, t.floor)
+    if t.worse == UP:
+        if low > bad:
+            return LoadCategory.REGRESSION
+        if point > bad:
+            return LoadCategory.SUSPICIOUS
+        if high < good:
+            return LoadCategory.IMPROVED
+    else:
+        if high < bad:
+            return LoadCategory.REGRESSION
+        if point < bad:
+            return LoadCategory.SUSPICIOUS
+        if low > good:
+            return LoadCategory.IMPROVED
+    return LoadCategory.NO_CHANGE
+
+
+def growth(
+    env: str, metric: str, base: Side, cand: Side, thresholds: Thresholds, ramp_rounds: int = 0
+) -> MetricVerdict:
+    """A leak is a slope: the candidate's growth beyond the baseline's, with the interval its standard errors give."""
+    t = thresholds.of(metric)
+    (sa, ea, na), (sb, eb, nb) = base.growth(metric, ramp_rounds), cand.growth(metric, ramp_rounds)
+    out = MetricVerdict(env, t.name, t.title, t.unit, LoadCategory.INSUFFICIENT, samples=(na, nb))
+    if min(na, nb) < thresholds.min_rounds:
+        out.why = f"{na} baseline and {nb} candidate readings; {thresholds.min_rounds} needed"
+        return out
+    out.baseline, out.candidate, out.change = sa, sb, sb - sa
+    spread = z_of(thresholds.confidence) * math.hypot(ea, eb)
+    out.low, out.high = out.change - spread, out.change + spread
+    out.category = categorize(t, out.change, out.low, out.high, abs(out.change) >= t.floor, relative=False)
+    return out
+
+
+def children_left(env: str, base: Side, cand: Side, thresholds: Thresholds) -> MetricVerdict:
+    """Processes left after the load: a count, read once per ref (no interval: a count beyond the baseline's by more
+    than the floor is a regression)."""
+    t = thresholds.of("children_left")
+    a, b = base.children_left(), cand.children_left()
+    out = MetricVerdict(
+        env, t.name, t.title, t.unit, LoadCategory.INSUFFICIENT, samples=(int(a is not None), int(b is not None))
+    )
+    if a is None or b is None:
+        out.why = "no reading after the load"
+        return out
+    out.baseline, out.candidate, out.change = a, b, b - a
+    out.category = categorize(t, out.change, out.change, out.change, abs(out.change) >= t.floor, relative=False)
+    return out

@@ -1,0 +1,107 @@
+"""The load run's record (load.json) read as measurements: each ref's samples of each metric, per level, and the
+readings the leak metrics come from. One place knows the record's shape; the judge and the report read it here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from statistics import median
+from typing import Any
+
+from gymgate.load.stats import percentile, slope
+
+BASELINE, CANDIDATE = "baseline", "candidate"
+SIDES = (BASELINE, CANDIDATE)
+SCHEMA = 1
+PER_LEVEL = ("cpu_per_rollout_ms", "p95_latency_ms", "throughput")  # sampled once a round, judged per level
+PER_RUN = ("rss_slope_kb", "fd_slope", "children_left")  # one value per ref and environment
+
+
+def complete(round_: dict[str, Any]) -> bool:
+    """A round whose every rollout came back (its cost is comparable with another's)."""
+    return not round_.get("error") and round_.get("completed") == round_.get("rollouts")
+
+
+def sample(metric: str, round_: dict[str, Any]) -> float:
+    if metric == "cpu_per_rollout_ms":
+        return round_["gym_cpu_s"] / round_["rollouts"] * 1000
+    if metric == "p95_latency_ms":
+        return percentile(round_["latencies_s"], 95) * 1000
+    if metric == "throughput":
+        return round_["rollouts"] / round_["wall_s"] if round_["wall_s"] > 0 else 0.0
+    raise KeyError(metric)
+
+
+@dataclass
+class Side:
+    """One ref's record of one environment."""
+
+    rounds: list[dict[str, Any]] = field(default_factory=list)
+    warm: dict[str, Any] = field(default_factory=dict)  # its servers' usage after the warm-up
+    settled: dict[str, Any] = field(default_factory=dict)  # and after the load, once idle
+    alone: dict[str, Any] = field(default_factory=dict)
+    error: str = ""  # why it has no (or not all its) rounds
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Side:
+        return cls(**{k: data[k] for k in ("rounds", "warm", "settled", "alone", "error") if k in data})
+
+    def levels(self) -> list[int]:
+        return sorted({r["level"] for r in self.rounds})
+
+    def samples(self, metric: str, level: int) -> list[float]:
+        return [sample(metric, r) for r in self.rounds if r["level"] == level and complete(r)]
+
+    def growth(self, metric: str, ramp_rounds: int = 0) -> tuple[float, float, int]:
+        """How fast the servers' memory (`rss_slope_kb`: KiB a rollout) or open descriptors (`fd_slope`: a hundred
+        rollouts) grew over the measured rounds after the first `ramp_rounds`: the least-squares slope of each
+        round's reading against the rollouts done so far, its standard error, and the readings it rests on."""
+        key, factor = {"rss_slope_kb": ("rss_bytes", 1 / 1024), "fd_slope": ("fds", 100.0)}[metric]
+        xs, ys, done = [], [], 0
+        for r in self.rounds:
+            done += r["rollouts"]
+            if "after" not in r or r["round"] < ramp_rounds:
+                continue
+            xs.append(done)
+            ys.append(r["after"][key])
+        b, se = slope(xs, ys)
+        return b * factor, se * factor, len(xs)
+
+    def children_left(self) -> float | None:
+        """Processes of the Gym's servers once the load is over and they are idle, beyond those after the warm-up."""
+        if "processes" not in self.warm or "processes" not in self.settled:
+            return None
+        return float(self.settled["processes"] - self.warm["processes"])
+
+    def first_failing(self) -> tuple[int, str] | None:
+        """The lowest level at which a rollout was lost, failed or differed from its path alone, and how."""
+        for r in sorted(self.rounds, key=lambda r: (r["level"], r["round"])):
+            if r.get("error"):
+                return r["level"], f"the round failed: {r['error'].splitlines()[0]}"
+            if r["completed"] != r["rollouts"]:
+                return r["level"], f"{r['rollouts'] - r['completed']} of {r['rollouts']} rollouts lost"
+            if r.get("mismatches"):
+                m = r["mismatches"][0]
+                d = m["differences"][0]
+                return (
+                    r["level"],
+                    f"{len(r['mismatches'])} rollout(s) differ from their path alone; first {m['path']}: "
+                    f"{d['field']}: alone {d['alone']} -> loaded {d['loaded']}",
+                )
+        return None
+
+    def endpoint_share(self) -> float | None:
+        gym = sum(r.get("gym_cpu_s", 0.0) for r in self.rounds)
+        endpoint = sum(r.get("endpoint_cpu_s", 0.0) for r in self.rounds)
+        return endpoint / (gym + endpoint) if gym + endpoint > 0 else None
+
+    def throughput_curve(self) -> dict[int, float]:
+        return {lv: median(s) for lv in self.levels() if (s := self.samples("throughput", lv))}
+
+    def saturation(self) -> int | None:
+        """The level where throughput stops growing (the next level gains under 10 %), or None when it still grows
+        at the highest level run."""
+        curve = sorted(self.throughput_curve().items())
+        for (level, value), (_, following) in zip(curve, curve[1:], strict=False):
+            if following < 1.1 * value:
+                return level
+        return None

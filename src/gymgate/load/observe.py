@@ -1,0 +1,42 @@
+"""A rollout's observation under load, and how it is held to the same path's observation alone: every request the
+model received (grouped by caller, as a path record keeps them) and everything Gym returned, normalized by the
+declared nondeterminism (compare/nondeterministic.toml) and with the rollout's own tag made one placeholder. Leaves
+that differ between two runs of the path alone are the path's own nondeterminism: never held against a rollout."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from gymgate.compare.observation import flatten, rules, side_by_side
+from gymgate.runfolder.record import REQUESTS, RESULT
+
+PLACEHOLDER = "<rollout>"
+
+
+def observation(tag: str, exchanges: Iterable[Any], gym_result: Any) -> dict[str, Any]:
+    """The leaves of one rollout's observation (`exchanges`: the endpoint's, of this rollout, in order)."""
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for exchange in exchanges:
+        grouped.setdefault(exchange.kind or exchange.route, []).append(
+            {"status": exchange.status, "body": exchange.body}
+        )
+    text = json.dumps({REQUESTS: grouped, RESULT: gym_result}, sort_keys=True, default=str).replace(tag, PLACEHOLDER)
+    leaves, _ = flatten(json.loads(text), rules())
+    return leaves
+
+
+def differing(one: dict[str, Any], other: dict[str, Any]) -> set[str]:
+    """The leaves two observations do not share with equal values."""
+    return {k for k in one.keys() | other.keys() if k not in one or k not in other or one[k] != other[k]}
+
+
+def first_differences(alone: dict[str, Any], loaded: dict[str, Any], masked: set[str], limit: int = 3) -> list[dict]:
+    """The leaves a loaded rollout does not share with its path alone (masked ones aside), shown side by side."""
+    found = sorted(differing(alone, loaded) - masked)
+    shown = []
+    for name in found[:limit]:
+        before, after = side_by_side(alone.get(name, "<absent>"), loaded.get(name, "<absent>"))
+        shown.append({"field": name, "alone": before, "loaded": after})
+    return shown

@@ -1,0 +1,95 @@
+"""What a Gym instance's servers cost, read from the kernel's own accounting (/proc): CPU seconds (not wall time: a
+noisy 2-core machine cannot judge wall time, but a process's utime + stime barely moves with its neighbours), resident
+memory, open file descriptors and processes. A server's tree is counted whole: the children a verifier forks are
+Gym's cost too, and a child never reaped is still a process here (a zombie)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+PROC = Path("/proc")
+TICK = os.sysconf("SC_CLK_TCK")
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+@dataclass(frozen=True)
+class Usage:
+    """One reading of a set of process trees."""
+
+    cpu_s: float  # user + system CPU of every live process, and of the children each has reaped
+    rss_bytes: int
+    fds: int
+    processes: int  # live processes of the trees, zombies included (roots too)
+
+    def to_json(self) -> dict[str, float | int]:
+        return {
+            "cpu_s": round(self.cpu_s, 4),
+            "rss_bytes": self.rss_bytes,
+            "fds": self.fds,
+            "processes": self.processes,
+        }
+
+
+def _stat(pid: int) -> list[str] | None:
+    """The fields of /proc/<pid>/stat after the command name (state first), or None when the process is gone."""
+    try:
+        text = (PROC / str(pid) / "stat").read_text()
+    except OSError:
+        return None
+    return text[text.rindex(")") + 2 :].split()
+
+
+def _children() -> dict[int, list[int]]:
+    tree: dict[int, list[int]] = {}
+    for entry in PROC.iterdir():
+        if not entry.name.isdigit():
+            continue
+        fields = _stat(int(entry.name))
+        if fields is not None:
+            tree.setdefault(int(fields[1]), []).append(int(entry.name))
+    return tree
+
+
+def group(pgid: int) -> list[int]:
+    """The processes of process group `pgid` but its leader: a Gym actor leads its instance's group, and every server
+    it starts joins it, forked by a launcher or not (services/gym_actor.py)."""
+    found = []
+    for entry in PROC.iterdir():
+        if entry.name.isdigit() and int(entry.name) != pgid:
+            fields = _stat(int(entry.name))
+            if fields is not None and int(fields[2]) == pgid:
+                found.append(int(entry.name))
+    return found
+
+
+def trees(roots: Iterable[int]) -> list[int]:
+    """The roots and every descendant of theirs alive now."""
+    tree = _children()
+    found: dict[int, None] = {}
+    todo = [r for r in roots if r]
+    while todo:
+        pid = todo.pop()
+        if pid in found:
+            continue
+        found[pid] = None
+        todo.extend(tree.get(pid, ()))
+    return list(found)
+
+
+def usage(roots: Iterable[int]) -> Usage:
+    cpu, rss, fds, count = 0.0, 0, 0, 0
+    for pid in trees(roots):
+        fields = _stat(pid)
+        if fields is None:
+            continue
+        count += 1
+        # utime, stime, cutime, cstime are fields 14-17 of stat; here (state is field 3) at 11-14.
+        cpu += sum(int(x) for x in fields[11:15]) / TICK
+        rss += int(fields[21]) * PAGE  # field 24, rss in pages
+        with contextlib.suppress(OSError):  # a zombie's, or a process gone since
+            fds += len(os.listdir(PROC / str(pid) / "fd"))
+    return Usage(cpu, rss, fds, count)
