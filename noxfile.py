@@ -148,6 +148,16 @@ def accept(session: nox.Session) -> None:
     _gymgate(session, "accept", *session.posargs)
 
 
+@nox.session(default=False)
+def load(session: nox.Session) -> None:
+    """A bump under RL's load as well (gymgate/load/sweep.toml): nox -s load -- --gym-ref 0.7.0 --baseline 0.6.0
+
+    The acceptance comparison, then both refs' replayable paths rolled out concurrently in GRPO groups, interleaved;
+    the same ref on both sides measures the noise (A/A)."""
+    _harness(session)
+    _gymgate(session, "accept", "--load", *session.posargs)
+
+
 @nox.session(name="accept-all", default=False)
 def accept_all(session: nox.Session) -> None:
     """Every environment of a Gym ref that runs here, in waves: nox -s accept-all -- --gym-ref 0.7.0 --no-baseline

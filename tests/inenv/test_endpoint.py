@@ -301,3 +301,47 @@ def test_a_stalled_call_is_held_until_the_client_gives_up_or_the_path_ends(endpo
     raised, took = _aiohttp_post(endpoint, timeout_s=20)
     assert raised in ("ClientOSError", "ServerDisconnectedError") and took < 5
     assert [(e.status, e.injected) for e in endpoint.exchanges] == [(0, "stall"), (200, ""), (0, "stall")]
+
+
+# ----- load runs: many rollouts in flight, each answered from its own script (gymgate.load) -----
+OTHER = Script("demo", "rejected", (Turn(content="second answer"),), ("GOLD:", "CANDIDATE:"), ("[[A!=B]]",))
+
+
+def tagged(tag: str, messages=USER) -> dict:
+    return {**_policy_body(), "messages": messages, "metadata": {"gymgate_rollout": tag}}
+
+
+def test_routed_rollouts_are_answered_from_their_own_scripts_and_turns(endpoint):
+    endpoint.set_script("demo", None)
+    endpoint.route({"a": ("demo", SCRIPT), "b": ("demo", SCRIPT), "c": ("demo", OTHER)})
+    replies = {t: post(endpoint, "/e/demo/v1/chat/completions", tagged(t))[1] for t in ("a", "c", "b")}
+    assert replies["a"]["choices"][0]["message"]["content"] == "first"
+    assert replies["b"]["choices"][0]["message"]["content"] == "first"  # b's own first turn, not a's second
+    assert replies["c"]["choices"][0]["message"]["content"] == "second answer"
+    _, again = post(endpoint, "/e/demo/v1/chat/completions", tagged("a"))
+    assert again["choices"][0]["message"]["content"] == "done"
+    assert [e.rollout for e in endpoint.exchanges] == ["a", "c", "b", "a"]
+    assert replies["a"]["id"] != replies["b"]["id"]  # each reply's id names its rollout, never a shared counter
+
+
+def test_an_untagged_judge_request_goes_to_the_rollout_whose_answer_it_quotes(endpoint):
+    endpoint.set_script("demo", None)
+    endpoint.route({"a": ("demo", SCRIPT), "c": ("demo", OTHER)})
+    judge = [{"role": "user", "content": "GOLD:\ndarwin\n\nCANDIDATE:\nsecond answer"}]
+    status, reply = post(endpoint, "/e/demo/v1/chat/completions", {"model": "m", "messages": judge})
+    assert status == 200 and reply["choices"][0]["message"]["content"] == "[[A!=B]]"
+    assert endpoint.exchanges[-1].rollout == "c" and endpoint.exchanges[-1].kind == "judge"
+
+
+def test_a_load_run_never_guesses_which_rollout_a_call_serves(endpoint):
+    """An unknown tag, or a policy request without one while rollouts are in flight, is refused (gymgate's fault)."""
+    endpoint.set_script("demo", None)
+    endpoint.route({"a": ("demo", SCRIPT)})
+    status, reply = post(endpoint, "/e/demo/v1/chat/completions", tagged("zzz"))
+    assert status == 400 and "no rollout 'zzz'" in reply["error"]["message"]
+    status, reply = post(endpoint, "/e/demo/v1/chat/completions", {**_policy_body(), "messages": USER})
+    assert status == 400 and "without its rollout's tag" in reply["error"]["message"]
+    assert {e.blame for e in endpoint.exchanges} == {"harness"}
+    endpoint.unroute(["a"])
+    assert len(endpoint.take()) == 2 and endpoint.exchanges == []
+    assert endpoint.cpu_seconds() > 0

@@ -85,10 +85,17 @@ class LoadVerdict:
         return load_exit_code(self.categories)
 
     def failing(self) -> list[str]:
-        """Every figure that fails the gate, correctness first."""
+        """Every finding that fails the gate, correctness first; a metric found at several levels once, with the
+        figure of the lowest level and the others named."""
         lines = [c.figure() for c in self.correctness if c.category == LoadCorrectness.REGRESSED]
-        lines += [m.figure(self.confidence) for m in self.metrics if m.category == LoadCategory.REGRESSION]
-        lines += [m.figure(self.confidence) for m in self.metrics if m.category == LoadCategory.INSUFFICIENT]
+        for category in (LoadCategory.REGRESSION, LoadCategory.INSUFFICIENT):
+            found: dict[tuple[str, str], list[MetricVerdict]] = {}
+            for m in self.metrics:
+                if m.category == category:
+                    found.setdefault((m.env, m.metric), []).append(m)
+            for group in found.values():
+                also = [str(m.level) for m in group[1:] if m.level is not None]
+                lines.append(group[0].figure(self.confidence) + (f" (also at {', '.join(also)})" if also else ""))
         return lines + self.unjudged
 
     def to_json(self) -> dict[str, Any]:

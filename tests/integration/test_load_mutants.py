@@ -1,0 +1,61 @@
+"""Gym under RL's load (issue 54): each mutant of tests/integration/load_mutants.toml, a defect that no rollout run
+alone shows, goes through `gymgate accept --gym-ref <mutant> --baseline 0.7.0 --load` as a user would run it. Its
+acceptance paths stay clean; its load verdict names exactly its one finding (environment, metric, category) with the
+figure, and nothing else (a defect's consequences are named with it: CPU on the event loop queues rollouts, so
+latency and throughput regress with the CPU); the unchanged sdist has no finding; nothing any run started is left alive."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tests.integration.mutation import build_mutant
+
+SUITE = tomllib.loads((Path(__file__).parent / "load_mutants.toml").read_text())
+MUTANTS = {m["name"]: {**m, "version": SUITE["version"]} for m in SUITE["mutant"]}
+
+
+def accept_under_load(gym: Path, mutant: dict, runs: Path) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "gymgate", "accept", "--gym-ref", str(gym), "--baseline", mutant["version"]]
+    command += ["--load", "--runs-dir", str(runs), "-n", "1", "--reruns", "0", *SUITE["args"], "--json"]
+    for env in mutant["envs"]:
+        command += ["--env", env]
+    return subprocess.run(command, capture_output=True, text=True, timeout=1500)
+
+
+@pytest.mark.parametrize("name", list(MUTANTS))
+def test_load_mutant(name, runs, tmp_path):
+    mutant = MUTANTS[name]
+    gym = build_mutant(mutant, tmp_path / "gym")
+    done = accept_under_load(gym, mutant, runs)
+    out = done.stdout + done.stderr
+    assert done.returncode == mutant["exit"], out
+    document = json.loads(done.stdout[done.stdout.index("{") :])
+    load = document["load"]
+    assert load["code"] == mutant["exit"], out
+    # The acceptance comparison saw nothing: one rollout at a time, every one of these defects passes.
+    assert {p["category"] for p in document["paths"]} == {"same-pass"}, out
+    record = json.loads((Path(load["folder"]) / "load.json").read_text())
+    for side in ("baseline", "candidate"):  # the load workers stopped everything they started
+        assert record["refs"][side]["left_running"] == [], record["refs"][side]
+    regressions = [m for m in load["metrics"] if m["category"] in ("regression", "insufficient data")]
+    regressed = [c for c in load["correctness"] if c["category"] == "regressed under load"]
+    assert load["unjudged"] == [], load["unjudged"]
+    finding = mutant.get("finding")
+    if finding is None:
+        assert regressions == [] and regressed == [], out
+        return
+    if "correctness" in finding:
+        assert [(c["env"], c["category"]) for c in regressed] == [(finding["env"], finding["correctness"])], out
+        assert regressed[0]["detail"], regressed
+        return
+    assert regressed == [], out
+    assert {(m["env"], m["metric"], m["category"]) for m in regressions} == {
+        (finding["env"], metric, "regression") for metric in finding["metrics"]
+    }, out
+    assert f"{finding['env']}: " in out and "REGRESSED under load" in out  # the figure, in the terminal's verdict

@@ -1,0 +1,161 @@
+"""The load verdict's arithmetic and its categories, on synthetic rounds (the real load runs: tests/integration/
+test_load_mutants.py): GRPO shapes, the bootstrap interval, slopes, each category and the exit code, what fails
+closed."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import pytest
+
+from gymgate.load import declared, shape
+from gymgate.load.judge import judge
+from gymgate.load.measures import BASELINE, CANDIDATE, Side
+from gymgate.load.report import curves_svg, load_markdown, verdict_lines
+from gymgate.load.stats import percentile, ratio_interval, slope
+from gymgate.verdict import LoadCategory, LoadCorrectness
+
+THRESHOLDS = declared.thresholds()
+
+
+def test_a_round_is_whole_grpo_groups_mixed_across_rows():
+    groups = shape.round_paths(["a", "b", "c"], level=8, group=4, offset=0)
+    assert groups == [["a"] * 4, ["b"] * 4]
+    assert shape.round_paths(["a", "b", "c"], level=8, group=4, offset=2) == [["c"] * 4, ["a"] * 4]
+    assert shape.round_paths(["a"], level=1, group=4, offset=0) == [["a"]]  # one rollout: a group of one
+    assert shape.round_paths([], level=8, group=4, offset=0) == []
+
+
+def test_the_declared_sweep_is_capped_by_the_machine_and_rounds_run_enough_rollouts():
+    sweep = declared.sweep()
+    assert list(sweep.levels) == sorted(set(sweep.levels))
+    driven, above = sweep.driven(cores=1)
+    assert all(x <= sweep.cap_per_core for x in driven) and all(x > sweep.cap_per_core for x in above)
+    assert all(sweep.waves(x) * x >= sweep.min_rollouts for x in sweep.levels)
+    assert sweep.round_deadline(1) >= sweep.round_min_s
+
+
+def test_statistics():
+    assert percentile([1, 2, 3, 4], 50) == 2.5 and percentile([5], 95) == 5
+    point, low, high = ratio_interval([10, 10, 10, 10], [20, 20, 20, 20], 0.95, 200)
+    assert (point, low, high) == (2.0, 2.0, 2.0)
+    point, low, high = ratio_interval([9, 10, 11, 10, 10], [18, 20, 22, 20, 21], 0.95, 500)
+    assert low <= point <= high and low > 1.5
+    b, se = slope([1, 2, 3, 4], [2, 4, 6, 8])
+    assert b == pytest.approx(2) and se == pytest.approx(0)
+    assert slope([1], [1]) == (0.0, math.inf)
+
+
+def rounds(cpu_ms: float, throughput: float = 50.0, rss_kib_per: float = 0.0, fds_per: float = 0.0, levels=(1, 8)):
+    out, done = [], 0
+    for r in range(5):
+        for level in levels:
+            n = 16 if level < 16 else level
+            done += n
+            jitter = 1 + 0.01 * ((r * 7 + level) % 3 - 1)
+            out.append(
+                {
+                    "env": "e",
+                    "level": level,
+                    "round": r,
+                    "rollouts": n,
+                    "completed": n,
+                    "error": "",
+                    "wall_s": n / throughput * jitter,
+                    "latencies_s": [0.02 * jitter] * n,
+                    "gym_cpu_s": cpu_ms * n / 1000 * jitter,
+                    "endpoint_cpu_s": 0.001 * n,
+                    "after": {"cpu_s": 0, "rss_bytes": int(900e6 + rss_kib_per * 1024 * done), "fds": int(500 + fds_per * done), "processes": 8},
+                    "mismatches": [],
+                }
+            )
+    return out
+
+
+def side(**kw) -> Side:
+    return Side(rounds=rounds(**kw), warm={"processes": 8, "fds": 500}, settled={"processes": 8, "fds": 500})
+
+
+def categories(verdict):
+    return {(m.metric, m.level): m.category for m in verdict.metrics}
+
+
+def test_the_same_figures_on_both_sides_are_no_change_and_exit_0():
+    verdict = judge({"e": {BASELINE: side(cpu_ms=15), CANDIDATE: side(cpu_ms=15)}}, THRESHOLDS)
+    assert set(categories(verdict).values()) == {LoadCategory.NO_CHANGE}
+    assert [c.category for c in verdict.correctness] == [LoadCorrectness.HOLDS]
+    assert verdict.code == 0 and verdict_lines(verdict)[0] == "load: no regression under load"
+
+
+def test_more_cpu_per_rollout_beyond_the_noise_is_a_regression_with_its_figure():
+    verdict = judge({"e": {BASELINE: side(cpu_ms=15), CANDIDATE: side(cpu_ms=30)}}, THRESHOLDS)
+    found = [m for m in verdict.metrics if m.category == LoadCategory.REGRESSION]
+    assert {(m.metric, m.level) for m in found} == {("cpu_per_rollout_ms", 1), ("cpu_per_rollout_ms", 8)}
+    figure = found[0].figure(verdict.confidence)
+    assert figure.startswith("e: Gym CPU per rollout 15 → 30 ms, +100 % (95 %: +") and "at 1 in flight" in figure
+    assert verdict.code == 1 and "REGRESSED" in verdict_lines(verdict)[0]
+    better = judge({"e": {BASELINE: side(cpu_ms=30), CANDIDATE: side(cpu_ms=15)}}, THRESHOLDS)
+    assert better.code == 0 and LoadCategory.IMPROVED in categories(better).values()
+
+
+def test_a_change_below_the_metrics_floor_is_no_change_however_significant():
+    verdict = judge({"e": {BASELINE: side(cpu_ms=1.0), CANDIDATE: side(cpu_ms=2.0)}}, THRESHOLDS)  # +100 %, +1 ms
+    assert categories(verdict)[("cpu_per_rollout_ms", 1)] == LoadCategory.NO_CHANGE
+
+
+def test_a_leak_is_a_slope():
+    verdict = judge({"e": {BASELINE: side(cpu_ms=15), CANDIDATE: side(cpu_ms=15, rss_kib_per=100, fds_per=1)}}, THRESHOLDS)
+    found = categories(verdict)
+    assert found[("rss_slope_kb", None)] == found[("fd_slope", None)] == LoadCategory.REGRESSION
+    assert verdict.code == 1
+
+
+def test_children_left_after_the_load():
+    leaky = replace(side(cpu_ms=15), settled={"processes": 300, "fds": 500})
+    verdict = judge({"e": {BASELINE: side(cpu_ms=15), CANDIDATE: leaky}}, THRESHOLDS)
+    assert categories(verdict)[("children_left", None)] == LoadCategory.REGRESSION
+
+
+def test_a_rollout_that_differs_from_its_path_alone_is_regressed_at_the_first_level():
+    cand = side(cpu_ms=15)
+    bad = next(r for r in cand.rounds if r["level"] == 8)
+    bad["mismatches"] = [{"path": "e:accepted", "rollout": "t", "differences": [{"field": "result.reward", "alone": "1.0", "loaded": "0.0"}]}]
+    verdict = judge({"e": {BASELINE: side(cpu_ms=15), CANDIDATE: cand}}, THRESHOLDS)
+    (c,) = verdict.correctness
+    assert c.category == LoadCorrectness.REGRESSED and c.level == 8 and "result.reward" in c.figure()
+    assert verdict.code == 1
+    same = judge({"e": {BASELINE: cand, CANDIDATE: cand}}, THRESHOLDS)
+    assert same.correctness[0].category == LoadCorrectness.SAME_FAIL and same.code == 0
+
+
+def test_a_lost_rollout_is_never_a_pass_and_too_few_rounds_are_insufficient_data():
+    cand = side(cpu_ms=15)
+    for r in cand.rounds:
+        if r["level"] == 8:
+            r["completed"] = r["rollouts"] - 1
+    verdict = judge({"e": {BASELINE: side(cpu_ms=15), CANDIDATE: cand}}, THRESHOLDS)
+    assert verdict.correctness[0].category == LoadCorrectness.REGRESSED and "lost" in verdict.correctness[0].detail
+    assert categories(verdict)[("throughput", 8)] == LoadCategory.INSUFFICIENT  # its rounds are not comparable
+
+
+def test_a_side_that_could_not_run_is_not_judged_and_never_exits_0():
+    verdict = judge({"e": {BASELINE: side(cpu_ms=15), CANDIDATE: Side(error="the worker did not start")}}, THRESHOLDS)
+    assert verdict.code == 2 and "not judged" in verdict.failing()[0]
+    assert verdict_lines(verdict)[0] == "load: NOT JUDGED under load"
+
+
+def test_the_report_shows_curves_and_figures():
+    sides = {BASELINE: side(cpu_ms=15), CANDIDATE: side(cpu_ms=30)}
+    record = {
+        "refs": {BASELINE: {"source": {"name": "0.6.0"}}, CANDIDATE: {"source": {"name": "0.7.0"}}},
+        "levels": [1, 8],
+        "group": 4,
+        "declared": declared.digest(),
+        "envs": {"e": {s: {"rounds": v.rounds, "warm": v.warm, "settled": v.settled} for s, v in sides.items()}},
+    }
+    verdict = judge(sides and {"e": sides}, THRESHOLDS)
+    text = load_markdown(record, verdict)
+    assert "# Under load: 0.6.0 → 0.7.0" in text and "| 8 |" in text and "![e under load](e.svg)" in text
+    svg = curves_svg("e", sides)
+    assert svg.startswith("<svg") and svg.count("<polyline") == 4  # throughput and p95, each ref
