@@ -66,7 +66,12 @@ def rounds(cpu_ms: float, throughput: float = 50.0, rss_kib_per: float = 0.0, fd
                     "latencies_s": [0.02 * jitter] * n,
                     "gym_cpu_s": cpu_ms * n / 1000 * jitter,
                     "endpoint_cpu_s": 0.001 * n,
-                    "after": {"cpu_s": 0, "rss_bytes": int(900e6 + rss_kib_per * 1024 * done), "fds": int(500 + fds_per * done), "processes": 8},
+                    "after": {
+                        "cpu_s": 0,
+                        "rss_bytes": int(900e6 + rss_kib_per * 1024 * done),
+                        "fds": int(500 + fds_per * done),
+                        "processes": 8,
+                    },
                     "mismatches": [],
                 }
             )
@@ -105,7 +110,9 @@ def test_a_change_below_the_metrics_floor_is_no_change_however_significant():
 
 
 def test_a_leak_is_a_slope():
-    verdict = judge({"e": {BASELINE: side(cpu_ms=15), CANDIDATE: side(cpu_ms=15, rss_kib_per=100, fds_per=1)}}, THRESHOLDS)
+    verdict = judge(
+        {"e": {BASELINE: side(cpu_ms=15), CANDIDATE: side(cpu_ms=15, rss_kib_per=100, fds_per=1)}}, THRESHOLDS
+    )
     found = categories(verdict)
     assert found[("rss_slope_kb", None)] == found[("fd_slope", None)] == LoadCategory.REGRESSION
     assert verdict.code == 1
@@ -120,7 +127,13 @@ def test_children_left_after_the_load():
 def test_a_rollout_that_differs_from_its_path_alone_is_regressed_at_the_first_level():
     cand = side(cpu_ms=15)
     bad = next(r for r in cand.rounds if r["level"] == 8)
-    bad["mismatches"] = [{"path": "e:accepted", "rollout": "t", "differences": [{"field": "result.reward", "alone": "1.0", "loaded": "0.0"}]}]
+    bad["mismatches"] = [
+        {
+            "path": "e:accepted",
+            "rollout": "t",
+            "differences": [{"field": "result.reward", "alone": "1.0", "loaded": "0.0"}],
+        }
+    ]
     verdict = judge({"e": {BASELINE: side(cpu_ms=15), CANDIDATE: cand}}, THRESHOLDS)
     (c,) = verdict.correctness
     assert c.category == LoadCorrectness.REGRESSED and c.level == 8 and "result.reward" in c.figure()

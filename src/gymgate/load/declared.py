@@ -19,6 +19,7 @@ class Sweep:
     group: int
     levels: tuple[int, ...]
     cap_per_core: int
+    round_budget_s: float
     rounds: int
     ramp_rounds: int
     min_rollouts: int
@@ -34,9 +35,30 @@ class Sweep:
         cap = self.cap_per_core * (cores or os.cpu_count() or 1)
         return tuple(x for x in self.levels if x <= cap), tuple(x for x in self.levels if x > cap)
 
-    def waves(self, level: int) -> int:
-        """Consecutive batches of `level` rollouts a round runs (at least `min_rollouts` in all)."""
-        return max(1, -(-self.min_rollouts // level))
+    def waves(self, level: int, alone_s: float = 0.0, cores: int | None = None) -> int:
+        """Consecutive batches of `level` rollouts a round runs: at least `min_rollouts` in all, unless they would not
+        fit the round's budget (`alone_s`: one rollout's time alone here)."""
+        wanted = max(1, -(-self.min_rollouts // level))
+        batch = self.batch_s(level, alone_s, cores)
+        return max(1, min(wanted, int(self.round_budget_s // batch) if batch > 0 else wanted))
+
+    def batch_s(self, level: int, alone_s: float, cores: int | None = None) -> float:
+        """What one batch of `level` rollouts is expected to take, each costing `alone_s` on the machine's cores."""
+        return alone_s * max(1.0, level / (cores or os.cpu_count() or 1))
+
+    def levels_for(self, alone_s: float, cores: int | None = None) -> tuple[tuple[int, ...], dict[int, str]]:
+        """The levels an environment is driven at here, and why each other declared level is not."""
+        driven, why = [], {}
+        cap = self.cap_per_core * (cores or os.cpu_count() or 1)
+        for level in self.levels:
+            batch = self.batch_s(level, alone_s, cores)
+            if level > cap:
+                why[level] = f"above {self.cap_per_core} a core ({cap} here)"
+            elif batch > self.round_budget_s and driven:
+                why[level] = f"one batch would take ~{batch:.0f} s here (round_budget_s {self.round_budget_s:g})"
+            else:
+                driven.append(level)
+        return tuple(driven), why
 
     def round_deadline(self, level: int) -> float:
         """One batch's deadline (a round's is this times its waves)."""
@@ -83,6 +105,7 @@ def sweep(path: Path = SWEEP_FILE) -> Sweep:
         group=int(data["shape"]["group"]),
         levels=levels,
         cap_per_core=int(data["sweep"]["cap_per_core"]),
+        round_budget_s=float(data["sweep"]["round_budget_s"]),
         rounds=int(data["sweep"]["rounds"]),
         ramp_rounds=int(data["sweep"]["ramp_rounds"]),
         min_rollouts=int(data["sweep"]["min_rollouts"]),

@@ -105,7 +105,7 @@ class LoadDriver:
     def alone(self, env: str, deadline_s: float) -> dict[str, Any]:
         """Each path alone, ALONE_RUNS times: its oracle, and its own nondeterminism. A path that fails alone is not
         loaded (the acceptance paths judge it); said in the answer."""
-        kept, failed = [], {}
+        kept, failed, seconds = [], {}, []
         for path in self.paths.get(env, []):
             runs = []
             for n in range(ALONE_RUNS):
@@ -114,6 +114,7 @@ class LoadDriver:
                     failed[path.id] = rolled.error
                     break
                 runs.append(next(iter(rolled.leaves.values())))
+                seconds += rolled.arrivals.values()
             if path.id in failed:
                 continue
             path.alone, path.masked = runs[0], set().union(*(observe.differing(runs[0], r) for r in runs[1:]))
@@ -124,6 +125,7 @@ class LoadDriver:
             "paths": [p.id for p in kept],
             "masked": {p.id: sorted(p.masked) for p in kept if p.masked},
             "failed_alone": failed,
+            "seconds": sorted(round(x, 4) for x in seconds),  # each rollout alone: what a level here would cost
         }
 
     # ----- a round -------------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from statistics import median
 from typing import Any
 
 from gymgate.atomic import write_json_atomic, write_text_atomic
@@ -17,7 +18,7 @@ from gymgate.kinds import kind_of
 from gymgate.load import declared, protocol
 from gymgate.load.child import LoadChild, WorkerGone
 from gymgate.load.judge import LoadVerdict, judge
-from gymgate.load.measures import SCHEMA, SIDES, Side
+from gymgate.load.measures import SCHEMA, SIDES, sides_of
 from gymgate.load.report import curves_svg, load_markdown
 from gymgate.locations import repo_root
 from gymgate.options import UP, child_argv
@@ -41,10 +42,6 @@ class LoadRun:
 def loaded_plan(plan: tuple[dict[str, Any], ...]) -> list[dict[str, Any]]:
     """The planned paths whose kind is rolled out under load (pathkinds.toml `under_load`)."""
     return [p for p in plan if kind_named(kind_of(p["id"]).name).under_load]
-
-
-def sides_of(record: dict[str, Any], env: str) -> dict[str, Side]:
-    return {side: Side.from_json(data) for side, data in record["envs"].get(env, {}).items()}
 
 
 def judged(record: dict[str, Any]) -> LoadVerdict:
@@ -85,9 +82,9 @@ def run_load(sources: dict[str, Any], prepared: dict[str, Any], envs: list[str],
             record["refs"][side]["ready"] = _answer(child, sweep.start_s, "ready")
         live = {s: c for s, c in children.items() if "error" not in record["refs"][s]["ready"]}
         for env in envs:
-            record["envs"][env] = _measure(env, live, record, levels, sweep)
+            record["envs"][env] = _measure(env, live, record, sweep)
             write_json_atomic(folder / RECORD, record)
-        _more_rounds(live, record, levels, sweep)
+        _more_rounds(live, record, sweep)
     finally:
         for side, child in children.items():
             left = child.close(sweep.stop_s)
@@ -120,7 +117,7 @@ def _interleaved(rounds: int, levels: tuple[int, ...]) -> Iterator[tuple[int, in
             yield r, level, SIDES if (r + i) % 2 == 0 else SIDES[::-1]
 
 
-def _measure(env: str, live: dict[str, LoadChild], record: dict[str, Any], levels, sweep) -> dict[str, Any]:
+def _measure(env: str, live: dict[str, LoadChild], record: dict[str, Any], sweep) -> dict[str, Any]:
     entry: dict[str, dict[str, Any]] = {side: {"rounds": []} for side in SIDES}
     for side in SIDES:
         ready = record["refs"][side].get("ready", {})
@@ -134,6 +131,17 @@ def _measure(env: str, live: dict[str, LoadChild], record: dict[str, Any], level
         count = protocol.ALONE_RUNS * len(record["refs"][side]["ready"]["paths"][env])
         entry[side]["alone"] = _ask(live[side], entry[side], protocol.ALONE, env=env, deadline_s=deadline, waves=count)
     going = [s for s in going if not entry[s].get("error")]
+    # What a rollout of this environment costs here, alone (the slower side's median): which levels fit, and how
+    # many batches a round runs (sweep.toml round_budget_s).
+    alone = [median(entry[s]["alone"]["seconds"]) for s in going if entry[s]["alone"].get("seconds")]
+    alone_s = max(alone, default=0.0)
+    levels, not_driven = sweep.levels_for(alone_s)
+    entry["plan"] = {
+        "alone_s": round(alone_s, 4),
+        "levels": list(levels),
+        "waves": {str(x): sweep.waves(x, alone_s) for x in levels},
+        "not_driven": {str(k): v for k, v in not_driven.items()},
+    }
     top = levels[-1]
     for w in range(sweep.warmup):
         for side in going:
@@ -159,7 +167,7 @@ def _measure(env: str, live: dict[str, LoadChild], record: dict[str, Any], level
     return entry
 
 
-def _round(live, entry, side: str, env: str, level: int, round_no: int, sweep) -> None:
+def _round(live, entry, side: str, env: str, level: int, round_no: int, sweep) -> None:  # noqa: PLR0913
     """One measured round, unless this side already stopped on this environment (a failed round: what follows it
     would measure a Gym in an unknown state)."""
     if entry[side].get("error") or entry[side].get("stopped"):
@@ -171,7 +179,7 @@ def _round(live, entry, side: str, env: str, level: int, round_no: int, sweep) -
         env=env,
         level=level,
         round=round_no,
-        waves=sweep.waves(level),
+        waves=entry["plan"]["waves"][str(level)],
         deadline_s=sweep.round_deadline(level),
     )
     if answer is None:
@@ -209,7 +217,7 @@ def _progress(side: str, entry: dict[str, Any]) -> str:
     return f"{side}: {len(rounds)} rounds, {done} rollouts"
 
 
-def _more_rounds(live: dict[str, LoadChild], record: dict[str, Any], levels, sweep) -> None:
+def _more_rounds(live: dict[str, LoadChild], record: dict[str, Any], sweep) -> None:
     """Where a per-level change is suspicious, up to `extra_rounds` more interleaved rounds at that level, until it
     is significant either way (Chromium Pinpoint repeats a comparison the same way)."""
     for extra in range(sweep.extra_rounds):

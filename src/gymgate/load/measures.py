@@ -105,3 +105,9 @@ class Side:
             if following < 1.1 * value:
                 return level
         return None
+
+
+def sides_of(record: dict[str, Any], env: str) -> dict[str, Side]:
+    """Each side's record of one environment of a load run (load.json)."""
+    entry = record["envs"].get(env, {})
+    return {side: Side.from_json(entry[side]) for side in SIDES if side in entry}

@@ -9,14 +9,10 @@ from typing import Any
 
 from gymgate.errors import EXIT_FAILED
 from gymgate.load.judge import LoadVerdict
-from gymgate.load.measures import BASELINE, CANDIDATE, SIDES, Side
+from gymgate.load.measures import BASELINE, CANDIDATE, SIDES, Side, sides_of
 from gymgate.verdict import LoadCategory, LoadCorrectness
 
 COLOURS = {BASELINE: "#4575b4", CANDIDATE: "#d73027"}
-
-
-def _sides(record: dict[str, Any], env: str) -> dict[str, Side]:
-    return {side: Side.from_json(data) for side, data in record["envs"].get(env, {}).items()}
 
 
 def verdict_lines(verdict: LoadVerdict) -> list[str]:
@@ -45,8 +41,16 @@ def load_markdown(record: dict[str, Any], verdict: LoadVerdict) -> str:
         "",
     ]
     for env in record["envs"]:
-        sides = _sides(record, env)
+        sides = sides_of(record, env)
         out += [f"## {env}", ""]
+        plan = record["envs"][env].get("plan")
+        if plan:
+            skipped = "; ".join(f"{k}: {v}" for k, v in plan["not_driven"].items())
+            out += [
+                f"A rollout alone takes {plan['alone_s'] * 1000:.0f} ms here: driven at {plan['levels']}"
+                + (f"; not at {skipped}" if skipped else ""),
+                "",
+            ]
         for c in verdict.correctness:
             if c.env == env:
                 mark = "❌ " if c.category == LoadCorrectness.REGRESSED else ""
