@@ -380,7 +380,8 @@ class LoadCategory(StrEnum):
 class LoadCorrectness(StrEnum):
     """What concurrency did to an environment's rollouts on each ref (each rollout held to its path alone)."""
 
-    REGRESSED = "regressed under load"  # the candidate loses, fails or changes rollouts at a level the baseline does not
+    # the candidate loses, fails or changes rollouts at a lower level than the baseline (or where it does not)
+    REGRESSED = "regressed under load"
     SAME_FAIL = "same-fail under load"  # both refs do, from the same level: not the bump's doing (shown)
     FIXED = "fixed under load"
     HOLDS = "holds under load"

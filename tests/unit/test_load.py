@@ -32,8 +32,26 @@ def test_the_declared_sweep_is_capped_by_the_machine_and_rounds_run_enough_rollo
     assert list(sweep.levels) == sorted(set(sweep.levels))
     driven, above = sweep.driven(cores=1)
     assert all(x <= sweep.cap_per_core for x in driven) and all(x > sweep.cap_per_core for x in above)
-    assert all(sweep.waves(x) * x >= sweep.min_rollouts for x in sweep.levels)
     assert sweep.round_deadline(1) >= sweep.round_min_s
+
+
+def test_a_slow_environment_is_driven_at_the_levels_the_machine_can_carry():
+    sweep = declared.sweep()
+    fast, none = sweep.levels_for(0.03, cores=2)
+    assert fast == sweep.levels and none == {}
+    slow, why = sweep.levels_for(5.0, cores=2)  # code_gen: its unit tests take seconds
+    assert slow == (sweep.levels[0],) and set(why) == set(sweep.levels[1:])
+    assert "round_budget_s" in why[sweep.levels[1]]
+
+    # The warm-up measures each level's batch: a round drives the levels that fit, with as many batches as fit.
+    levels, waves, why = sweep.calibrated({1: 0.03, 8: 0.2, 32: 0.7, 64: sweep.round_budget_s * 2})
+    assert levels == (1, 8, 32) and set(why) == {64} and "took" in why[64]
+    assert waves[1] * 1 >= sweep.min_rollouts or waves[1] * 0.03 <= sweep.round_budget_s
+    assert all(
+        waves[x] * {1: 0.03, 8: 0.2, 32: 0.7}[x] <= max(sweep.round_budget_s, {1: 0.03, 8: 0.2, 32: 0.7}[x])
+        for x in levels
+    )
+    assert sweep.calibrated({1: 5.0})[:2] == ((1,), {1: 1})  # one five-second batch a round: the first level always
 
 
 def test_statistics():

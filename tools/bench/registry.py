@@ -7,7 +7,7 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import cluster, environments, judging, runs, selections, startup
+from . import cluster, environments, judging, load, runs, selections, startup
 
 # Every bench but `faults` measures what it always has, without fault paths (the default set gained them with
 # issue 30): the series stay comparable, and the faults bench says what they cost (it is given GYMGATE_FAULTS=none
@@ -273,6 +273,21 @@ BENCHES: tuple[Bench, ...] = (
         "cluster, alternated: what a unit costs beyond the run it carries; and a two-pin matrix there.",
         cluster.bench_cluster,
         cluster.render_cluster,
+    ),
+    Bench(
+        "load",
+        "A/A bumps under load (`accept --gym-ref PIN --baseline PIN --load`, --repeats times, the default set): false "
+        "alarms (the gate's promise: none), each metric's noise floor, the load run's time and peak memory.",
+        load.bench_load,
+        load.render_load,
+    ),
+    Bench(
+        "load-mutants",
+        "each load mutant of tests/integration/load_mutants.toml once against the pin (use --pin 0.7.0, the "
+        "mutants' sdist): exit, the verdict's figures, time.",
+        load.bench_load_mutants,
+        load.render_load_mutants,
+        command="{name} --pin {pin}",
     ),
 )
 

@@ -81,7 +81,9 @@ def accept(
     (harness/load.py), after the acceptance comparison."""
 
     if load and no_baseline:
-        raise UsageError("--load compares two refs under load: drop --no-baseline (--baseline REF names the other side)")
+        raise UsageError(
+            "--load compares two refs under load: drop --no-baseline (--baseline REF names the other side)"
+        )
     envs, uncased = judged_environments(asked)
     candidate = resolve_ref(gym_ref, gym_repo)
     base_ref = None if no_baseline else (baseline or baseline_pin())

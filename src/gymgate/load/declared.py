@@ -35,16 +35,23 @@ class Sweep:
         cap = self.cap_per_core * (cores or os.cpu_count() or 1)
         return tuple(x for x in self.levels if x <= cap), tuple(x for x in self.levels if x > cap)
 
-    def waves(self, level: int, alone_s: float = 0.0, cores: int | None = None) -> int:
-        """Consecutive batches of `level` rollouts a round runs: at least `min_rollouts` in all, unless they would not
-        fit the round's budget (`alone_s`: one rollout's time alone here)."""
-        wanted = max(1, -(-self.min_rollouts // level))
-        batch = self.batch_s(level, alone_s, cores)
-        return max(1, min(wanted, int(self.round_budget_s // batch) if batch > 0 else wanted))
-
     def batch_s(self, level: int, alone_s: float, cores: int | None = None) -> float:
         """What one batch of `level` rollouts is expected to take, each costing `alone_s` on the machine's cores."""
         return alone_s * max(1.0, level / (cores or os.cpu_count() or 1))
+
+    def calibrated(self, walls: dict[int, float]) -> tuple[tuple[int, ...], dict[int, int], dict[int, str]]:
+        """From the warm-up's last pass (each level's batch time here, the slower side's): the levels a round drives
+        (the first always; a later one while its batch fits round_budget_s), the batches a round runs at each
+        (enough for min_rollouts, as many as fit the budget), and why each other level is not driven."""
+        levels, waves, why = [], {}, {}
+        for level, wall in sorted(walls.items()):
+            if levels and wall > self.round_budget_s:
+                why[level] = f"one batch took {wall:.1f} s here (round_budget_s {self.round_budget_s:g})"
+                continue
+            levels.append(level)
+            fit = int(self.round_budget_s // wall) if wall > 0 else self.min_rollouts
+            waves[level] = max(1, min(-(-self.min_rollouts // level), fit))
+        return tuple(levels), waves, why
 
     def levels_for(self, alone_s: float, cores: int | None = None) -> tuple[tuple[int, ...], dict[int, str]]:
         """The levels an environment is driven at here, and why each other declared level is not."""

@@ -131,30 +131,23 @@ def _measure(env: str, live: dict[str, LoadChild], record: dict[str, Any], sweep
         count = protocol.ALONE_RUNS * len(record["refs"][side]["ready"]["paths"][env])
         entry[side]["alone"] = _ask(live[side], entry[side], protocol.ALONE, env=env, deadline_s=deadline, waves=count)
     going = [s for s in going if not entry[s].get("error")]
-    # What a rollout of this environment costs here, alone (the slower side's median): which levels fit, and how
-    # many batches a round runs (sweep.toml round_budget_s).
+    # What a rollout of this environment costs here, alone (the slower side's median): the levels worth warming up.
     alone = [median(entry[s]["alone"]["seconds"]) for s in going if entry[s]["alone"].get("seconds")]
     alone_s = max(alone, default=0.0)
-    levels, not_driven = sweep.levels_for(alone_s)
+    candidates, not_driven = sweep.levels_for(alone_s)
+    walls = _warm_up(env, live, entry, going, candidates, sweep)
+    levels, waves, slow = sweep.calibrated(walls)
+    not_driven.update(slow)
+    for level in candidates:
+        if level not in walls:
+            not_driven[level] = "a batch at a lower level already outgrew round_budget_s here"
     entry["plan"] = {
         "alone_s": round(alone_s, 4),
+        "warm_batch_s": {str(k): round(v, 3) for k, v in walls.items()},
         "levels": list(levels),
-        "waves": {str(x): sweep.waves(x, alone_s) for x in levels},
-        "not_driven": {str(k): v for k, v in not_driven.items()},
+        "waves": {str(x): waves[x] for x in levels},
+        "not_driven": {str(k): v for k, v in sorted(not_driven.items())},
     }
-    top = levels[-1]
-    for w in range(sweep.warmup):
-        for side in going:
-            _ask(
-                live[side],
-                entry[side],
-                protocol.ROUND,
-                env=env,
-                level=top,
-                round=WARMUP_ROUND - w,
-                waves=1,
-                deadline_s=sweep.round_deadline(top),
-            )
     for side in going:
         entry[side]["warm"] = (_ask(live[side], entry[side], protocol.USAGE, env=env) or {}).get("usage", {})
     for r, level, order in _interleaved(sweep.rounds, levels):
@@ -165,6 +158,33 @@ def _measure(env: str, live: dict[str, LoadChild], record: dict[str, Any], sweep
         settled = _ask(live[side], entry[side], protocol.USAGE, env=env, settle_s=SETTLE_S)
         entry[side]["settled"] = (settled or {}).get("usage", {})
     return entry
+
+
+def _warm_up(env: str, live, entry, going: list[str], candidates: tuple[int, ...], sweep) -> dict[int, float]:
+    """`sweep.warmup` passes of one batch at each level in turn, on each side, up to the first level whose batch
+    outgrows the round budget; the last pass's batch times (the slower side's), by level."""
+    walls: dict[int, float] = {}
+    for n in range(sweep.warmup):
+        walls = {}
+        for i, level in enumerate(candidates):
+            times = []
+            for side in going:
+                answer = _ask(
+                    live[side],
+                    entry[side],
+                    protocol.ROUND,
+                    env=env,
+                    level=level,
+                    round=WARMUP_ROUND - n * len(candidates) - i,
+                    waves=1,
+                    deadline_s=sweep.round_deadline(level),
+                )
+                if answer is not None and "wall_s" in answer:
+                    times.append(answer["wall_s"])
+            walls[level] = max(times, default=0.0)
+            if walls[level] > sweep.round_budget_s:
+                break
+    return walls
 
 
 def _round(live, entry, side: str, env: str, level: int, round_no: int, sweep) -> None:  # noqa: PLR0913

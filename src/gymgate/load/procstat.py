@@ -80,8 +80,22 @@ def trees(roots: Iterable[int]) -> list[int]:
     return list(found)
 
 
+def descriptors(pid: int) -> tuple[int, int]:
+    """(descriptors that are not sockets, sockets) process `pid` holds open (0, 0 for a zombie or one gone)."""
+    folder = PROC / str(pid) / "fd"
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0, 0
+    sockets = 0
+    for name in names:
+        with contextlib.suppress(OSError):  # closed since the listing
+            sockets += os.readlink(folder / name).startswith("socket:")
+    return len(names) - sockets, sockets
+
+
 def usage(roots: Iterable[int]) -> Usage:
-    cpu, rss, fds, count = 0.0, 0, 0, 0
+    cpu, rss, fds, sockets, count = 0.0, 0, 0, 0, 0
     for pid in trees(roots):
         fields = _stat(pid)
         if fields is None:
@@ -90,6 +104,6 @@ def usage(roots: Iterable[int]) -> Usage:
         # utime, stime, cutime, cstime are fields 14-17 of stat; here (state is field 3) at 11-14.
         cpu += sum(int(x) for x in fields[11:15]) / TICK
         rss += int(fields[21]) * PAGE  # field 24, rss in pages
-        with contextlib.suppress(OSError):  # a zombie's, or a process gone since
-            fds += len(os.listdir(PROC / str(pid) / "fd"))
-    return Usage(cpu, rss, fds, count)
+        files, connections = descriptors(pid)
+        fds, sockets = fds + files, sockets + connections
+    return Usage(cpu, rss, fds, sockets, count)

@@ -16,14 +16,23 @@ COLOURS = {BASELINE: "#4575b4", CANDIDATE: "#d73027"}
 
 
 def verdict_lines(verdict: LoadVerdict) -> list[str]:
-    """The load verdict in a few lines (the terminal's and the report's head)."""
+    """The load verdict in a few lines (the terminal's and the report's head): what fails the gate, then what both
+    refs do under load (not the bump's doing, but RL meets it) and what is near a threshold."""
     failing = verdict.failing()
     if not failing:
-        shown = [m for m in verdict.metrics if m.category == LoadCategory.SUSPICIOUS]
         head = "load: no regression under load"
-        return [head, *(f"  suspicious (not significant): {m.figure(verdict.confidence)}" for m in shown)]
-    head = "load: REGRESSED under load" if verdict.code == EXIT_FAILED else "load: NOT JUDGED under load"
-    return [head, *(f"  {line}" for line in failing)]
+    elif verdict.code == EXIT_FAILED:
+        head = "load: REGRESSED under load"
+    else:
+        head = "load: NOT JUDGED under load"
+    both = [c for c in verdict.correctness if c.category == LoadCorrectness.SAME_FAIL]
+    near = [m for m in verdict.metrics if m.category == LoadCategory.SUSPICIOUS]
+    return [
+        head,
+        *(f"  {line}" for line in failing),
+        *(f"  on both refs: {c.figure()}" for c in both),
+        *(f"  suspicious (not significant): {m.figure(verdict.confidence)}" for m in near),
+    ]
 
 
 def load_markdown(record: dict[str, Any], verdict: LoadVerdict) -> str:

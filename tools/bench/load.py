@@ -1,0 +1,141 @@
+"""Benches of load runs (issue 54): A/A bumps under load — the same ref on both sides, repeated — for the false
+alarms they raise (the gate's promise: none), the noise floor each metric shows, what a load run costs in time and
+memory; and the load mutants (tests/integration/load_mutants.toml), each with its findings and time."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+import threading
+import tomllib
+from pathlib import Path
+
+from .common import REPO, gymgate, median, sample_peak, timed
+
+MUTANTS = REPO / "tests" / "integration" / "load_mutants.toml"
+
+
+def _load_verdict(out: str) -> dict:
+    """The --json document's load verdict, and the load.json it came from."""
+    document = json.loads(out[out.index("\n{") + 1 :] if not out.startswith("{") else out)
+    load = document["load"]
+    load["record"] = json.loads((Path(load["folder"]) / "load.json").read_text())
+    return load
+
+
+def bench_load(pin: str, repeats: int) -> dict:
+    """`accept --gym-ref PIN --baseline PIN --load` `repeats` times in one runs folder (the acceptance runs are served
+    from the cache after the first): each an A/A bump under load."""
+    runs = tempfile.mkdtemp(prefix="gg-bench-load-")
+    env = dict(os.environ, GYMGATE_RUNS=runs)
+    out: dict = {"runs": []}
+    for _ in range(repeats):
+        done, peak = threading.Event(), [0, 0]
+        sampler = threading.Thread(target=sample_peak, args=(runs, done, peak), daemon=True)
+        sampler.start()
+        seconds, text, code = timed(gymgate("accept", "--gym-ref", pin, "--baseline", pin, "--load", "--json"), env)
+        done.set()
+        sampler.join()
+        load = _load_verdict(text[text.index("{") :])
+        record = load.pop("record")
+        noise: dict[str, float] = {}
+        for m in load["metrics"]:
+            if m["change"] is None:
+                continue
+            spread = (
+                abs(m["change"] - 1)
+                if m["metric"] in ("cpu_per_rollout_ms", "p95_latency_ms", "throughput")
+                else abs(m["change"])
+            )
+            noise[m["metric"]] = max(noise.get(m["metric"], 0.0), round(spread, 4))
+        out["runs"].append(
+            {
+                "exit": code,
+                "load_code": load["code"],
+                "seconds": round(seconds, 1),
+                "load_s": round(record["finished"] - record["started"], 1),
+                "peak_pss_gib": round(peak[1] / 2**30, 2),
+                "regressions": [m for m in load["metrics"] if m["category"] in ("regression", "insufficient data")],
+                "suspicious": sum(1 for m in load["metrics"] if m["category"] == "suspicious"),
+                "correctness": [c for c in load["correctness"] if c["category"] != "holds under load"],
+                "unjudged": load["unjudged"],
+                "largest_change": noise,
+                "envs": sorted(record["envs"]),
+            }
+        )
+    subprocess.run(["rm", "-rf", runs], check=False)
+    return out
+
+
+def render_load(pin: str, data: dict, command: str) -> str:
+    runs = data["load"]["runs"]
+    alarms = sum(1 for r in runs if r["regressions"] or r["correctness"] or r["unjudged"] or r["load_code"])
+    metrics = sorted({k for r in runs for k in r["largest_change"]})
+    lines = [
+        f"<!-- load:{pin}:begin -->",
+        f"### A/A bumps under load: {pin} against itself",
+        "",
+        f"Command: `{command}` — {data['host']}, {data['when']}. {len(runs)} bumps, each the default set "
+        f"({', '.join(runs[0]['envs']) if runs else ''}).",
+        "",
+        f"- **False alarms: {alarms} of {len(runs)}** bumps named a load regression, a correctness finding or "
+        f"unjudged data (exit codes {sorted({r['exit'] for r in runs})}); suspicious (shown, not failed) in "
+        f"{sum(1 for r in runs if r['suspicious'])}.",
+        f"- Load run (both refs, start to stop): median {median([r['load_s'] for r in runs])} s "
+        f"({', '.join(str(r['load_s']) for r in runs)}); the whole command {median([r['seconds'] for r in runs])} s; "
+        f"peak PSS of everything the run started {max((r['peak_pss_gib'] for r in runs), default=0)} GiB.",
+        "",
+        "Noise floor: the largest change any environment and level showed in each bump (a ratio's distance from 1, a "
+        "slope's or count's difference), by metric:",
+        "",
+        "| metric | median | largest | each bump |",
+        "|---|---|---|---|",
+    ]
+    for metric in metrics:
+        values = [r["largest_change"].get(metric, 0.0) for r in runs]
+        lines.append(f"| {metric} | {median(values)} | {max(values)} | {', '.join(str(v) for v in values)} |")
+    return "\n".join([*lines, f"<!-- load:{pin}:end -->"])
+
+
+def bench_load_mutants(pin: str, repeats: int) -> dict:
+    """Each load mutant once (tests/integration/load_mutants.toml), as its test runs it: exit, findings, time."""
+    from tests.integration.test_load_mutants import MUTANTS as BY_NAME  # noqa: PLC0415 - the suite's own builder
+    from tests.integration.test_load_mutants import build  # noqa: PLC0415 - the suite's own builder
+
+    suite = tomllib.loads(MUTANTS.read_text())
+    out: dict = {"mutants": []}
+    for name, mutant in BY_NAME.items():
+        root = Path(tempfile.mkdtemp(prefix="gg-bench-mut-"))
+        runs = tempfile.mkdtemp(prefix="gg-bench-load-")
+        gym = build(mutant, root / "gym")
+        command = ["accept", "--gym-ref", str(gym), "--baseline", suite["version"], "--load", "--json"]
+        command += [a for e in mutant["envs"] for a in ("--env", e)] + mutant.get("args", suite["args"])
+        env = dict(os.environ, GYMGATE_RUNS=runs, GYMGATE_FAULTS="none", GYMGATE_VARIANTS="none")
+        seconds, text, code = timed(gymgate(*command), env)
+        load = _load_verdict(text[text.index("{") :])
+        load.pop("record")
+        figures = [line.strip() for line in text.splitlines() if line.startswith("  ") and ": " in line]
+        out["mutants"].append(
+            {"name": name, "why": mutant["why"], "exit": code, "seconds": round(seconds, 1), "figures": figures}
+        )
+        subprocess.run(["rm", "-rf", runs, str(root)], check=False)
+    return out
+
+
+def render_load_mutants(pin: str, data: dict, command: str) -> str:
+    lines = [
+        f"<!-- load-mutants:{pin}:begin -->",
+        f"### Load mutants of the {pin} sdist",
+        "",
+        f"Command: `{command}` — {data['host']}, {data['when']}. Each judged by `accept --gym-ref <mutant> --baseline "
+        f"{pin} --load` (tests/integration/test_load_mutants.py runs the same).",
+        "",
+        "| mutant | exit | time | the verdict's figures |",
+        "|---|---|---|---|",
+    ]
+    for m in data["load-mutants"]["mutants"]:
+        figures = "<br>".join(f.replace("|", "\\|") for f in m["figures"]) or "no finding"
+        lines.append(f"| {m['name']} | {m['exit']} | {m['seconds']} s | {figures} |")
+    return "\n".join([*lines, f"<!-- load-mutants:{pin}:end -->"])
