@@ -190,3 +190,34 @@ def test_the_report_shows_curves_and_figures():
     assert "# Under load: 0.6.0 → 0.7.0" in text and "| 8 |" in text and "![e under load](e.svg)" in text
     svg = curves_svg("e", sides)
     assert svg.startswith("<svg") and svg.count("<polyline") == 4  # throughput and p95, each ref
+
+
+def test_the_kernels_accounting_of_a_process_tree(tmp_path):
+    """procstat reads what the load judges from /proc: a child's CPU, a file kept open, a socket apart, a zombie."""
+    import os  # noqa: PLC0415 - this test only
+    import socket  # noqa: PLC0415 - this test only
+    import subprocess  # noqa: PLC0415 - this test only
+    import sys  # noqa: PLC0415 - this test only
+
+    from gymgate.load import procstat  # noqa: PLC0415 - this test only
+
+    code = "import time; sum(i for i in range(3_000_000)); print('ready', flush=True); time.sleep(30)"
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline() == "ready\n"  # its start-up is over: its descriptors stay as they are
+        before = procstat.usage([os.getpid()])
+        assert before.processes >= 2 and before.rss_bytes > 0 and before.cpu_s > 0
+        held = [open(tmp_path / f"f{i}", "w") for i in range(5)]  # noqa: SIM115 - held open on purpose
+        sock = socket.socket()
+        after = procstat.usage([os.getpid()])
+        assert after.fds - before.fds == 5 and after.sockets - before.sockets == 1
+        for f in held:
+            f.close()
+        sock.close()
+    finally:
+        child.kill()
+    zombie = procstat.usage([os.getpid()])  # killed, not yet waited for: still a process of the tree
+    assert zombie.processes == before.processes
+    child.wait()
+    assert procstat.usage([os.getpid()]).processes == before.processes - 1
+    assert procstat.group(os.getpgrp()) is not None

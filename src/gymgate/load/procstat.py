@@ -22,7 +22,8 @@ class Usage:
 
     cpu_s: float  # user + system CPU of every live process, and of the children each has reaped
     rss_bytes: int
-    fds: int
+    fds: int  # open descriptors that are not sockets: files, pipes, event and timer descriptors
+    sockets: int  # kept apart: connection pools open and close them by the dozen as their keep-alives expire
     processes: int  # live processes of the trees, zombies included (roots too)
 
     def to_json(self) -> dict[str, float | int]:
@@ -30,6 +31,7 @@ class Usage:
             "cpu_s": round(self.cpu_s, 4),
             "rss_bytes": self.rss_bytes,
             "fds": self.fds,
+            "sockets": self.sockets,
             "processes": self.processes,
         }
 
