@@ -17,12 +17,10 @@ from .common import REPO, gymgate, median, sample_peak, timed
 MUTANTS = REPO / "tests" / "integration" / "load_mutants.toml"
 
 
-def _load_verdict(out: str) -> dict:
-    """The --json document's load verdict, and the load.json it came from."""
-    document = json.loads(out[out.index("\n{") + 1 :] if not out.startswith("{") else out)
-    load = document["load"]
-    load["record"] = json.loads((Path(load["folder"]) / "load.json").read_text())
-    return load
+def _newest_load(runs: str) -> dict:
+    """The newest load run's record (load.json, its verdict in it) in a runs folder."""
+    newest = max(Path(runs).glob("*-load-*/load/load.json"), key=lambda p: p.stat().st_mtime)
+    return json.loads(newest.read_text())
 
 
 def bench_load(pin: str, repeats: int) -> dict:
@@ -35,11 +33,12 @@ def bench_load(pin: str, repeats: int) -> dict:
         done, peak = threading.Event(), [0, 0]
         sampler = threading.Thread(target=sample_peak, args=(runs, done, peak), daemon=True)
         sampler.start()
-        seconds, text, code = timed(gymgate("accept", "--gym-ref", pin, "--baseline", pin, "--load", "--json"), env)
+        seconds, text, code = timed(gymgate("accept", "--gym-ref", pin, "--baseline", pin, "--load"), env)
         done.set()
         sampler.join()
-        load = _load_verdict(text[text.index("{") :])
-        record = load.pop("record")
+        assert code in (0, 1), text[-3000:]
+        record = _newest_load(runs)
+        load = record["verdict"]
         noise: dict[str, float] = {}
         for m in load["metrics"]:
             if m["change"] is None:
@@ -110,12 +109,10 @@ def bench_load_mutants(pin: str, repeats: int) -> dict:
         root = Path(tempfile.mkdtemp(prefix="gg-bench-mut-"))
         runs = tempfile.mkdtemp(prefix="gg-bench-load-")
         gym = build(mutant, root / "gym")
-        command = ["accept", "--gym-ref", str(gym), "--baseline", suite["version"], "--load", "--json"]
+        command = ["accept", "--gym-ref", str(gym), "--baseline", suite["version"], "--load"]
         command += [a for e in mutant["envs"] for a in ("--env", e)] + mutant.get("args", suite["args"])
         env = dict(os.environ, GYMGATE_RUNS=runs, GYMGATE_FAULTS="none", GYMGATE_VARIANTS="none")
         seconds, text, code = timed(gymgate(*command), env)
-        load = _load_verdict(text[text.index("{") :])
-        load.pop("record")
         figures = [line.strip() for line in text.splitlines() if line.startswith("  ") and ": " in line]
         out["mutants"].append(
             {"name": name, "why": mutant["why"], "exit": code, "seconds": round(seconds, 1), "figures": figures}

@@ -169,15 +169,8 @@ def _warm_up(env: str, live, entry, going: list[str], candidates: tuple[int, ...
         for i, level in enumerate(candidates):
             times = []
             for side in going:
-                answer = _ask(
-                    live[side],
-                    entry[side],
-                    protocol.ROUND,
-                    env=env,
-                    level=level,
-                    round=WARMUP_ROUND - n * len(candidates) - i,
-                    waves=1,
-                    deadline_s=sweep.round_deadline(level),
+                answer = _ask_round(
+                    live[side], entry[side], env, level, WARMUP_ROUND - n * len(candidates) - i, 1, sweep
                 )
                 if answer is not None and "wall_s" in answer:
                     times.append(answer["wall_s"])
@@ -187,21 +180,12 @@ def _warm_up(env: str, live, entry, going: list[str], candidates: tuple[int, ...
     return walls
 
 
-def _round(live, entry, side: str, env: str, level: int, round_no: int, sweep) -> None:  # noqa: PLR0913
+def _round(live, entry, side: str, env: str, level: int, round_no: int, sweep) -> None:
     """One measured round, unless this side already stopped on this environment (a failed round: what follows it
     would measure a Gym in an unknown state)."""
     if entry[side].get("error") or entry[side].get("stopped"):
         return
-    answer = _ask(
-        live[side],
-        entry[side],
-        protocol.ROUND,
-        env=env,
-        level=level,
-        round=round_no,
-        waves=entry["plan"]["waves"][str(level)],
-        deadline_s=sweep.round_deadline(level),
-    )
+    answer = _ask_round(live[side], entry[side], env, level, round_no, entry["plan"]["waves"][str(level)], sweep)
     if answer is None:
         return
     if "rollouts" not in answer:  # gymgate's own worker raised (the driver answers Gym's failures in the round)
@@ -210,6 +194,14 @@ def _round(live, entry, side: str, env: str, level: int, round_no: int, sweep) -
     entry[side]["rounds"].append({k: v for k, v in answer.items() if k != "op"})
     if answer.get("error"):
         entry[side]["stopped"] = f"after a failed round at {level} in flight"
+
+
+def _ask_round(
+    child: LoadChild, entry: dict[str, Any], env: str, level: int, round_no: int, waves: int, sweep
+) -> dict[str, Any] | None:
+    """One round's answer: `waves` batches of `level` rollouts, each under the sweep's deadline for the level."""
+    deadline = sweep.round_deadline(level)
+    return _ask(child, entry, protocol.ROUND, env=env, level=level, round=round_no, waves=waves, deadline_s=deadline)
 
 
 def _ask(child: LoadChild, entry: dict[str, Any], op: str, **command: Any) -> dict[str, Any] | None:
