@@ -375,6 +375,7 @@ class LoadCategory(StrEnum):
     NO_CHANGE = "no change"
     INSUFFICIENT = "insufficient data"  # too few rounds ran to judge: never a pass
     IMPROVED = "improved"  # significantly better
+    ACKNOWLEDGED = "acknowledged"  # a regression a reviewed `[[load]]` entry accepts, within its bound (shown)
 
 
 class LoadCorrectness(StrEnum):

@@ -221,3 +221,32 @@ def test_the_kernels_accounting_of_a_process_tree(tmp_path):
     child.wait()
     assert procstat.usage([os.getpid()]).processes == before.processes - 1
     assert procstat.group(os.getpgrp()) is not None
+
+
+def test_a_reviewed_slowdown_is_acknowledged_within_its_bound(tmp_path):
+    """A `[[load]]` entry in the pair's ack file accepts the environment's metric getting worse up to `up_to`, with a
+    reason: shown, not failed; a larger change, an entry without a reason, another pair's entry accept nothing."""
+    from gymgate.compare import acks  # noqa: PLC0415 - this test only
+    from gymgate.load.judge import acknowledge  # noqa: PLC0415 - this test only
+
+    pair = {"baseline": {"name": "0.6.0", "digest": "sha256:a"}, "candidate": {"name": "0.7.0", "digest": "sha256:b"}}
+
+    def verdict_with(entries: str):
+        (tmp_path / "pair.toml").write_text(
+            '[baseline]\nname = "0.6.0"\ndigest = "sha256:a"\n[candidate]\nname = "0.7.0"\ndigest = "sha256:b"\n'
+            + entries
+        )
+        reviewed = acks.load_acks(acks.read(tmp_path), pair["baseline"], pair["candidate"])
+        verdict = judge({"e": {BASELINE: side(cpu_ms=15), CANDIDATE: side(cpu_ms=30)}}, THRESHOLDS)
+        return acknowledge(verdict, reviewed, THRESHOLDS)
+
+    accepted = verdict_with('[[load]]\nenv = "e"\nmetric = "cpu_per_rollout_ms"\nup_to = 2.5\nreason = "new parser"\n')
+    assert accepted.code == 0 and LoadCategory.ACKNOWLEDGED in categories(accepted).values()
+    assert any("acknowledged:" in line and "new parser" in line for line in verdict_lines(accepted))
+    assert accepted.stale_acks == []
+    beyond = verdict_with('[[load]]\nenv = "e"\nmetric = "cpu_per_rollout_ms"\nup_to = 1.5\nreason = "new parser"\n')
+    assert beyond.code == 1  # +100 % is more than the +50 % reviewed
+    unreasoned = verdict_with('[[load]]\nenv = "e"\nmetric = "cpu_per_rollout_ms"\nup_to = 2.5\nreason = ""\n')
+    assert unreasoned.code == 1
+    stale = verdict_with('[[load]]\nenv = "other"\nmetric = "throughput"\nup_to = 0.5\nreason = "x"\n')
+    assert stale.code == 1 and stale.stale_acks == ["acks/pair.toml load 1"]

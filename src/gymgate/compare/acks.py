@@ -82,6 +82,25 @@ class Ack:
         return f"{self.ref} ({self.field})"
 
 
+@dataclass
+class LoadAck:
+    """A reviewed load regression (gymgate.load): in this ref pair's file, a `[[load]]` entry accepts that an
+    environment's metric got worse, up to `up_to` (a ratio for a relative metric, a difference for a slope or a
+    count), for `reason`. It covers a regression only when the whole interval stays within `up_to`."""
+
+    file: Path
+    index: int  # position of the [[load]] in its file, from 1
+    env: str
+    metric: str
+    up_to: float
+    reason: str
+    used: bool = False
+
+    @property
+    def ref(self) -> str:
+        return f"acks/{self.file.name} load {self.index}"
+
+
 def files_of(refs: str) -> list[str]:
     """The ack files a change's `ack_file` names (one ref, or several joined by a chain: `Ack.ref` + `Ack.ref`)."""
     return [ref.rsplit(" change ", 1)[0] for ref in refs.split(" + ") if ref]
@@ -119,6 +138,7 @@ class Step:
     candidate: str
     digests: tuple[str, str]
     acks: list[Ack]
+    load: list[LoadAck] = field(default_factory=list)  # reviewed load regressions (`[[load]]`)
 
 
 def read(directory: Path) -> list[Step]:
@@ -132,8 +152,14 @@ def read(directory: Path) -> list[Step]:
                 Ack(path, i, e["field"], list(e["paths"]), e["match"], str(e["reason"]).strip())
                 for i, e in enumerate(data.get("change", []), 1)
             ]
+            load = [
+                LoadAck(path, i, e["env"], e["metric"], float(e["up_to"]), str(e["reason"]).strip())
+                for i, e in enumerate(data.get("load", []), 1)
+            ]
             found.append(
-                Step(path, base.get("name", "?"), cand.get("name", "?"), (base["digest"], cand["digest"]), entries)
+                Step(
+                    path, base.get("name", "?"), cand.get("name", "?"), (base["digest"], cand["digest"]), entries, load
+                )
             )
         except (tomllib.TOMLDecodeError, KeyError, TypeError, AttributeError) as exc:
             raise UsageError(f"{path}: not a gymgate acknowledgement file ({type(exc).__name__}: {exc})") from exc
@@ -144,6 +170,12 @@ def load(files: list[Step], baseline: dict[str, Any], candidate: dict[str, Any])
     """Every entry of every ack file for exactly this (baseline digest, candidate digest) pair."""
     pair = (baseline.get("digest"), candidate.get("digest"))
     return [ack for step in files if step.digests == pair for ack in step.acks]
+
+
+def load_acks(files: list[Step], baseline: dict[str, Any], candidate: dict[str, Any]) -> list[LoadAck]:
+    """Every `[[load]]` entry of the files for exactly this (baseline digest, candidate digest) pair."""
+    pair = (baseline.get("digest"), candidate.get("digest"))
+    return [ack for step in files if step.digests == pair for ack in step.load]
 
 
 def apply(acks: list[Ack], changes: dict[str, list[Change]]) -> AckReport:

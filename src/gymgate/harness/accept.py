@@ -123,7 +123,7 @@ def accept(
     from gymgate.harness.load import judge_load, with_load  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
 
     # The same ref on both sides is an A/A comparison: two instances of one Gym, what the noise alone does.
-    return with_load(code, document, judge_load(base or candidate, candidate, opts.envs or [], opts))
+    return with_load(code, document, judge_load(base or candidate, candidate, opts.envs or [], opts, acks))
 
 
 def up(gym_ref: str, gym_repo: str | None, asked: Asked, run: RunOptions) -> int:

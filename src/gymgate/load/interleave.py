@@ -14,10 +14,11 @@ from statistics import median
 from typing import Any
 
 from gymgate.atomic import write_json_atomic, write_text_atomic
+from gymgate.compare.acks import LoadAck
 from gymgate.kinds import kind_of
 from gymgate.load import declared, protocol
 from gymgate.load.child import LoadChild, WorkerGone
-from gymgate.load.judge import LoadVerdict, judge
+from gymgate.load.judge import LoadVerdict, acknowledge, judge
 from gymgate.load.measures import SCHEMA, SIDES, sides_of
 from gymgate.load.report import curves_svg, load_markdown
 from gymgate.locations import repo_root
@@ -44,13 +45,23 @@ def loaded_plan(plan: tuple[dict[str, Any], ...]) -> list[dict[str, Any]]:
     return [p for p in plan if kind_named(kind_of(p["id"]).name).under_load]
 
 
-def judged(record: dict[str, Any]) -> LoadVerdict:
+def judged(record: dict[str, Any], acks: list[LoadAck] | None = None) -> LoadVerdict:
+    """The record judged, and the reviewed `[[load]]` entries of its ref pair applied."""
     sides = {env: sides_of(record, env) for env in record["envs"]}
-    return judge(sides, declared.thresholds(), record.get("ramp_rounds", 0))
+    thresholds = declared.thresholds()
+    return acknowledge(judge(sides, thresholds, record.get("ramp_rounds", 0)), acks or [], thresholds)
 
 
-def run_load(sources: dict[str, Any], prepared: dict[str, Any], envs: list[str], opts, out: Path) -> LoadRun:
-    """`sources`, `prepared`: each side's Gym source and built environment (harness/run.prepare)."""
+def run_load(
+    sources: dict[str, Any],
+    prepared: dict[str, Any],
+    envs: list[str],
+    opts,
+    out: Path,
+    acks: list[LoadAck] | None = None,
+) -> LoadRun:
+    """`sources`, `prepared`: each side's Gym source and built environment (harness/run.prepare); `acks`: the
+    reviewed `[[load]]` entries of this ref pair (compare/acks.py)."""
     sweep = declared.sweep()
     levels, above = sweep.driven()
     folder = out / "load"
@@ -91,7 +102,7 @@ def run_load(sources: dict[str, Any], prepared: dict[str, Any], envs: list[str],
             record["refs"][side]["left_running"] = left
     record["finished"] = time.time()
     write_json_atomic(folder / RECORD, record)
-    verdict = judged(record)
+    verdict = judged(record, acks)
     record["verdict"] = verdict.to_json()
     write_json_atomic(folder / RECORD, record)
     write_text_atomic(folder / REPORT, load_markdown(record, verdict))

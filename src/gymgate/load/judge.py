@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 from statistics import median
 from typing import Any
 
+from gymgate.compare.acks import LoadAck
 from gymgate.load.declared import UP, Threshold, Thresholds
 from gymgate.load.measures import BASELINE, CANDIDATE, PER_LEVEL, Side
 from gymgate.load.stats import ratio_interval, z_of
@@ -31,6 +32,7 @@ class MetricVerdict:
     high: float | None = None
     samples: tuple[int, int] = (0, 0)
     why: str = ""
+    ack: str = ""  # the reviewed entry that accepts it ("acks/<file> load N: reason"), when acknowledged
 
     def figure(self, confidence: float) -> str:
         where = f" at {self.level} in flight" if self.level is not None else ""
@@ -74,6 +76,7 @@ class LoadVerdict:
     metrics: list[MetricVerdict] = field(default_factory=list)
     correctness: list[CorrectnessVerdict] = field(default_factory=list)
     unjudged: list[str] = field(default_factory=list)  # environments with nothing to judge, and why
+    stale_acks: list[str] = field(default_factory=list)  # reviewed `[[load]]` entries of this pair that matched nothing
 
     @property
     def categories(self) -> list[str]:
@@ -105,6 +108,7 @@ class LoadVerdict:
             "metrics": [asdict(m) for m in self.metrics],
             "correctness": [asdict(c) for c in self.correctness],
             "unjudged": self.unjudged,
+            "stale_acks": self.stale_acks,
         }
 
 
@@ -227,3 +231,23 @@ def children_left(env: str, base: Side, cand: Side, thresholds: Thresholds) -> M
     out.baseline, out.candidate, out.change = a, b, b - a
     out.category = categorize(t, out.change, out.change, out.change, abs(out.change) >= t.floor, relative=False)
     return out
+
+
+def acknowledge(verdict: LoadVerdict, acks: list[LoadAck], thresholds: Thresholds) -> LoadVerdict:
+    """Each regression a reviewed `[[load]]` entry of this ref pair accepts becomes acknowledged (shown, not failed):
+    same environment and metric, and the interval's worst end within the entry's `up_to`. An entry without a reason
+    accepts nothing; one that matched no regression is stale (said, like a stale contract acknowledgement)."""
+    for m in verdict.metrics:
+        if m.category != LoadCategory.REGRESSION:
+            continue
+        worst = m.high if thresholds.of(m.metric).worse == UP else m.low
+        for ack in acks:
+            if (ack.env, ack.metric) != (m.env, m.metric) or worst is None:
+                continue
+            ack.used = True
+            within = worst <= ack.up_to if thresholds.of(m.metric).worse == UP else worst >= ack.up_to
+            if ack.reason and within:
+                m.category, m.ack = LoadCategory.ACKNOWLEDGED, f"{ack.ref}: {ack.reason}"
+                break
+    verdict.stale_acks = [a.ref for a in acks if not a.used]
+    return verdict

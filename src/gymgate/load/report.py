@@ -27,11 +27,14 @@ def verdict_lines(verdict: LoadVerdict) -> list[str]:
         head = "load: NOT JUDGED under load"
     both = [c for c in verdict.correctness if c.category == LoadCorrectness.SAME_FAIL]
     near = [m for m in verdict.metrics if m.category == LoadCategory.SUSPICIOUS]
+    accepted = [m for m in verdict.metrics if m.category == LoadCategory.ACKNOWLEDGED]
     return [
         head,
         *(f"  {line}" for line in failing),
+        *(f"  acknowledged: {m.figure(verdict.confidence)} ({m.ack})" for m in accepted),
         *(f"  on both refs: {c.figure()}" for c in both),
         *(f"  suspicious (not significant): {m.figure(verdict.confidence)}" for m in near),
+        *(f"  stale acknowledgement (matched no load regression): {ref}" for ref in verdict.stale_acks),
     ]
 
 
