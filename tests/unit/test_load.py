@@ -12,7 +12,7 @@ import pytest
 from gymgate.load import declared, shape
 from gymgate.load.judge import judge
 from gymgate.load.measures import BASELINE, CANDIDATE, Side
-from gymgate.load.report import curves_svg, load_markdown, verdict_lines
+from gymgate.load.report import curves_svg, load_html, load_markdown, verdict_lines
 from gymgate.load.stats import percentile, ratio_interval, slope
 from gymgate.verdict import LoadCategory, LoadCorrectness
 
@@ -185,11 +185,14 @@ def test_the_report_shows_curves_and_figures():
         "declared": declared.digest(),
         "envs": {"e": {s: {"rounds": v.rounds, "warm": v.warm, "settled": v.settled} for s, v in sides.items()}},
     }
-    verdict = judge(sides and {"e": sides}, THRESHOLDS)
+    verdict = judge({"e": sides}, THRESHOLDS)
     text = load_markdown(record, verdict)
     assert "# Under load: 0.6.0 → 0.7.0" in text and "| 8 |" in text and "![e under load](e.svg)" in text
     svg = curves_svg("e", sides)
     assert svg.startswith("<svg") and svg.count("<polyline") == 4  # throughput and p95, each ref
+    page = load_html(record, verdict)
+    assert page.count("<svg") == 1 and "FAIL" in page and "Gym CPU per rollout 15 → 30 ms" in page
+    assert "<script" not in page and "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
 
 
 def test_the_kernels_accounting_of_a_process_tree(tmp_path):

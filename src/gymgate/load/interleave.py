@@ -20,14 +20,14 @@ from gymgate.load import declared, protocol
 from gymgate.load.child import LoadChild, WorkerGone
 from gymgate.load.judge import LoadVerdict, acknowledge, judge
 from gymgate.load.measures import SCHEMA, SIDES, sides_of
-from gymgate.load.report import curves_svg, load_markdown
+from gymgate.load.report import curves_svg, load_html, load_markdown
 from gymgate.locations import repo_root
 from gymgate.options import UP, child_argv
 from gymgate.pathid import kind_named
 from gymgate.runfolder import RunFolder, new_run_id
 from gymgate.verdict import LoadCategory
 
-RECORD, REPORT = "load.json", "report.md"
+RECORD, REPORT, PAGE = "load.json", "report.md", "report.html"
 WARMUP_ROUND = -100  # round numbers below zero are not measured (and never collide with a measured round's tags)
 SETTLE_S = 2.0  # idle time before the after-load reading (connections the load opened may close)
 ANSWER_SLACK_S = 60.0  # beyond a command's own deadline, for the worker to answer
@@ -106,6 +106,7 @@ def run_load(
     record["verdict"] = verdict.to_json()
     write_json_atomic(folder / RECORD, record)
     write_text_atomic(folder / REPORT, load_markdown(record, verdict))
+    write_text_atomic(folder / PAGE, load_html(record, verdict))
     for env in record["envs"]:
         svg = curves_svg(env, sides_of(record, env))
         if svg:

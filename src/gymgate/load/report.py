@@ -4,12 +4,14 @@ level, the memory slope, what the load left, and the endpoint's share of the CPU
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from statistics import median
 from typing import Any
 
 from gymgate.errors import EXIT_FAILED
 from gymgate.load.judge import LoadVerdict
 from gymgate.load.measures import BASELINE, CANDIDATE, SIDES, Side, sides_of
+from gymgate.report.html import BANNER, BANNER_WORD, templates
 from gymgate.verdict import LoadCategory, LoadCorrectness
 
 COLOURS = {BASELINE: "#4575b4", CANDIDATE: "#d73027"}
@@ -38,69 +40,121 @@ def verdict_lines(verdict: LoadVerdict) -> list[str]:
     ]
 
 
+TABLE = ("throughput", "p95_latency_ms", "cpu_per_rollout_ms")  # the per-level columns, both refs side by side
+
+
+@dataclass
+class EnvView:
+    """One environment's part of the report, as both renderers show it."""
+
+    name: str
+    plan: str  # which levels ran here, and why not the others
+    correctness: str
+    failing: bool
+    rows: list[dict[str, str]]  # per level: each TABLE metric "baseline → candidate", and the verdict
+    notes: list[str]  # the slopes and counts, each side's endpoint share and where throughput stops growing
+
+
+def env_view(record: dict[str, Any], env: str, verdict: LoadVerdict) -> EnvView:
+    sides = sides_of(record, env)
+    plan = record["envs"][env].get("plan")
+    plan_text = ""
+    if plan:
+        skipped = "; ".join(f"{k}: {v}" for k, v in plan["not_driven"].items())
+        plan_text = f"A rollout alone takes {plan['alone_s'] * 1000:.0f} ms here: driven at {plan['levels']}" + (
+            f"; not at {skipped}" if skipped else ""
+        )
+    found = [c for c in verdict.correctness if c.env == env]
+    rows = []
+    for level in sorted({lv for s in sides.values() for lv in s.levels()}):
+        row = {"level": str(level)}
+        for metric in TABLE:
+            values = [sides[s].samples(metric, level) if s in sides else [] for s in SIDES]
+            row[metric] = " → ".join(f"{median(v):.3g}" if v else "–" for v in values)
+        moved = [
+            m for m in verdict.metrics if m.env == env and m.level == level and m.category != LoadCategory.NO_CHANGE
+        ]
+        row["verdict"] = "; ".join(f"{m.title}: {m.category}" for m in moved) or "no change"
+        rows.append(row)
+    notes = [
+        f"{m.figure(verdict.confidence)} ({m.category})" for m in verdict.metrics if m.env == env and m.level is None
+    ]
+    for side in SIDES:
+        if side in sides:
+            share, top = sides[side].endpoint_share(), sides[side].saturation()
+            share_text = f"{share * 100:.1f} %" if share is not None else "–"
+            stops = (
+                f"throughput stops growing at {top} in flight" if top else "throughput still grows at the highest level"
+            )
+            notes.append(f"{side}: endpoint's share of the CPU {share_text}; {stops}")
+    failing = any(c.category == LoadCorrectness.REGRESSED for c in found) or any(
+        m.env == env and m.category in (LoadCategory.REGRESSION, LoadCategory.INSUFFICIENT) for m in verdict.metrics
+    )
+    return EnvView(env, plan_text, "; ".join(c.figure() for c in found), failing, rows, notes)
+
+
+def _names(record: dict[str, Any]) -> tuple[str, str]:
+    return tuple(record["refs"][side]["source"].get("name", side) for side in SIDES)  # type: ignore[return-value]
+
+
 def load_markdown(record: dict[str, Any], verdict: LoadVerdict) -> str:
-    refs = record["refs"]
-    name = lambda side: refs[side]["source"].get("name", side)  # noqa: E731
+    baseline, candidate = _names(record)
     out = [
-        f"# Under load: {name(BASELINE)} → {name(CANDIDATE)}",
+        f"# Under load: {baseline} → {candidate}",
         "",
         *verdict_lines(verdict),
         "",
         f"Levels in flight: {', '.join(map(str, record['levels']))} (GRPO groups of {record['group']})"
         + (f"; not driven on this machine: {record['not_driven']}" if record.get("not_driven") else ""),
         f"Thresholds: gymgate/load/thresholds.toml ({record['declared'][:19]}); confidence "
-        f"{round(verdict.confidence * 100)} %.",
+        f"{round(verdict.confidence * 100)} %. The same as a page: report.html.",
         "",
     ]
     for env in record["envs"]:
-        sides = sides_of(record, env)
+        view = env_view(record, env, verdict)
         out += [f"## {env}", ""]
-        plan = record["envs"][env].get("plan")
-        if plan:
-            skipped = "; ".join(f"{k}: {v}" for k, v in plan["not_driven"].items())
-            out += [
-                f"A rollout alone takes {plan['alone_s'] * 1000:.0f} ms here: driven at {plan['levels']}"
-                + (f"; not at {skipped}" if skipped else ""),
-                "",
-            ]
-        for c in verdict.correctness:
-            if c.env == env:
-                mark = "❌ " if c.category == LoadCorrectness.REGRESSED else ""
-                out += [f"{mark}{c.figure()}", ""]
-        out += _table(env, sides, verdict)
-        out += ["", f"![{env} under load]({env}.svg)", ""]
+        if view.plan:
+            out += [view.plan, ""]
+        if view.correctness:
+            out += [("❌ " if view.failing else "") + view.correctness, ""]
+        out += [
+            "| in flight | throughput (rollouts/s) | p95 latency (ms) | Gym CPU per rollout (ms) | verdict |",
+            "|---:|---|---|---|---|",
+            *(f"| {r['level']} | {' | '.join(r[m] for m in TABLE)} | {r['verdict']} |" for r in view.rows),
+            "",
+            *(f"- {line}" for line in view.notes),
+            "",
+            f"![{env} under load]({env}.svg)",
+            "",
+        ]
     return "\n".join(out) + "\n"
 
 
-def _table(env: str, sides: dict[str, Side], verdict: LoadVerdict) -> list[str]:
-    rows = [
-        "| in flight | throughput (rollouts/s) | p95 latency (ms) | Gym CPU per rollout (ms) | verdict |",
-        "|---:|---|---|---|---|",
-    ]
-    levels = sorted({lv for s in sides.values() for lv in s.levels()})
-    for level in levels:
-        cells = []
-        for metric in ("throughput", "p95_latency_ms", "cpu_per_rollout_ms"):
-            values = [sides[s].samples(metric, level) if s in sides else [] for s in SIDES]
-            cells.append(" → ".join(f"{median(v):.3g}" if v else "–" for v in values))
-        found = [
-            m for m in verdict.metrics if m.env == env and m.level == level and m.category != LoadCategory.NO_CHANGE
-        ]
-        rows.append(
-            f"| {level} | {' | '.join(cells)} | {'; '.join(f'{m.title}: {m.category}' for m in found) or 'no change'} |"
+def load_html(record: dict[str, Any], verdict: LoadVerdict) -> str:
+    """report.html of a load run: one self-contained page, the curves inline (the comparison's page style)."""
+    from markupsafe import Markup  # noqa: PLC0415 - loaded with jinja2, by the page only
+
+    baseline, candidate = _names(record)
+    envs = []
+    for env in record["envs"]:
+        view = env_view(record, env, verdict)
+        tone = "bad" if view.failing else "good"
+        envs.append({**view.__dict__, "tone": tone, "svg": Markup(curves_svg(env, sides_of(record, env)))})
+    return (
+        templates()
+        .get_template("load.html.j2")
+        .render(
+            banner=BANNER[verdict.code],
+            banner_word=BANNER_WORD[verdict.code],
+            lines=verdict_lines(verdict),
+            baseline=baseline,
+            candidate=candidate,
+            levels=", ".join(map(str, record["levels"])),
+            group=record["group"],
+            envs=envs,
+            declared=record["declared"][:19],
         )
-    rows.append("")
-    for m in verdict.metrics:
-        if m.env == env and m.level is None:
-            rows.append(f"- {m.figure(verdict.confidence)} ({m.category})")
-    for side in SIDES:
-        if side not in sides:
-            continue
-        share, top = sides[side].endpoint_share(), sides[side].saturation()
-        share_text = f"{share * 100:.1f} %" if share is not None else "–"
-        stops = f"throughput stops growing at {top} in flight" if top else "throughput still grows at the highest level"
-        rows.append(f"- {side}: endpoint's share of the CPU {share_text}; {stops}")
-    return rows
+    )
 
 
 def curves_svg(env: str, sides: dict[str, Side], width: int = 560, height: int = 260) -> str:

@@ -42,7 +42,7 @@ def tone(category: str) -> str:
 
 
 @cache
-def _templates() -> Environment:
+def templates() -> Environment:
     return Environment(
         loader=PackageLoader("gymgate.report", "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
@@ -187,7 +187,7 @@ def page_model(comparison: Comparison) -> dict[str, Any]:
 
 
 def render_html(comparison: Comparison) -> str:
-    return _templates().get_template("report.html.j2").render(**page_model(comparison))
+    return templates().get_template("report.html.j2").render(**page_model(comparison))
 
 
 def write_html(comparison: Comparison, directory: Path, name: str) -> Path:
