@@ -60,12 +60,17 @@ def test_load_mutant(name, runs, tmp_path):
         assert record["refs"][side]["left_running"] == [], record["refs"][side]
     regressions = [m for m in load["metrics"] if m["category"] in ("regression", "insufficient data")]
     regressed = [c for c in load["correctness"] if c["category"] == "regressed under load"]
+    saturated = [(s["env"], s["saturation"]) for s in load["saturation"] if s["category"] == "regressed under load"]
     assert load["unjudged"] == [], load["unjudged"]
     finding = mutant.get("finding", {})
     env = finding.get("env", "")
     correct = [(env, finding["correctness"])] if "correctness" in finding else []
     assert [(c["env"], c["category"]) for c in regressed] == correct, out
     assert all(c["detail"] for c in regressed), regressed  # what differed, and where
+    if "saturation" in finding:  # the named way of saturating regresses (others may too: a storm meets them all)
+        assert (env, finding["saturation"]) in saturated, out
+    else:
+        assert saturated == [], out
     found = {(m["env"], m["metric"], m["category"]) for m in regressions}
     required = {(env, metric, "regression") for metric in finding.get("metrics", [])}
     allowed = required | {(env, metric, "regression") for metric in finding.get("also", [])}

@@ -253,3 +253,35 @@ def test_a_reviewed_slowdown_is_acknowledged_within_its_bound(tmp_path):
     assert unreasoned.code == 1
     stale = verdict_with('[[load]]\nenv = "other"\nmetric = "throughput"\nup_to = 0.5\nreason = "x"\n')
     assert stale.code == 1 and stale.stale_acks == ["acks/pair.toml load 1"]
+
+
+def test_a_saturated_servers_attempts_are_counted_per_call():
+    from types import SimpleNamespace as X  # noqa: PLC0415 - this test only
+
+    from gymgate.load.observe import call_attempts  # noqa: PLC0415 - this test only
+
+    failed, answered, tokenize = X(kind="policy", injected="sat"), X(kind="policy", injected=""), X(kind="tokenize", injected="")
+    assert call_attempts([failed, failed, answered, answered]) == (3, True)
+    assert call_attempts([answered, tokenize, failed, failed]) == (2, False)  # the last call was never answered
+    assert call_attempts([]) == (0, True)
+
+
+def test_saturation_is_judged_against_the_baseline():
+    from gymgate.load.saturation import compare, judge_saturation  # noqa: PLC0415 - this test only
+
+    absorbed = {"returned": 8, "rollouts": 8, "error": "", "max_attempts": 2, "ended_after_window_s": 0.4}
+    failed = {**absorbed, "returned": 0, "error": "RolloutError: 503", "max_attempts": 3}
+    storm = {**failed, "max_attempts": 4000}
+    hung = {**failed, "error": "RolloutTimeout: no rollout result within 34 s", "ended_after_window_s": 31.0}
+    unearned = {**absorbed, "unearned": ["t/1"]}
+    assert compare("e", "s", absorbed, absorbed, 10, 30).category == LoadCorrectness.HOLDS
+    assert compare("e", "s", failed, failed, 10, 30).category == LoadCorrectness.HOLDS  # no reward: RL fails closed
+    for worse in (storm, hung, unearned, failed):
+        verdict = compare("e", "s", absorbed, worse, 10, 30)
+        assert verdict.category == LoadCorrectness.REGRESSED, worse
+    assert "4000 attempts" in compare("e", "s", failed, storm, 10, 30).why
+    assert compare("e", "s", hung, hung, 10, 30).category == LoadCorrectness.SAME_FAIL
+    assert compare("e", "s", hung, absorbed, 10, 30).category == LoadCorrectness.FIXED
+    record = {"saturation": {"s": {BASELINE: {"envs": {"e": absorbed}}, CANDIDATE: {"error": "worker gone"}}}}
+    verdicts, unjudged = judge_saturation(record)
+    assert verdicts == [] and "not judged" in unjudged[0]  # a side that could not run it is never a pass

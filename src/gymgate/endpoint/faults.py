@@ -14,7 +14,9 @@ if TYPE_CHECKING:
 
 HTTP_500, HTTP_503, NOT_SCHEMA, CUT_BODY = "http_500", "http_503", "not_schema", "cut_body"
 RESET, STALL = "reset", "stall"
-KINDS = (HTTP_500, HTTP_503, NOT_SCHEMA, CUT_BODY, RESET, STALL)
+HTTP_429 = "http_429"  # too many requests: a saturated server's (load runs' saturation, gymgate.load)
+KINDS = (HTTP_500, HTTP_503, HTTP_429, NOT_SCHEMA, CUT_BODY, RESET, STALL)
+STATUS = {HTTP_500: 500, HTTP_503: 503, HTTP_429: 429}  # the error-status kinds
 INJECTED = "gymgate injected fault"  # in every error the endpoint injects: Gym must never pass it on to a model
 NO_ANSWER = (RESET, STALL)  # kinds that send no status at all: the attempt is recorded with status 0
 STALL_CAP_S = 600.0  # a stalled attempt is held while its path runs, never longer than this
@@ -33,8 +35,10 @@ class FaultPlan(Protocol):
 
 
 def error_body(kind: str) -> dict[str, Any]:
-    status = 503 if kind == HTTP_503 else 500
-    text = "the model server is overloaded" if status == 503 else "internal server error"
+    status = STATUS.get(kind, 500)
+    text = {503: "the model server is overloaded", 429: "too many requests, slow down"}.get(
+        status, "internal server error"
+    )
     return {"error": {"message": f"{INJECTED}: {text}", "type": "server_error", "code": status}}
 
 
@@ -42,9 +46,9 @@ def response(fault: FaultPlan, connection: asyncio.Transport | None = None):
     """The ASGI response that fails one attempt of the call (`connection`: the attempt's own, for a reset)."""
     from starlette.responses import JSONResponse, Response  # noqa: PLC0415 - pin environment only
 
-    if fault.kind in (HTTP_500, HTTP_503):
+    if fault.kind in STATUS:
         headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else None
-        return JSONResponse(error_body(fault.kind), status_code=503 if fault.kind == HTTP_503 else 500, headers=headers)
+        return JSONResponse(error_body(fault.kind), status_code=STATUS[fault.kind], headers=headers)
     if fault.kind == NOT_SCHEMA:  # valid JSON, not a chat completion: no choices
         body = {"object": "error", "message": f"{INJECTED}: model is loading"}
         return Response(json.dumps(body), media_type="application/json")
@@ -57,7 +61,7 @@ def response(fault: FaultPlan, connection: asyncio.Transport | None = None):
 
 def status_of(fault: FaultPlan) -> int:
     """The HTTP status the attempt is recorded with (a cut body started as a 200; a reset or a stall sends none)."""
-    return {HTTP_500: 500, HTTP_503: 503, RESET: 0, STALL: 0}.get(fault.kind, 200)
+    return {**STATUS, RESET: 0, STALL: 0}.get(fault.kind, 200)
 
 
 class Reset:

@@ -52,6 +52,19 @@ class Exchange:
 
 
 @dataclass(frozen=True)
+class Saturation:
+    """The policy server saturated, for a load run's rollouts (gymgate.load): until `until` (time.monotonic), every
+    attempt of a policy call fails with `kind` (an error status of endpoint/faults.py, with Retry-After when given),
+    or, with `delay_s`, every answer comes that late."""
+
+    name: str
+    until: float
+    kind: str = ""
+    retry_after: int | None = None
+    delay_s: float = 0.0
+
+
+@dataclass(frozen=True)
 class Sampling:
     """The RL generation overrides every policy request must carry (NeMo RL's sampling guard)."""
 
@@ -78,6 +91,7 @@ class ModelEndpoint:
         self._shared: dict[str, tuple[str, ...]] = {}  # a shared Gym instance's URL name -> its environments
         self._activations = 0
         self._routes: dict[str, tuple[str, Script, int]] = {}  # rollout tag -> its environment, script, activation
+        self._saturation: Saturation | None = None  # the policy server saturated for a load run's rollouts
         self._answered: dict[tuple[int, str], int] = {}  # (activation, caller) -> calls answered (`_turn`)
         self._lock = threading.Lock()
         self.exchanges: list[Exchange] = []
@@ -112,10 +126,14 @@ class ModelEndpoint:
             for tag in tags:
                 self._routes.pop(tag, None)
 
-    def take(self, mark: int = 0) -> list[Exchange]:
-        """The exchanges recorded since `mark`, removed: a load run keeps what it needs of each round and no more."""
+    def take(self, rollouts: set[str] | None = None) -> list[Exchange]:
+        """The exchanges recorded for these rollouts (None: all), removed: a load run keeps what it needs of each
+        batch and no more (batches of several environments may be in flight at once)."""
         with self._lock:
-            taken, self.exchanges[mark:] = self.exchanges[mark:], []
+            taken = [e for e in self.exchanges if rollouts is None or e.rollout in rollouts]
+            if taken:
+                kept = set(map(id, taken))
+                self.exchanges[:] = [e for e in self.exchanges if id(e) not in kept]
         return taken
 
     def base_url(self, env: str | Sequence[str]) -> str:
@@ -195,6 +213,11 @@ class ModelEndpoint:
             if script is None:
                 raise Rejected(f"gymgate endpoint: no script is active for environment {env!r}")
             exchange.path_id = script.path_id
+            saturated = self._saturated(exchange, route, script, body)
+            if saturated is not None:
+                return saturated
+            if self._saturation is not None and self._saturation.delay_s and exchange.rollout and route == "chat":
+                await self._slowly(self._saturation)
             fault = self._faults.get(exchange.activation)
             if fault is not None and route == "chat" and self._fails_now(fault, script, body, exchange):
                 exchange.injected, exchange.status = fault.name, injected_faults.status_of(fault)
@@ -260,6 +283,34 @@ class ModelEndpoint:
         }
         pool = quoting or judging
         return min(pool, key=lambda t: (self._answered.get((pool[t][2], JUDGE), 0), pool[t][2]))
+
+    def saturate(self, saturation: Saturation | None) -> None:
+        """From now until `saturation.until`, the policy server is saturated for the load run's rollouts (None: it
+        is not). Only routed rollouts' policy calls are touched: an acceptance path never sees it."""
+        self._saturation = saturation
+
+    def _saturated(self, exchange: Exchange, route: str, script: Script, body: dict):
+        """The response failing this attempt when the server is saturated with an error status, else None."""
+        saturation = self._saturation
+        if (
+            saturation is None
+            or not exchange.rollout
+            or route != "chat"
+            or saturation.kind not in injected_faults.STATUS
+        ):
+            return None
+        messages = body.get("messages") if isinstance(body.get("messages"), list) else []
+        if time.monotonic() >= saturation.until or not messages or self.classify(script, messages) != POLICY:
+            return None
+        exchange.kind, exchange.injected = POLICY, saturation.name
+        exchange.status = injected_faults.STATUS[saturation.kind]
+        self._record(exchange)
+        return injected_faults.response(saturation)
+
+    async def _slowly(self, saturation: Saturation) -> None:
+        """A slow server: each answer while saturated waits `delay_s` first (the event loop keeps serving)."""
+        if time.monotonic() < saturation.until:
+            await asyncio.sleep(saturation.delay_s)
 
     def _fails_now(self, fault: injected_faults.FaultPlan, script: Script, body: dict, exchange: Exchange) -> bool:
         """Whether this request is an attempt of the faulted call that the fault fails."""

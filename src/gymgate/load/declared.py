@@ -73,6 +73,28 @@ class Sweep:
 
 
 @dataclass(frozen=True)
+class Saturation:
+    """One way the policy server is saturated during a load run (sweep.toml [[saturation]])."""
+
+    name: str
+    window_s: float
+    why: str
+    kind: str = ""  # an error status kind of endpoint/faults.py; "" with delay_s: a slow server
+    retry_after: int | None = None
+    delay_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class Saturated:
+    """How saturation is driven and judged (sweep.toml [saturated]), and the ways it comes."""
+
+    level: int
+    max_attempts: int
+    recover_s: float
+    kinds: tuple[Saturation, ...]
+
+
+@dataclass(frozen=True)
 class Threshold:
     name: str
     title: str
@@ -131,6 +153,19 @@ def thresholds(path: Path = THRESHOLDS_FILE) -> Thresholds:
             raise ValueError(f"{path}: metric {name}: worse must be {UP!r} or {DOWN!r}")
         metrics.append(Threshold(name=name, **entry))
     return Thresholds(float(data["confidence"]), int(data["resamples"]), int(data["min_rounds"]), tuple(metrics))
+
+
+@cache
+def saturated(path: Path = SWEEP_FILE) -> Saturated:
+    data = tomllib.loads(path.read_text())
+    given = data.get("saturated", {})
+    kinds = tuple(Saturation(**entry) for entry in data.get("saturation", []))
+    for kind in kinds:
+        if bool(kind.kind) == bool(kind.delay_s):
+            raise ValueError(f"{path}: saturation {kind.name}: give either kind (an error status) or delay_s")
+    return Saturated(
+        int(given.get("level", 8)), int(given.get("max_attempts", 10)), float(given.get("recover_s", 30)), kinds
+    )
 
 
 def digest() -> str:

@@ -19,7 +19,7 @@ from gymgate.consumer.processor import collate, process_datum
 from gymgate.consumer.rollout import run_rollout_sync
 from gymgate.endpoint import ROLLOUT_TAG
 from gymgate.endpoint.script import Script
-from gymgate.endpoint.server import ModelEndpoint
+from gymgate.endpoint.server import ModelEndpoint, Saturation
 from gymgate.load import observe, procstat, shape
 from gymgate.load.protocol import ALONE_RUNS
 from gymgate.paths.spec import PathSpec
@@ -41,11 +41,16 @@ class LoadPath:
 
 @dataclass
 class Rolled:
-    """What came back of one batch: each tag's observation leaves, arrival time and reward, or the batch's error."""
+    """What came back of one batch: each tag's observation leaves and arrival time, or the batch's error; and each
+    tag's policy attempts at the endpoint (`attempts`: the longest run of failed attempts of one call, plus the one
+    answered; `unanswered`: a call whose every attempt failed)."""
 
     leaves: dict[str, dict[str, Any]] = field(default_factory=dict)
     arrivals: dict[str, float] = field(default_factory=dict)
     error: str = ""
+    attempts: dict[str, int] = field(default_factory=dict)
+    unanswered: set[str] = field(default_factory=set)
+    injected: int = 0  # attempts the endpoint failed in all
 
 
 class LoadDriver:
@@ -191,7 +196,6 @@ class LoadDriver:
         for item in rollouts:
             by_agent.setdefault(item[1].agent, []).append(item)
         self.endpoint.route({tag: (path.env, path.script) for tag, path in rollouts})
-        mark = len(self.endpoint.exchanges)
         rolled = Rolled()
         try:
             if len(by_agent) == 1:
@@ -201,10 +205,15 @@ class LoadDriver:
                     parts = list(pool.map(lambda items: self._batch(env, items, deadline_s), by_agent.values()))
         finally:
             self.endpoint.unroute([tag for tag, _ in rollouts])
-            exchanges = self.endpoint.take(mark)
+            exchanges = self.endpoint.take({tag for tag, _ in rollouts})
         by_tag: dict[str, list[Any]] = {}
         for exchange in exchanges:
             by_tag.setdefault(exchange.rollout, []).append(exchange)
+        for tag, seen in by_tag.items():
+            rolled.attempts[tag], answered_all = observe.call_attempts(seen)
+            if not answered_all:
+                rolled.unanswered.add(tag)
+            rolled.injected += sum(1 for e in seen if e.injected)
         for results, arrivals, error in parts:
             rolled.error = rolled.error or error
             for tag, gym_result in results.items():
@@ -214,6 +223,62 @@ class LoadDriver:
         if refused and not rolled.error:
             rolled.error = f"the endpoint refused {len(refused)} request(s): {refused[0].violation}"
         return rolled
+
+    def saturated(self, envs: list[str], level: int, saturation: dict[str, Any], deadline_s: float) -> dict[str, Any]:
+        """`level` rollouts of every environment at once, the policy server saturated from the start for
+        `window_s` (load/sweep.toml [[saturation]]): per environment, how its batch ended and when (from the window's
+        end), the most attempts one call took, whether a rollout came back with a call never answered (a reward
+        without an answer), and the rollouts that came back unlike their path alone."""
+        window = float(saturation["window_s"])
+        batches = {}
+        for env in envs:
+            paths = {p.id: p for p in self.paths.get(env, [])}
+            groups = shape.round_paths(list(paths), level, self.group, 0)
+            batches[env] = [
+                (shape.tag(self.ref, env, level, -1000, g, m) + f"/{saturation['name']}", paths[pid])
+                for g, members in enumerate(groups)
+                for m, pid in enumerate(members)
+            ]
+        began = time.monotonic()
+        self.endpoint.saturate(
+            Saturation(
+                saturation["name"],
+                began + window,
+                saturation.get("kind", ""),
+                saturation.get("retry_after"),
+                float(saturation.get("delay_s", 0.0)),
+            )
+        )
+
+        def one(env: str) -> tuple[str, Rolled, float]:
+            rolled = self.roll(env, batches[env], window + deadline_s)
+            return env, rolled, time.monotonic()
+
+        try:
+            with ThreadPoolExecutor(max(1, len(envs))) as pool:
+                done = list(pool.map(one, [e for e in envs if batches[e]]))
+        finally:
+            self.endpoint.saturate(None)
+        out: dict[str, Any] = {}
+        for env, rolled, ended in done:
+            differ = []
+            for tag, path in batches[env]:
+                leaves = rolled.leaves.get(tag)
+                shown = observe.first_differences(path.alone, leaves, path.masked) if leaves is not None else []
+                if shown:
+                    differ.append({"path": path.id, "rollout": tag, "differences": shown})
+            out[env] = {
+                "rollouts": len(batches[env]),
+                "returned": len(rolled.leaves),
+                "error": rolled.error,
+                "ended_after_window_s": round(ended - began - window, 3),
+                "max_attempts": max(rolled.attempts.values(), default=0),
+                "injected": rolled.injected,
+                "unearned": sorted(t for t in rolled.unanswered if t in rolled.leaves),
+                "differ": differ[:5],
+                "differed": len(differ),
+            }
+        return {"saturation": saturation["name"], "level": level, "window_s": window, "envs": out}
 
     def _batch(
         self, env: str, items: list[tuple[str, LoadPath]], deadline_s: float

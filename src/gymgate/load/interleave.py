@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from statistics import median
 from typing import Any
@@ -21,6 +21,7 @@ from gymgate.load.child import LoadChild, WorkerGone
 from gymgate.load.judge import LoadVerdict, acknowledge, judge
 from gymgate.load.measures import SCHEMA, SIDES, sides_of
 from gymgate.load.report import curves_svg, load_html, load_markdown
+from gymgate.load.saturation import judge_saturation
 from gymgate.locations import repo_root
 from gymgate.options import UP, child_argv
 from gymgate.pathid import kind_named
@@ -49,7 +50,10 @@ def judged(record: dict[str, Any], acks: list[LoadAck] | None = None) -> LoadVer
     """The record judged, and the reviewed `[[load]]` entries of its ref pair applied."""
     sides = {env: sides_of(record, env) for env in record["envs"]}
     thresholds = declared.thresholds()
-    return acknowledge(judge(sides, thresholds, record.get("ramp_rounds", 0)), acks or [], thresholds)
+    verdict = judge(sides, thresholds, record.get("ramp_rounds", 0))
+    verdict.saturation, unjudged = judge_saturation(record)
+    verdict.unjudged += unjudged
+    return acknowledge(verdict, acks or [], thresholds)
 
 
 def run_load(
@@ -96,6 +100,7 @@ def run_load(
             record["envs"][env] = _measure(env, live, record, sweep)
             write_json_atomic(folder / RECORD, record)
         _more_rounds(live, record, sweep)
+        _saturate(live, record, envs)
     finally:
         for side, child in children.items():
             left = child.close(sweep.stop_s)
@@ -239,6 +244,34 @@ def _progress(side: str, entry: dict[str, Any]) -> str:
     rounds = entry["rounds"]
     done = sum(r.get("completed", 0) for r in rounds)
     return f"{side}: {len(rounds)} rounds, {done} rollouts"
+
+
+def _saturate(live: dict[str, LoadChild], record: dict[str, Any], envs: list[str]) -> None:
+    """Last (it may leave a Gym worse for wear): each way of saturating the policy server (sweep.toml), on each side in
+    turn, every environment both sides loaded at once."""
+    given = declared.saturated()
+    record["saturated"] = {"level": given.level, "max_attempts": given.max_attempts, "recover_s": given.recover_s}
+    loaded = [e for e in envs if all(not record["envs"][e].get(s, {}).get("error") for s in SIDES)]
+    if not loaded or len(live) < len(SIDES):
+        return
+    record["saturation"] = {}
+    for i, kind in enumerate(given.kinds):
+        spec = {k: v for k, v in asdict(kind).items() if v not in (None, "")}
+        for side in SIDES if i % 2 == 0 else SIDES[::-1]:
+            entry: dict[str, Any] = {}
+            answer = _ask(
+                live[side],
+                entry,
+                protocol.SATURATED,
+                envs=loaded,
+                level=given.level,
+                saturation=spec,
+                deadline_s=given.recover_s,
+                waves=1,
+            )
+            result = answer or {"error": entry.get("error", "no answer")}
+            record["saturation"].setdefault(kind.name, {})[side] = result
+        print(f"load: policy server saturated ({kind.name}) on both refs", flush=True)
 
 
 def _more_rounds(live: dict[str, LoadChild], record: dict[str, Any], sweep) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 from gymgate.compare.acks import LoadAck
 from gymgate.load.declared import UP, Threshold, Thresholds
 from gymgate.load.measures import BASELINE, CANDIDATE, PER_LEVEL, Side
+from gymgate.load.saturation import SaturationVerdict
 from gymgate.load.stats import ratio_interval, z_of
 from gymgate.verdict import LoadCategory, LoadCorrectness, load_exit_code
 
@@ -77,10 +78,11 @@ class LoadVerdict:
     correctness: list[CorrectnessVerdict] = field(default_factory=list)
     unjudged: list[str] = field(default_factory=list)  # environments with nothing to judge, and why
     stale_acks: list[str] = field(default_factory=list)  # reviewed `[[load]]` entries of this pair that matched nothing
+    saturation: list[SaturationVerdict] = field(default_factory=list)  # the policy server saturated (saturation.py)
 
     @property
     def categories(self) -> list[str]:
-        found = [m.category for m in self.metrics] + [c.category for c in self.correctness]
+        found = [m.category for m in self.metrics] + [c.category for c in [*self.correctness, *self.saturation]]
         return found + ([LoadCategory.INSUFFICIENT] if self.unjudged else [])
 
     @property
@@ -90,7 +92,7 @@ class LoadVerdict:
     def failing(self) -> list[str]:
         """Every finding that fails the gate, correctness first; a metric found at several levels once, with the
         figure of the lowest level and the others named."""
-        lines = [c.figure() for c in self.correctness if c.category == LoadCorrectness.REGRESSED]
+        lines = [c.figure() for c in [*self.correctness, *self.saturation] if c.category == LoadCorrectness.REGRESSED]
         for category in (LoadCategory.REGRESSION, LoadCategory.INSUFFICIENT):
             found: dict[tuple[str, str], list[MetricVerdict]] = {}
             for m in self.metrics:
@@ -109,6 +111,7 @@ class LoadVerdict:
             "correctness": [asdict(c) for c in self.correctness],
             "unjudged": self.unjudged,
             "stale_acks": self.stale_acks,
+            "saturation": [s.to_json() for s in self.saturation],
         }
 
 

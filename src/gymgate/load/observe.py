@@ -19,6 +19,8 @@ def observation(tag: str, exchanges: Iterable[Any], gym_result: Any) -> dict[str
     """The leaves of one rollout's observation (`exchanges`: the endpoint's, of this rollout, in order)."""
     grouped: dict[str, list[dict[str, Any]]] = {}
     for exchange in exchanges:
+        if exchange.injected:  # an attempt a saturated server failed: its retry is the request that counts
+            continue
         grouped.setdefault(exchange.kind or exchange.route, []).append(
             {"status": exchange.status, "body": exchange.body}
         )
@@ -40,3 +42,17 @@ def first_differences(alone: dict[str, Any], loaded: dict[str, Any], masked: set
         before, after = side_by_side(alone.get(name, "<absent>"), loaded.get(name, "<absent>"))
         shown.append({"field": name, "alone": before, "loaded": after})
     return shown
+
+
+def call_attempts(exchanges: list[Any]) -> tuple[int, bool]:
+    """(the most attempts one policy call of a rollout took: a run of failed attempts and the one answered; whether
+    every call was answered in the end). A rollout's calls are sequential, so its exchanges in order are its calls'
+    attempts in order."""
+    longest = run = 0
+    for exchange in exchanges:
+        if exchange.kind and exchange.kind != "policy":
+            continue
+        run += 1
+        if not exchange.injected:
+            longest, run = max(longest, run), 0
+    return max(longest, run), run == 0

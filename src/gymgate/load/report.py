@@ -27,7 +27,7 @@ def verdict_lines(verdict: LoadVerdict) -> list[str]:
         head = "load: REGRESSED under load"
     else:
         head = "load: NOT JUDGED under load"
-    both = [c for c in verdict.correctness if c.category == LoadCorrectness.SAME_FAIL]
+    both = [c for c in [*verdict.correctness, *verdict.saturation] if c.category == LoadCorrectness.SAME_FAIL]
     near = [m for m in verdict.metrics if m.category == LoadCategory.SUSPICIOUS]
     accepted = [m for m in verdict.metrics if m.category == LoadCategory.ACKNOWLEDGED]
     return [
@@ -87,7 +87,9 @@ def env_view(record: dict[str, Any], env: str, verdict: LoadVerdict) -> EnvView:
                 f"throughput stops growing at {top} in flight" if top else "throughput still grows at the highest level"
             )
             notes.append(f"{side}: endpoint's share of the CPU {share_text}; {stops}")
-    failing = any(c.category == LoadCorrectness.REGRESSED for c in found) or any(
+    failing = any(
+        c.category == LoadCorrectness.REGRESSED for c in [*found, *verdict.saturation] if c.env == env
+    ) or any(
         m.env == env and m.category in (LoadCategory.REGRESSION, LoadCategory.INSUFFICIENT) for m in verdict.metrics
     )
     return EnvView(env, plan_text, "; ".join(c.figure() for c in found), failing, rows, notes)

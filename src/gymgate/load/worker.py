@@ -67,6 +67,9 @@ def serve(driver: LoadDriver) -> None:
                         **driver.round(*(command[k] for k in ("env", "level", "round", "waves", "deadline_s"))),
                     }
                 )
+            elif op == protocol.SATURATED:
+                args = (command["envs"], command["level"], command["saturation"], command["deadline_s"])
+                say({"op": op, **driver.saturated(*args)})
             elif op == protocol.USAGE:
                 time.sleep(float(command.get("settle_s", 0)))
                 say({"op": op, "env": command["env"], "usage": driver.usage(command["env"])})
