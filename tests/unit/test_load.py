@@ -260,7 +260,11 @@ def test_a_saturated_servers_attempts_are_counted_per_call():
 
     from gymgate.load.observe import call_attempts  # noqa: PLC0415 - this test only
 
-    failed, answered, tokenize = X(kind="policy", injected="sat"), X(kind="policy", injected=""), X(kind="tokenize", injected="")
+    failed, answered, tokenize = (
+        X(kind="policy", injected="sat"),
+        X(kind="policy", injected=""),
+        X(kind="tokenize", injected=""),
+    )
     assert call_attempts([failed, failed, answered, answered]) == (3, True)
     assert call_attempts([answered, tokenize, failed, failed]) == (2, False)  # the last call was never answered
     assert call_attempts([]) == (0, True)
@@ -285,3 +289,93 @@ def test_saturation_is_judged_against_the_baseline():
     record = {"saturation": {"s": {BASELINE: {"envs": {"e": absorbed}}, CANDIDATE: {"error": "worker gone"}}}}
     verdicts, unjudged = judge_saturation(record)
     assert verdicts == [] and "not judged" in unjudged[0]  # a side that could not run it is never a pass
+
+
+class FakeWorker:
+    """A ref's load worker without Gyms (load/child.LoadChild's interface): answers every command with fixed figures;
+    `dies_at` names the command it never answers (the worker is gone)."""
+
+    log: list[tuple[str, str, object]] = []
+
+    def __init__(self, env, args, run_id, log, cwd, dies_at=""):
+        self.side = args[args.index("--ref-label") + 1]
+        self.dies_at = dies_at
+        self.left: list[int] = []
+
+    def answer(self, timeout_s, what):
+        from gymgate.load.child import WorkerGone  # noqa: PLC0415 - this test only
+
+        if self.dies_at == "ready":
+            raise WorkerGone("the load worker ended (status 1) before answering ready")
+        return {"op": "ready", "paths": {"e": ["e:accepted"]}, "unloadable": {}, "seconds": 1.0}
+
+    def ask(self, command, timeout_s):
+        from gymgate.load.child import WorkerGone  # noqa: PLC0415 - this test only
+
+        FakeWorker.log.append((self.side, command["op"], command.get("level")))
+        if command["op"] == self.dies_at:
+            raise WorkerGone(f"no answer to {command['op']} within {timeout_s:g} s")
+        if command["op"] == "alone":
+            return {"paths": ["e:accepted"], "masked": {}, "failed_alone": {}, "seconds": [0.02, 0.02]}
+        if command["op"] == "usage":
+            return {"usage": {"cpu_s": 1.0, "rss_bytes": 900_000_000, "fds": 500, "sockets": 9, "processes": 8}}
+        if command["op"] == "saturated":
+            one = {"rollouts": 8, "returned": 8, "error": "", "max_attempts": 3, "ended_after_window_s": 0.3}
+            return {"saturation": command["saturation"]["name"], "envs": {"e": one}}
+        level, waves = command["level"], command["waves"]
+        n = level * waves
+        return {
+            "env": "e",
+            "level": level,
+            "round": command["round"],
+            "waves": waves,
+            "rollouts": n,
+            "completed": n,
+            "error": "",
+            "wall_s": 0.05 * waves * max(1, level / 2),
+            "latencies_s": [0.05] * n,
+            "gym_cpu_s": 0.015 * n,
+            "endpoint_cpu_s": 0.003 * n,
+            "mismatches": [],
+            "mismatched": 0,
+            "after": {"cpu_s": 1.0, "rss_bytes": 900_000_000, "fds": 500, "sockets": 9, "processes": 8},
+        }
+
+    def close(self, timeout_s):
+        return self.left
+
+
+def fake_run(tmp_path, monkeypatch, dies_at=""):
+    from types import SimpleNamespace  # noqa: PLC0415 - this test only
+
+    from gymgate.harness.run_options import RunOptions  # noqa: PLC0415 - this test only
+    from gymgate.load import interleave  # noqa: PLC0415 - this test only
+
+    FakeWorker.log = []
+    monkeypatch.setattr(
+        interleave, "LoadChild", lambda *a, **k: FakeWorker(*a, dies_at=dies_at if a[1][-5] == CANDIDATE else "")
+    )
+    source = SimpleNamespace(to_json=lambda: {"name": "0.7.0", "digest": "sha256:x"})
+    opts = RunOptions(envs=["e"], plan=({"id": "e:accepted"},))
+    prepared = {BASELINE: None, CANDIDATE: None}
+    return interleave.run_load({BASELINE: source, CANDIDATE: source}, prepared, ["e"], opts, tmp_path)
+
+
+def test_a_load_run_interleaves_both_refs_and_keeps_everything(tmp_path, monkeypatch):
+    run = fake_run(tmp_path, monkeypatch)
+    assert run.verdict.code == 0, run.verdict.failing()
+    rounds = [(side, level) for side, op, level in FakeWorker.log if op == "round"]
+    measured = rounds[-2 * 5 * len(run.record["envs"]["e"]["plan"]["levels"]) :]
+    firsts = [measured[i][0] for i in range(0, len(measured), 2)]
+    assert firsts.count(BASELINE) and firsts.count(CANDIDATE)  # neither side always goes first
+    assert all(measured[i][1] == measured[i + 1][1] for i in range(0, len(measured), 2))  # A and B at one level
+    assert [op for _, op, _ in FakeWorker.log][-6:] == ["saturated"] * 6  # last: three ways, both sides
+    for name in ("load.json", "report.md", "report.html", "e.svg"):
+        assert (run.folder / name).is_file(), name
+
+
+def test_a_worker_that_goes_silent_leaves_its_environment_unjudged(tmp_path, monkeypatch):
+    run = fake_run(tmp_path, monkeypatch, dies_at="round")
+    assert run.verdict.code == 2 and "not judged" in run.verdict.failing()[0]
+    run = fake_run(tmp_path / "again", monkeypatch, dies_at="ready")
+    assert run.verdict.code == 2

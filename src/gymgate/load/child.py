@@ -41,19 +41,17 @@ class LoadChild:
         threading.Thread(target=self._read, name=f"load-{run_id}", daemon=True).start()
 
     def _read(self) -> None:
+        """Answers into the queue; anything else the worker prints on stdout (a library's) into its log."""
         assert self.proc.stdout is not None
-        with self._err_copy() as copy:
+        with self.log.open("a") as other:
             for line in self.proc.stdout:
                 answer = protocol.read_answer(line)
                 if answer is None:
-                    copy.write(line)  # what a library printed: kept in the worker's log
-                    copy.flush()
+                    other.write(line)
+                    other.flush()
                 else:
                     self._answers.put(answer)
         self._answers.put(GONE)
-
-    def _err_copy(self):
-        return self.log.open("a")
 
     def answer(self, timeout_s: float, what: str) -> dict[str, Any]:
         try:

@@ -146,7 +146,9 @@ def _measure(env: str, live: dict[str, LoadChild], record: dict[str, Any], sweep
     deadline = sweep.round_deadline(1)
     for side in going:
         count = protocol.ALONE_RUNS * len(record["refs"][side]["ready"]["paths"][env])
-        entry[side]["alone"] = _ask(live[side], entry[side], protocol.ALONE, env=env, deadline_s=deadline, waves=count)
+        entry[side]["alone"] = _ask(
+            live[side], entry[side], deadline * count, protocol.ALONE, env=env, deadline_s=deadline
+        )
     going = [s for s in going if not entry[s].get("error")]
     # What a rollout of this environment costs here, alone (the slower side's median): the levels worth warming up.
     alone = [median(entry[s]["alone"]["seconds"]) for s in going if entry[s]["alone"].get("seconds")]
@@ -166,13 +168,13 @@ def _measure(env: str, live: dict[str, LoadChild], record: dict[str, Any], sweep
         "not_driven": {str(k): v for k, v in sorted(not_driven.items())},
     }
     for side in going:
-        entry[side]["warm"] = (_ask(live[side], entry[side], protocol.USAGE, env=env) or {}).get("usage", {})
+        entry[side]["warm"] = (_ask(live[side], entry[side], 0, protocol.USAGE, env=env) or {}).get("usage", {})
     for r, level, order in _interleaved(sweep.rounds, levels):
         for side in order:
             _round(live, entry, side, env, level, r, sweep)
     print(f"load {env}: " + "; ".join(_progress(side, entry[side]) for side in SIDES), flush=True)
     for side in going:
-        settled = _ask(live[side], entry[side], protocol.USAGE, env=env, settle_s=SETTLE_S)
+        settled = _ask(live[side], entry[side], SETTLE_S, protocol.USAGE, env=env, settle_s=SETTLE_S)
         entry[side]["settled"] = (settled or {}).get("usage", {})
     return entry
 
@@ -218,17 +220,15 @@ def _ask_round(
 ) -> dict[str, Any] | None:
     """One round's answer: `waves` batches of `level` rollouts, each under the sweep's deadline for the level."""
     deadline = sweep.round_deadline(level)
-    return _ask(child, entry, protocol.ROUND, env=env, level=level, round=round_no, waves=waves, deadline_s=deadline)
+    command = {"env": env, "level": level, "round": round_no, "waves": waves, "deadline_s": deadline}
+    return _ask(child, entry, deadline * waves, protocol.ROUND, **command)
 
 
-def _ask(child: LoadChild, entry: dict[str, Any], op: str, **command: Any) -> dict[str, Any] | None:
-    """A command's answer, or None with the side's error set (the worker is gone, or the command raised)."""
-    waits = float(command.get("deadline_s", 0) or 0) * int(command.get("waves", 1)) + float(
-        command.get("settle_s", 0) or 0
-    )
-    timeout = waits + ANSWER_SLACK_S
+def _ask(child: LoadChild, entry: dict[str, Any], takes_s: float, op: str, **command: Any) -> dict[str, Any] | None:
+    """A command's answer, awaited for what the command may take (`takes_s`) and ANSWER_SLACK_S more; or None with
+    the side's error set (the worker is gone, silent, or the command raised)."""
     try:
-        answer = child.ask({"op": op, **command}, timeout)
+        answer = child.ask({"op": op, **command}, takes_s + ANSWER_SLACK_S)
     except WorkerGone as exc:
         entry["error"] = str(exc)
         return None
@@ -259,16 +259,9 @@ def _saturate(live: dict[str, LoadChild], record: dict[str, Any], envs: list[str
         spec = {k: v for k, v in asdict(kind).items() if v not in (None, "")}
         for side in SIDES if i % 2 == 0 else SIDES[::-1]:
             entry: dict[str, Any] = {}
-            answer = _ask(
-                live[side],
-                entry,
-                protocol.SATURATED,
-                envs=loaded,
-                level=given.level,
-                saturation=spec,
-                deadline_s=given.recover_s,
-                waves=1,
-            )
+            takes = kind.window_s + given.recover_s
+            command = {"envs": loaded, "level": given.level, "saturation": spec, "deadline_s": given.recover_s}
+            answer = _ask(live[side], entry, takes, protocol.SATURATED, **command)
             result = answer or {"error": entry.get("error", "no answer")}
             record["saturation"].setdefault(kind.name, {})[side] = result
         print(f"load: policy server saturated ({kind.name}) on both refs", flush=True)
