@@ -350,18 +350,18 @@ def test_a_load_run_never_guesses_which_rollout_a_call_serves(endpoint):
 def test_a_saturated_server_fails_routed_policy_calls_until_its_window_ends(endpoint):
     """Load runs' saturation (gymgate.load): every attempt of a rollout's policy call fails while the window lasts (a
     failed attempt answers no turn); then the call is answered; a slow server answers late instead."""
-    from gymgate.endpoint.server import Saturation  # noqa: PLC0415 - this test only
+    from gymgate.endpoint.faults import Saturation  # noqa: PLC0415 - this test only
 
     endpoint.set_script("demo", None)
     endpoint.route({"a": ("demo", SCRIPT)})
-    endpoint.saturate(Saturation("sat", time.monotonic() + 0.5, "http_429", retry_after=1))
+    endpoint.saturate(Saturation("sat", 0.5, "", "http_429", retry_after=1), until=time.monotonic() + 0.5)
     status, reply = post(endpoint, "/e/demo/v1/chat/completions", tagged("a"))
     assert status == 429 and "gymgate injected fault" in reply["error"]["message"]
     assert endpoint.exchanges[-1].injected == "sat" and endpoint.exchanges[-1].kind == "policy"
     time.sleep(0.6)
     status, reply = post(endpoint, "/e/demo/v1/chat/completions", tagged("a"))
     assert status == 200 and reply["choices"][0]["message"]["content"] == "first"
-    endpoint.saturate(Saturation("slow", time.monotonic() + 5, delay_s=0.3))
+    endpoint.saturate(Saturation("slow", 5.0, "", delay_s=0.3), until=time.monotonic() + 5)
     began = time.monotonic()
     status, reply = post(endpoint, "/e/demo/v1/chat/completions", tagged("a"))
     assert status == 200 and reply["choices"][0]["message"]["content"] == "done" and time.monotonic() - began >= 0.3

@@ -64,9 +64,20 @@ def fold(field_name: str) -> str:
 
 
 @dataclass
-class Ack:
+class Entry:
+    """One reviewed entry of an ack file: where it is, and its reason (an entry without one acknowledges nothing)."""
+
     file: Path
-    index: int  # position of the [[change]] in its file, from 1
+    index: int  # position of the entry among its file's entries of its table, from 1
+    TABLE = "change"
+
+    @property
+    def ref(self) -> str:
+        return f"acks/{self.file.name} {self.TABLE} {self.index}"
+
+
+@dataclass
+class Ack(Entry):
     field: str
     paths: list[str]
     match: str
@@ -74,31 +85,22 @@ class Ack:
     used: bool = False
 
     @property
-    def ref(self) -> str:
-        return f"acks/{self.file.name} change {self.index}"
-
-    @property
     def where(self) -> str:
         return f"{self.ref} ({self.field})"
 
 
 @dataclass
-class LoadAck:
+class LoadAck(Entry):
     """A reviewed load regression (gymgate.load): in this ref pair's file, a `[[load]]` entry accepts that an
     environment's metric got worse, up to `up_to` (a ratio for a relative metric, a difference for a slope or a
     count), for `reason`. It covers a regression only when the whole interval stays within `up_to`."""
 
-    file: Path
-    index: int  # position of the [[load]] in its file, from 1
     env: str
     metric: str
     up_to: float
     reason: str
     used: bool = False
-
-    @property
-    def ref(self) -> str:
-        return f"acks/{self.file.name} load {self.index}"
+    TABLE = "load"
 
 
 def files_of(refs: str) -> list[str]:

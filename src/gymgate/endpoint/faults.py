@@ -7,6 +7,7 @@ import asyncio
 import json
 import socket
 import struct
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -32,6 +33,20 @@ class FaultPlan(Protocol):
     retry_after: int | None
 
     def fails(self, attempt: int) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Saturation:
+    """One way the policy server is saturated during a load run (gymgate/load/sweep.toml [[saturation]]): every attempt
+    of a policy call fails with `kind` (an error status above, with Retry-After when `retry_after` is set), or every
+    answer comes `delay_s` late, for `window_s` from a batch's start."""
+
+    name: str
+    window_s: float
+    why: str
+    kind: str = ""  # an error status kind of endpoint/faults.py; "" with delay_s: a slow server
+    retry_after: int | None = None
+    delay_s: float = 0.0
 
 
 def error_body(kind: str) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from typing import Any
 
 from gymgate.endpoint import POLICY_MODEL, ROLLOUT_TAG
 from gymgate.endpoint import faults as injected_faults
+from gymgate.endpoint.faults import Saturation
 from gymgate.endpoint.script import UNSCRIPTED, Script, logprobs
 from gymgate.endpoint.tokenizer import EOS, MAX_LENGTH, assistant_body, build_tokenizer, encode, render
 from gymgate.outcomes import CONTRACT, GYM, HARNESS
@@ -52,19 +53,6 @@ class Exchange:
 
 
 @dataclass(frozen=True)
-class Saturation:
-    """The policy server saturated, for a load run's rollouts (gymgate.load): until `until` (time.monotonic), every
-    attempt of a policy call fails with `kind` (an error status of endpoint/faults.py, with Retry-After when given),
-    or, with `delay_s`, every answer comes that late."""
-
-    name: str
-    until: float
-    kind: str = ""
-    retry_after: int | None = None
-    delay_s: float = 0.0
-
-
-@dataclass(frozen=True)
 class Sampling:
     """The RL generation overrides every policy request must carry (NeMo RL's sampling guard)."""
 
@@ -91,7 +79,8 @@ class ModelEndpoint:
         self._shared: dict[str, tuple[str, ...]] = {}  # a shared Gym instance's URL name -> its environments
         self._activations = 0
         self._routes: dict[str, tuple[str, Script, int]] = {}  # rollout tag -> its environment, script, activation
-        self._saturation: Saturation | None = None  # the policy server saturated for a load run's rollouts
+        # The policy server saturated for a load run's rollouts, and until when (time.monotonic): `saturate`
+        self._saturation: tuple[Saturation, float] | None = None
         self._answered: dict[tuple[int, str], int] = {}  # (activation, caller) -> calls answered (`_turn`)
         self._lock = threading.Lock()
         self.exchanges: list[Exchange] = []
@@ -216,8 +205,8 @@ class ModelEndpoint:
             saturated = self._saturated(exchange, route, script, body)
             if saturated is not None:
                 return saturated
-            if self._saturation is not None and self._saturation.delay_s and exchange.rollout and route == "chat":
-                await self._slowly(self._saturation)
+            if self._saturation is not None and exchange.rollout and route == "chat":
+                await self._slowly(*self._saturation)
             fault = self._faults.get(exchange.activation)
             if fault is not None and route == "chat" and self._fails_now(fault, script, body, exchange):
                 exchange.injected, exchange.status = fault.name, injected_faults.status_of(fault)
@@ -284,32 +273,30 @@ class ModelEndpoint:
         pool = quoting or judging
         return min(pool, key=lambda t: (self._answered.get((pool[t][2], JUDGE), 0), pool[t][2]))
 
-    def saturate(self, saturation: Saturation | None) -> None:
-        """From now until `saturation.until`, the policy server is saturated for the load run's rollouts (None: it
-        is not). Only routed rollouts' policy calls are touched: an acceptance path never sees it."""
-        self._saturation = saturation
+    def saturate(self, saturation: Saturation | None, until: float = 0.0) -> None:
+        """Until `until` (time.monotonic), the policy server is saturated for the load run's rollouts (gymgate.load
+        sweep.toml [[saturation]]: endpoint/faults.Saturation); None: it is not. Only routed rollouts' calls are
+        touched: an acceptance path never sees it."""
+        self._saturation = None if saturation is None else (saturation, until)
 
     def _saturated(self, exchange: Exchange, route: str, script: Script, body: dict):
         """The response failing this attempt when the server is saturated with an error status, else None."""
-        saturation = self._saturation
-        if (
-            saturation is None
-            or not exchange.rollout
-            or route != "chat"
-            or saturation.kind not in injected_faults.STATUS
-        ):
+        if self._saturation is None or not exchange.rollout or route != "chat":
             return None
+        saturation, until = self._saturation
         messages = body.get("messages") if isinstance(body.get("messages"), list) else []
-        if time.monotonic() >= saturation.until or not messages or self.classify(script, messages) != POLICY:
+        if saturation.kind not in injected_faults.STATUS or time.monotonic() >= until or not messages:
+            return None
+        if self.classify(script, messages) != POLICY:
             return None
         exchange.kind, exchange.injected = POLICY, saturation.name
         exchange.status = injected_faults.STATUS[saturation.kind]
         self._record(exchange)
         return injected_faults.response(saturation)
 
-    async def _slowly(self, saturation: Saturation) -> None:
+    async def _slowly(self, saturation: Saturation, until: float) -> None:
         """A slow server: each answer while saturated waits `delay_s` first (the event loop keeps serving)."""
-        if time.monotonic() < saturation.until:
+        if saturation.delay_s and time.monotonic() < until:
             await asyncio.sleep(saturation.delay_s)
 
     def _fails_now(self, fault: injected_faults.FaultPlan, script: Script, body: dict, exchange: Exchange) -> bool:

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from gymgate.endpoint.faults import Saturation
+
 SWEEP_FILE = Path(__file__).with_name("sweep.toml")
 THRESHOLDS_FILE = Path(__file__).with_name("thresholds.toml")
 UP, DOWN = "up", "down"
@@ -70,18 +72,6 @@ class Sweep:
     def round_deadline(self, level: int) -> float:
         """One batch's deadline (a round's is this times its waves)."""
         return max(self.round_min_s, self.round_per_rollout_s * level)
-
-
-@dataclass(frozen=True)
-class Saturation:
-    """One way the policy server is saturated during a load run (sweep.toml [[saturation]])."""
-
-    name: str
-    window_s: float
-    why: str
-    kind: str = ""  # an error status kind of endpoint/faults.py; "" with delay_s: a slow server
-    retry_after: int | None = None
-    delay_s: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,9 @@ from gymgate.consumer.dataset import task_name_for
 from gymgate.consumer.processor import collate, process_datum
 from gymgate.consumer.rollout import run_rollout_sync
 from gymgate.endpoint import ROLLOUT_TAG
+from gymgate.endpoint.faults import Saturation
 from gymgate.endpoint.script import Script
-from gymgate.endpoint.server import ModelEndpoint, Saturation
+from gymgate.endpoint.server import ModelEndpoint
 from gymgate.load import observe, procstat, shape
 from gymgate.load.protocol import ALONE_RUNS
 from gymgate.paths.spec import PathSpec
@@ -240,15 +241,7 @@ class LoadDriver:
                 for m, pid in enumerate(members)
             ]
         began = time.monotonic()
-        self.endpoint.saturate(
-            Saturation(
-                saturation["name"],
-                began + window,
-                saturation.get("kind", ""),
-                saturation.get("retry_after"),
-                float(saturation.get("delay_s", 0.0)),
-            )
-        )
+        self.endpoint.saturate(Saturation(**saturation), until=began + window)
 
         def one(env: str) -> tuple[str, Rolled, float]:
             rolled = self.roll(env, batches[env], window + deadline_s)
