@@ -129,11 +129,22 @@ def test_a_change_below_the_metrics_floor_is_no_change_however_significant():
 
 def test_a_leak_is_a_slope():
     verdict = judge(
-        {"e": {BASELINE: side(cpu_ms=15), CANDIDATE: side(cpu_ms=15, rss_kib_per=100, fds_per=1)}}, THRESHOLDS
+        {"e": {BASELINE: side(cpu_ms=15), CANDIDATE: side(cpu_ms=15, rss_kib_per=300, fds_per=1)}}, THRESHOLDS
     )
     found = categories(verdict)
     assert found[("rss_slope_kb", None)] == found[("fd_slope", None)] == LoadCategory.REGRESSION
     assert verdict.code == 1
+    # Too few rollouts to see a small leak: said, not guessed.
+    small = judge({"e": {BASELINE: side(cpu_ms=15), CANDIDATE: side(cpu_ms=15, rss_kib_per=40)}}, THRESHOLDS)
+    (rss,) = [m for m in small.metrics if m.metric == "rss_slope_kb"]
+    assert rss.category == LoadCategory.NO_CHANGE and "this run sees a leak from" in rss.why
+    # A baseline whose memory fell is no evidence against a candidate that did not grow (an A/A false alarm, seen).
+    fell = side(cpu_ms=15)
+    for r in fell.rounds[len(fell.rounds) // 2 :]:
+        r["after"] = {**r["after"], "rss_bytes": r["after"]["rss_bytes"] - 7 * 2**20}
+    assert categories(judge({"e": {BASELINE: fell, CANDIDATE: side(cpu_ms=15)}}, THRESHOLDS))[
+        ("rss_slope_kb", None)
+    ] in (LoadCategory.NO_CHANGE, LoadCategory.IMPROVED)
 
 
 def test_children_left_after_the_load():

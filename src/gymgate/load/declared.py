@@ -93,6 +93,8 @@ class Threshold:
     floor: float
     ratio: float = 1.0
     absolute: bool = False
+    per: float = 1.0  # rollouts the unit counts per (a slope per 100 rollouts: 100)
+    min_growth: float = 0.0  # a slope's: what the candidate itself must grow by over the run (the unit × `per`)
 
     def hurts(self, change: float) -> bool:
         """Whether a change (a ratio, or a difference for an absolute metric) goes the way that hurts."""

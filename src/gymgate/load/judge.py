@@ -206,9 +206,11 @@ def categorize(t: Threshold, point: float, low: float, high: float, moved: bool,
 def growth(
     env: str, metric: str, base: Side, cand: Side, thresholds: Thresholds, ramp_rounds: int = 0
 ) -> MetricVerdict:
-    """A leak is a slope: the candidate's growth beyond the baseline's, with the interval its standard errors give."""
+    """A leak is a slope: the candidate's growth beyond the baseline's, with the interval its standard errors give,
+    counted only when the candidate itself grows by `min_growth` over the rollouts measured (a baseline whose memory
+    fell is no evidence against the candidate). `why` says from what slope this run could see a leak."""
     t = thresholds.of(metric)
-    (sa, ea, na), (sb, eb, nb) = base.growth(metric, ramp_rounds), cand.growth(metric, ramp_rounds)
+    (sa, ea, na, spa), (sb, eb, nb, spb) = base.growth(metric, ramp_rounds), cand.growth(metric, ramp_rounds)
     out = MetricVerdict(env, t.name, t.title, t.unit, LoadCategory.INSUFFICIENT, samples=(na, nb))
     if min(na, nb) < thresholds.min_rounds:
         out.why = f"{na} baseline and {nb} candidate readings; {thresholds.min_rounds} needed"
@@ -216,7 +218,12 @@ def growth(
     out.baseline, out.candidate, out.change = sa, sb, sb - sa
     spread = z_of(thresholds.confidence) * math.hypot(ea, eb)
     out.low, out.high = out.change - spread, out.change + spread
-    out.category = categorize(t, out.change, out.low, out.high, abs(out.change) >= t.floor, relative=False)
+    span = min(spa, spb)
+    visible = max(t.floor, t.min_growth * t.per / span) if span else math.inf
+    out.why = f"this run sees a leak from {visible:.3g} {t.unit} ({span} rollouts)"
+    grows = span > 0 and sb * span / t.per >= t.min_growth
+    moved = abs(out.change) >= t.floor and (grows or out.change < 0)
+    out.category = categorize(t, out.change, out.low, out.high, moved, relative=False)
     return out
 
 

@@ -51,10 +51,11 @@ class Side:
     def samples(self, metric: str, level: int) -> list[float]:
         return [sample(metric, r) for r in self.rounds if r["level"] == level and complete(r)]
 
-    def growth(self, metric: str, ramp_rounds: int = 0) -> tuple[float, float, int]:
+    def growth(self, metric: str, ramp_rounds: int = 0) -> tuple[float, float, int, int]:
         """How fast the servers' memory (`rss_slope_kb`: KiB a rollout) or open descriptors (`fd_slope`: a hundred
         rollouts) grew over the measured rounds after the first `ramp_rounds`: the least-squares slope of each
-        round's reading against the rollouts done so far, its standard error, and the readings it rests on."""
+        round's reading against the rollouts done so far, its standard error, the readings it rests on and the
+        rollouts they span."""
         key, factor = {"rss_slope_kb": ("rss_bytes", 1 / 1024), "fd_slope": ("fds", 100.0)}[metric]
         xs, ys, done = [], [], 0
         for r in self.rounds:
@@ -64,7 +65,7 @@ class Side:
             xs.append(done)
             ys.append(r["after"][key])
         b, se = slope(xs, ys)
-        return b * factor, se * factor, len(xs)
+        return b * factor, se * factor, len(xs), (xs[-1] - xs[0]) if xs else 0
 
     def children_left(self) -> float | None:
         """Processes of the Gym's servers once the load is over and they are idle, beyond those after the warm-up."""
