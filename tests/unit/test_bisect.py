@@ -1,4 +1,4 @@
-"""Bisection's search and judgement (harness/bisect.py) with fake commits; the real thing is in
+"""Bisection's search and judgement (harness/bisection.py, harness/bisect.py) with fake commits; the real thing is in
 tests/integration/test_bisect.py."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ import json
 import pytest
 
 from gymgate.harness import bisect as b
+from gymgate.harness import bisection as bs
 
 
 def _search(n, first_bad, skipped=(), flaky=()):
@@ -15,10 +16,10 @@ def _search(n, first_bad, skipped=(), flaky=()):
 
     def judge(i):
         tried.append(i)
-        verdict = b.SKIP if i in skipped else b.FLAKY if i in flaky else b.BAD if i >= first_bad else b.GOOD
+        verdict = bs.SKIP if i in skipped else bs.FLAKY if i in flaky else bs.BAD if i >= first_bad else bs.GOOD
         return b.Step(f"c{i}", "", verdict, "")
 
-    lo, hi, steps, skipped_found = b.search([f"c{i}" for i in range(n)], judge)
+    lo, hi, steps, skipped_found = bs.search([f"c{i}" for i in range(n)], judge)
     return lo, hi, tried, skipped_found
 
 
@@ -55,11 +56,11 @@ class FakeBisector(b.Bisector):
 @pytest.mark.parametrize(
     ("attempts", "verdict", "runs"),
     [
-        ([b.BAD], b.BAD, 1),  # a clear first attempt decides
-        ([b.GOOD], b.GOOD, 1),
-        ([b.UNSURE, b.BAD, b.BAD], b.BAD, 3),  # after an unsure one: two clear attempts that agree
-        ([b.UNSURE, b.GOOD, b.BAD], b.FLAKY, 3),  # attempts disagree: flaky, never guessed
-        ([b.UNSURE, b.UNSURE, b.GOOD], b.FLAKY, 3),  # not enough clear attempts
+        ([bs.BAD], bs.BAD, 1),  # a clear first attempt decides
+        ([bs.GOOD], bs.GOOD, 1),
+        ([bs.UNSURE, bs.BAD, bs.BAD], bs.BAD, 3),  # after an unsure one: two clear attempts that agree
+        ([bs.UNSURE, bs.GOOD, bs.BAD], bs.FLAKY, 3),  # attempts disagree: flaky, never guessed
+        ([bs.UNSURE, bs.UNSURE, bs.GOOD], bs.FLAKY, 3),  # not enough clear attempts
     ],
 )
 def test_unsure_commits_are_rerun_fresh_until_attempts_agree(monkeypatch, attempts, verdict, runs):
@@ -83,8 +84,8 @@ def test_the_report_names_the_first_bad_commit_its_files_and_every_step(tmp_path
 
     good, bad = "a" * 40, "f" * 40
     steps = [
-        b.Step("c" * 40, "build: drop it", b.GOOD, "every chosen path as on the good ref"),
-        b.Step("d" * 40, "mcqa: compare case-insensitively", b.BAD, "mcqa:accepted: regressed [reward] reward"),
+        b.Step("c" * 40, "build: drop it", bs.GOOD, "every chosen path as on the good ref"),
+        b.Step("d" * 40, "mcqa: compare case-insensitively", bs.BAD, "mcqa:accepted: regressed [reward] reward"),
     ]
     result = b.BisectResult(
         git_source(good, "v1"),

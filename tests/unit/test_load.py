@@ -390,3 +390,50 @@ def test_a_worker_that_goes_silent_leaves_its_environment_unjudged(tmp_path, mon
     assert run.verdict.code == 2 and "not judged" in run.verdict.failing()[0]
     run = fake_run(tmp_path / "again", monkeypatch, dies_at="ready")
     assert run.verdict.code == 2
+
+
+def test_bisect_under_load_names_the_commit_that_brought_the_regression(tmp_path, monkeypatch, cache):
+    """Each step a load comparison of the good ref and the commit (faked here: CPU doubles from the fourth commit
+    on, the second is unsure once then clear): the search names the fourth, and a step's figure says why."""
+    from types import SimpleNamespace  # noqa: PLC0415 - this test only
+
+    from gymgate.harness import load_bisect  # noqa: PLC0415 - this test only
+    from gymgate.harness.run_options import RunOptions  # noqa: PLC0415 - this test only
+    from gymgate.refs.scratch import commit_all, git  # noqa: PLC0415 - this test only
+
+    repo = tmp_path / "gym"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "pyproject.toml").write_text('[project]\nname = "nemo-gym"\nversion = "0.7.0"\n')
+    (repo / "f").write_text("0")
+    good = commit_all(repo, "good")
+    commits = []
+    for n in range(1, 7):
+        (repo / "f").write_text(str(n))
+        commits.append(commit_all(repo, f"change {n}"))
+    tried: list[str] = []
+
+    def fake_judge(base, source, envs, opts, acks):
+        index = commits.index(source.commit)
+        tried.append(source.commit)
+        cpu = 30 if index >= 3 else 15
+        if index == 1 and tried.count(source.commit) == 1:
+            cpu = 20  # +33 %: beyond the threshold at the point, not significantly (below)
+        sides = {BASELINE: side(cpu_ms=15), CANDIDATE: side(cpu_ms=cpu)}
+        verdict = judge({"e": sides}, THRESHOLDS)
+        if cpu == 20:
+            for m in verdict.metrics:
+                if m.metric == "cpu_per_rollout_ms":
+                    m.category = LoadCategory.SUSPICIOUS
+        return SimpleNamespace(verdict=verdict, folder=tmp_path / f"run-{index}")
+
+    monkeypatch.setattr(load_bisect, "judge_load", fake_judge)
+    result = load_bisect.load_bisect(good, commits[-1], str(repo), "e", "cpu_per_rollout_ms", RunOptions(), None)
+    assert result.first_bad == commits[3] and result.last_good == commits[2]
+    bad = [s for s in result.steps if s.verdict == "bad"]
+    assert bad and "Gym CPU per rollout 15 → 30 ms" in bad[0].why
+    assert tried.count(commits[1]) in (0, 2)  # an unsure step is measured again, never guessed
+    written = load_bisect.write_load_bisect(result, tmp_path / "out")
+    assert "First bad commit: " + commits[3] in written[0].read_text()
+    with pytest.raises(Exception, match="does not regress under load"):
+        load_bisect.load_bisect(good, commits[2], str(repo), "e", "cpu_per_rollout_ms", RunOptions(), None)

@@ -21,34 +21,16 @@ from gymgate.compare.runs import Comparison, compare_runs
 from gymgate.errors import UsageError
 from gymgate.harness.accept import planned, read_paths, require_judged_attempts
 from gymgate.harness.asked import Asked
+from gymgate.harness.bisection import ATTEMPTS, FLAKY, GOOD, SKIP, UNSURE, resolve_pair, search
 from gymgate.harness.environments import judged_environments, with_derived
 from gymgate.harness.matrix import report_dir
 from gymgate.harness.run_options import RunOptions
 from gymgate.pathid import environments
 from gymgate.refs import git
 from gymgate.refs.resolve import resolve_ref
-from gymgate.refs.source import KIND_GIT, GymSource
+from gymgate.refs.source import GymSource
 from gymgate.results import BisectResult, RunResult, Step
-from gymgate.verdict import FAILING, BisectVerdict, bisect_exit, commit_verdict
-
-GOOD, BAD, SKIP, FLAKY, UNSURE = (
-    BisectVerdict.GOOD,
-    BisectVerdict.BAD,
-    BisectVerdict.SKIP,
-    BisectVerdict.FLAKY,
-    BisectVerdict.UNSURE,
-)
-ATTEMPTS = 3  # at most this many runs of one unsure commit
-
-
-def resolve_pair(good: str, bad: str, repo: str | None) -> tuple[GymSource, GymSource]:
-    found = resolve_ref(good, repo), resolve_ref(bad, repo)
-    for asked, source in zip((good, bad), found, strict=True):
-        if source.kind != KIND_GIT:
-            raise UsageError(f"bisect walks git history: {asked!r} is a {source.kind} ref, not a commit, tag or branch")
-    if found[0].origin != found[1].origin:
-        raise UsageError(f"--good and --bad must come from one repository ({found[0].origin} vs {found[1].origin})")
-    return found
+from gymgate.verdict import FAILING, bisect_exit, commit_verdict
 
 
 def chosen_paths(comparison: Comparison) -> list[str]:
@@ -101,28 +83,6 @@ class Bisector:
             if (attempt == 0 and clear) or len(clear) >= 2:
                 return verdict, why, runs
         return FLAKY, "; ".join(f"attempt {i + 1}: {v} ({w})" for i, (v, w) in enumerate(attempts)), runs
-
-
-def search(commits: list[str], judge) -> tuple[int, int, list[Step], set[int]]:
-    """Binary search over `commits` (index -1 is the good ref, the last is bad) with skipping, as git bisect does.
-    Returns (last good index, first bad index, steps, skipped indices)."""
-    lo, hi = -1, len(commits) - 1
-    skipped: set[int] = set()
-    steps: list[Step] = []
-    while True:
-        open_ = [i for i in range(lo + 1, hi) if i not in skipped]
-        if not open_:
-            return lo, hi, steps, skipped
-        middle = (lo + hi) / 2
-        index = min(open_, key=lambda i: (abs(i - middle), i))
-        step = judge(index)
-        steps.append(step)
-        if step.verdict == GOOD:
-            lo = index
-        elif step.verdict == BAD:
-            hi = index
-        else:
-            skipped.add(index)
 
 
 def bisect(
@@ -234,10 +194,15 @@ def bisect_command(
     acks: Path | None,
     asked: Asked,
     run: RunOptions,
+    load_metric: str | None = None,
 ) -> int:
     """`gymgate bisect`: exit 1 when a first bad commit (or its suspects) was found, 0 when nothing regresses."""
     from gymgate.report.bisect import verdict_line  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
 
+    if load_metric:
+        from gymgate.harness.load_bisect import load_bisect_command  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
+
+        return load_bisect_command(good, bad, gym_repo, out, runs_dir, acks, asked, run, load_metric)
     require_judged_attempts(run)
     envs, uncased = judged_environments(asked)
     sources = [resolve_ref(bad, gym_repo), resolve_ref(good, gym_repo)]

@@ -97,6 +97,15 @@ GROUPS: tuple[Group, ...] = (
                 ("bisect",),
                 extra={"required": True, "metavar": "REF"},
             ),
+            Option(
+                "load_metric",
+                ("--load-metric",),
+                "bisect a regression under load instead of a path: ENV:METRIC, a metric of gymgate/load/thresholds.toml "
+                "or `correctness`; each step is a load comparison of the good ref and the commit, repeated while the "
+                "change is not significant either way",
+                ("bisect",),
+                extra={"metavar": "ENV:METRIC"},
+            ),
         ),
     ),
     Group(
