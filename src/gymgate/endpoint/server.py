@@ -30,6 +30,7 @@ from gymgate.outcomes import CONTRACT, GYM, HARNESS
 from gymgate.text import content_text
 
 POLICY, JUDGE = "policy", "judge"
+PROMPTS_KEPT = 4096  # prompts the endpoint remembers (ModelEndpoint.prompt_ids), the oldest forgotten first
 
 
 @dataclass
@@ -81,6 +82,7 @@ class ModelEndpoint:
         self._routes: dict[str, tuple[str, Script, int]] = {}  # rollout tag -> its environment, script, activation
         # The policy server saturated for a load run's rollouts, and until when (time.monotonic): `saturate`
         self._saturation: tuple[Saturation, float] | None = None
+        self._prompts: dict[str, tuple[int, ...]] = {}  # a request's messages and tools -> its prompt ids
         self._answered: dict[tuple[int, str], int] = {}  # (activation, caller) -> calls answered (`_turn`)
         self._lock = threading.Lock()
         self.exchanges: list[Exchange] = []
@@ -346,7 +348,22 @@ class ModelEndpoint:
         return POLICY
 
     def prompt_ids(self, messages: list[dict], tools: list[dict] | None) -> list[int]:
-        """Prompt tokens with the vLLM server's prefix splice: the model's own previous tokens are kept."""
+        """Prompt tokens with the vLLM server's prefix splice: the model's own previous tokens are kept. Remembered
+        by the exact request (PROMPTS_KEPT of them): a GRPO group's rollouts send the same prompts, and rendering the
+        template twice a request was the endpoint's largest cost under load (docs/benchmarks.md, "Under load")."""
+        key = json.dumps([messages, tools], sort_keys=True, default=str)
+        with self._lock:
+            known = self._prompts.get(key)
+        if known is not None:
+            return list(known)
+        ids = self._prompt_ids(messages, tools)
+        with self._lock:
+            if len(self._prompts) >= PROMPTS_KEPT:
+                self._prompts.pop(next(iter(self._prompts)))
+            self._prompts[key] = tuple(ids)
+        return ids
+
+    def _prompt_ids(self, messages: list[dict], tools: list[dict] | None) -> list[int]:
         full = encode(self.tokenizer, render(self.tokenizer, messages, tools, generation_prompt=True))
         last = max((i for i, m in enumerate(messages) if m.get("prompt_token_ids")), default=None)
         if last is None:
