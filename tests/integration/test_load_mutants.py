@@ -25,7 +25,7 @@ def build(mutant: dict, root: Path) -> Path:
     """The mutant's checkout: its one change (tests/integration/mutation.py), then each of its further `edits`."""
     gym = build_mutant(mutant, root)
     for edit in mutant.get("edits", []):
-        target = gym / mutant["file"]
+        target = gym / edit.get("file", mutant["file"])
         lines = target.read_text().split("\n")
         hits = [i for i, line in enumerate(lines) if line == edit["line"]]
         assert len(hits) == 1, f"{mutant['name']}: {mutant['file']} changed upstream; update it"
@@ -62,20 +62,19 @@ def test_load_mutant(name, runs, tmp_path):
     regressed = [c for c in load["correctness"] if c["category"] == "regressed under load"]
     saturated = [(s["env"], s["saturation"]) for s in load["saturation"] if s["category"] == "regressed under load"]
     assert load["unjudged"] == [], load["unjudged"]
-    finding = mutant.get("finding", {})
-    env = finding.get("env", "")
-    correct = [(env, finding["correctness"])] if "correctness" in finding else []
-    assert [(c["env"], c["category"]) for c in regressed] == correct, out
-    assert all(c["detail"] for c in regressed), regressed  # what differed, and where
-    if "saturation" in finding:  # the named way of saturating regresses (others may too: a storm meets them all)
-        assert (env, finding["saturation"]) in saturated, out
-    elif "correctness" in finding:  # sessions that collide collide in a saturated batch too: the same defect again
-        assert {e for e, _ in saturated} <= {env}, out
-    else:
-        assert saturated == [], out
-    found = {(m["env"], m["metric"], m["category"]) for m in regressions}
-    required = {(env, metric, "regression") for metric in finding.get("metrics", [])}
-    allowed = required | {(env, metric, "regression") for metric in finding.get("also", [])}
+    findings = mutant.get("findings", [])
+    found = {(m["env"], m["metric"]) for m in regressions}
+    assert {m["category"] for m in regressions} <= {"regression"}, out  # never insufficient data
+    required = {(f["env"], m) for f in findings for m in f.get("metrics", [])}
+    allowed = required | {(f["env"], m) for f in findings for m in f.get("also", [])}
     assert required <= found <= allowed, out
-    if finding:
-        assert f"{env}: " in out and "REGRESSED under load" in out  # the figure, in the terminal's verdict
+    correct = {(f["env"], f["correctness"]) for f in findings if "correctness" in f}
+    assert {(c["env"], c["category"]) for c in regressed} == correct, out
+    assert all(c["detail"] for c in regressed), regressed  # what differed, and where
+    for f in findings:  # the named way of saturating regresses (a storm, or a collision, meets the others too)
+        if "saturation" in f:
+            assert (f["env"], f["saturation"]) in saturated, out
+    colliding = {f["env"] for f in findings if "saturation" in f or "correctness" in f}
+    assert {e for e, _ in saturated} <= colliding, out
+    if findings:
+        assert "REGRESSED under load" in out and all(f"{f['env']}: " in out for f in findings)  # the figures
