@@ -86,7 +86,9 @@ def env_view(record: dict[str, Any], env: str, verdict: LoadVerdict) -> EnvView:
             stops = (
                 f"throughput stops growing at {top} in flight" if top else "throughput still grows at the highest level"
             )
-            notes.append(f"{side}: endpoint's share of the CPU {share_text}; {stops}")
+            held = sides[side].settled.get("rss_bytes")
+            memory = f"; its Gym instance's servers hold {held / 2**30:.2f} GiB after the load" if held else ""
+            notes.append(f"{side}: endpoint's share of the CPU {share_text}; {stops}{memory}")
     failing = any(
         c.category == LoadCorrectness.REGRESSED for c in [*found, *verdict.saturation] if c.env == env
     ) or any(
