@@ -24,8 +24,8 @@ def complete(round_: dict[str, Any]) -> bool:
 def sample(metric: str, round_: dict[str, Any]) -> float:
     if metric == "cpu_per_rollout_ms":
         return round_["gym_cpu_s"] / round_["rollouts"] * 1000
-    if metric == "p95_latency_ms":
-        return percentile(round_["latencies_s"], 95) * 1000
+    if metric.endswith("_latency_ms") and metric[0] == "p":  # p50, p95, p99: shown; p95 is judged
+        return percentile(round_["latencies_s"], float(metric[1:].split("_")[0])) * 1000
     if metric == "throughput":
         return round_["rollouts"] / round_["wall_s"] if round_["wall_s"] > 0 else 0.0
     raise KeyError(metric)

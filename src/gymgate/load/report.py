@@ -40,7 +40,8 @@ def verdict_lines(verdict: LoadVerdict) -> list[str]:
     ]
 
 
-TABLE = ("throughput", "p95_latency_ms", "cpu_per_rollout_ms")  # the per-level columns, both refs side by side
+# The per-level columns, both refs side by side (p50 and p99 shown, p95 judged).
+TABLE = ("throughput", "p50_latency_ms", "p95_latency_ms", "p99_latency_ms", "cpu_per_rollout_ms")
 
 
 @dataclass
@@ -122,8 +123,9 @@ def load_markdown(record: dict[str, Any], verdict: LoadVerdict) -> str:
         if view.correctness:
             out += [("❌ " if view.failing else "") + view.correctness, ""]
         out += [
-            "| in flight | throughput (rollouts/s) | p95 latency (ms) | Gym CPU per rollout (ms) | verdict |",
-            "|---:|---|---|---|---|",
+            "| in flight | throughput (rollouts/s) | p50 latency (ms) | p95 latency (ms) | p99 latency (ms) "
+            "| Gym CPU per rollout (ms) | verdict |",
+            "|---:|---|---|---|---|---|---|",
             *(f"| {r['level']} | {' | '.join(r[m] for m in TABLE)} | {r['verdict']} |" for r in view.rows),
             "",
             *(f"- {line}" for line in view.notes),
