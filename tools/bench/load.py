@@ -136,3 +136,50 @@ def render_load_mutants(pin: str, data: dict, command: str) -> str:
         figures = "<br>".join(f.replace("|", "\\|") for f in m["figures"]) or "no finding"
         lines.append(f"| {m['name']} | {m['exit']} | {m['seconds']} s | {figures} |")
     return "\n".join([*lines, f"<!-- load-mutants:{pin}:end -->"])
+
+
+def bench_load_releases(pins: list[str]) -> dict:
+    """Every consecutive pair of `pins` under load (`accept --gym-ref NEWER --baseline OLDER --load`, the default
+    set): what each release changed in Gym's cost or behaviour under concurrency, by the verdict's own figures."""
+    runs = tempfile.mkdtemp(prefix="gg-bench-load-")
+    env = dict(os.environ, GYMGATE_RUNS=runs)
+    out: dict = {"pairs": []}
+    for older, newer in zip(pins, pins[1:], strict=False):
+        seconds, text, code = timed(gymgate("accept", "--gym-ref", newer, "--baseline", older, "--load"), env)
+        try:
+            record = _newest_load(runs)
+        except ValueError:
+            out["pairs"].append({"pair": f"{older} → {newer}", "exit": code, "seconds": round(seconds), "lines": []})
+            continue
+        verdict = record["verdict"]
+        lines = [
+            line for line in text.splitlines() if line.startswith("  ") and ": " in line and "load" not in line[:6]
+        ]
+        out["pairs"].append(
+            {
+                "pair": f"{older} → {newer}",
+                "exit": code,
+                "load_code": verdict["code"],
+                "seconds": round(seconds),
+                "lines": lines[-12:],
+                "changed": [m for m in verdict["metrics"] if m["category"] in ("regression", "improved")],
+            }
+        )
+    subprocess.run(["rm", "-rf", runs], check=False)
+    return out
+
+
+def render_load_releases(data: dict, command: str) -> str:
+    lines = [
+        "<!-- load-releases:all:begin -->",
+        "### Every release under load",
+        "",
+        f"Command: `{command}` — {data['host']}, {data['when']}. Each consecutive pair, the default set.",
+        "",
+        "| bump | exit | load verdict | time |",
+        "|---|---|---|---|",
+    ]
+    for p in data["load-releases"]["pairs"]:
+        found = "<br>".join(x.strip().replace("|", "\\|") for x in p["lines"]) or "no change under load"
+        lines.append(f"| {p['pair']} | {p['exit']} (load {p.get('load_code', '?')}) | {found} | {p['seconds']} s |")
+    return "\n".join([*lines, "<!-- load-releases:all:end -->"])

@@ -289,6 +289,17 @@ BENCHES: tuple[Bench, ...] = (
         load.render_load_mutants,
         command="{name} --pin {pin}",
     ),
+    Bench(
+        "load-releases",
+        "every consecutive pair of --pins (default: every pin) under load (`accept --gym-ref NEWER --baseline OLDER "
+        "--load`, the default set): the load verdict's figures per bump.",
+        load.bench_load_releases,
+        load.render_load_releases,
+        takes=("pins",),
+        shows=(),
+        command="{name}{pins_option}",
+        label="all",
+    ),
 )
 
 
