@@ -437,3 +437,19 @@ def test_bisect_under_load_names_the_commit_that_brought_the_regression(tmp_path
     assert "First bad commit: " + commits[3] in written[0].read_text()
     with pytest.raises(Exception, match="does not regress under load"):
         load_bisect.load_bisect(good, commits[2], str(repo), "e", "cpu_per_rollout_ms", RunOptions(), None)
+
+
+def test_a_changed_outcome_under_saturation_is_reviewed_by_its_name():
+    from pathlib import Path as P  # noqa: PLC0415 - this test only
+
+    from gymgate.compare.acks import LoadAck  # noqa: PLC0415 - this test only
+    from gymgate.load.judge import LoadVerdict, acknowledge  # noqa: PLC0415 - this test only
+    from gymgate.load.saturation import compare  # noqa: PLC0415 - this test only
+
+    absorbed = {"returned": 8, "rollouts": 8, "error": "", "max_attempts": 5, "ended_after_window_s": 0.4}
+    failed = {**absorbed, "returned": 0, "error": "RolloutError: 503", "max_attempts": 3}
+    verdict = LoadVerdict(0.95, saturation=[compare("e", "policy_503_retry_after", absorbed, failed, 10, 30)])
+    assert verdict.code == 1
+    ack = LoadAck(P("pair.toml"), 1, "e", "policy_503_retry_after", 0.0, "0.7.0 gives up after three tries, by design")
+    assert acknowledge(verdict, [ack], THRESHOLDS).code == 0
+    assert "by design" in verdict.saturation[0].why

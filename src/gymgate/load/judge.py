@@ -245,7 +245,8 @@ def children_left(env: str, base: Side, cand: Side, thresholds: Thresholds) -> M
 
 def acknowledge(verdict: LoadVerdict, acks: list[LoadAck], thresholds: Thresholds) -> LoadVerdict:
     """Each regression a reviewed `[[load]]` entry of this ref pair accepts becomes acknowledged (shown, not failed):
-    same environment and metric, and the interval's worst end within the entry's `up_to`. An entry without a reason
+    same environment and metric, and the interval's worst end within the entry's `up_to`; a saturation whose outcome
+    changed (saturation.py), by an entry naming it as its metric (`up_to` unused: the outcome is reviewed whole). An entry without a reason
     accepts nothing; one that matched no regression is stale (said, like a stale contract acknowledgement)."""
     for m in verdict.metrics:
         if m.category != LoadCategory.REGRESSION:
@@ -259,5 +260,14 @@ def acknowledge(verdict: LoadVerdict, acks: list[LoadAck], thresholds: Threshold
             if ack.reason and within:
                 m.category, m.ack = LoadCategory.ACKNOWLEDGED, f"{ack.ref}: {ack.reason}"
                 break
+    for found in verdict.saturation:  # a changed outcome under saturation is reviewed by the saturation's name
+        if found.category != LoadCorrectness.REGRESSED:
+            continue
+        for ack in acks:
+            if (ack.env, ack.metric) == (found.env, found.saturation):
+                ack.used = True
+                if ack.reason:
+                    found.category, found.why = LoadCategory.ACKNOWLEDGED, f"{found.why} ({ack.ref}: {ack.reason})"
+                    break
     verdict.stale_acks = [a.ref for a in acks if not a.used]
     return verdict

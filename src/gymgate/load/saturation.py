@@ -3,7 +3,9 @@ and way of saturating, what each ref did — absorbed it (every rollout came bac
 its batch (RL's consumer raises: no reward at all), hung past `recover_s`, came back unlike its path alone, or came
 back with a reward for a call that was never answered — how many attempts one call took, and how long after the
 window the batch ended. The candidate regresses when it does worse than the baseline: a worse outcome, retries beyond
-`max_attempts` where the baseline stayed within, or an end past `recover_s` where the baseline's was not."""
+`max_attempts` where the baseline stayed within, or an end past `recover_s` where the baseline's was not. A changed
+outcome fails closed whichever way it went that is worse by SEVERITY (a release that stops riding out an outage it
+used to absorb changes what RL meets): a reviewed `[[load]]` entry naming the saturation as its metric accepts it."""
 
 from __future__ import annotations
 
