@@ -453,3 +453,17 @@ def test_a_changed_outcome_under_saturation_is_reviewed_by_its_name():
     ack = LoadAck(P("pair.toml"), 1, "e", "policy_503_retry_after", 0.0, "0.7.0 gives up after three tries, by design")
     assert acknowledge(verdict, [ack], THRESHOLDS).code == 0
     assert "by design" in verdict.saturation[0].why
+
+
+def test_an_environment_whose_paths_fail_alone_is_not_judged_under_load(tmp_path, monkeypatch):
+    """The candidate's paths all fail alone (the acceptance comparison names why): nothing to load, never a pass."""
+    original = FakeWorker.ask
+
+    def failing_alone(self, command, timeout_s):
+        if command["op"] == "alone" and self.side == CANDIDATE:
+            return {"paths": [], "masked": {}, "failed_alone": {"e:accepted": "RolloutError: 500"}, "seconds": []}
+        return original(self, command, timeout_s)
+
+    monkeypatch.setattr(FakeWorker, "ask", failing_alone)
+    run = fake_run(tmp_path, monkeypatch)
+    assert run.verdict.code == 2 and "ran to its end alone" in run.verdict.failing()[0]

@@ -146,9 +146,11 @@ def _measure(env: str, live: dict[str, LoadChild], record: dict[str, Any], sweep
     deadline = sweep.round_deadline(1)
     for side in going:
         count = protocol.ALONE_RUNS * len(record["refs"][side]["ready"]["paths"][env])
-        entry[side]["alone"] = _ask(
-            live[side], entry[side], deadline * count, protocol.ALONE, env=env, deadline_s=deadline
-        )
+        alone = _ask(live[side], entry[side], deadline * count, protocol.ALONE, env=env, deadline_s=deadline)
+        entry[side]["alone"] = alone
+        if alone is not None and not alone.get("paths"):
+            why = "; ".join(f"{p}: {w.splitlines()[0]}" for p, w in alone.get("failed_alone", {}).items())
+            entry[side]["error"] = f"no path of {env} ran to its end alone on this ref ({why[:300]})"
     going = [s for s in going if not entry[s].get("error")]
     # What a rollout of this environment costs here, alone (the slower side's median): the levels worth warming up.
     alone = [median(entry[s]["alone"]["seconds"]) for s in going if entry[s]["alone"].get("seconds")]

@@ -18,7 +18,7 @@ PER_RUN = ("rss_slope_kb", "fd_slope", "children_left")  # one value per ref and
 
 def complete(round_: dict[str, Any]) -> bool:
     """A round whose every rollout came back (its cost is comparable with another's)."""
-    return not round_.get("error") and round_.get("completed") == round_.get("rollouts")
+    return not round_.get("error") and round_.get("rollouts", 0) > 0 and round_.get("completed") == round_["rollouts"]
 
 
 def sample(metric: str, round_: dict[str, Any]) -> float:
