@@ -236,3 +236,19 @@ def test_reward_components_must_sum_and_task_indices_agree():
     two = [{"_ng_task_index": 0, "agent_ref": {"name": "a"}}, {"_ng_task_index": 1, "agent_ref": {"name": "a"}}]
     with pytest.raises(ValueError, match="_ng_task_index"):
         final_batch(two, [_processed([1], [2]), _processed([1], [2])], np.ones(2), 0, 100)
+
+
+def test_a_load_rounds_groups_go_through_rls_grpo_repeat():
+    """gymgate.load batches a round's GRPO groups as RL does: each distinct row processed once, then repeated, each
+    generation its own copy (a rollout's tag written into one never reaches another)."""
+    from gymgate.load.driver import grpo_batch  # noqa: PLC0415 - this test only
+
+    one = {"extra_env_info": '{"responses_create_params": {"input": "x"}}\n', "task_name": "t"}
+    other = {"extra_env_info": '{"responses_create_params": {"input": "y"}}\n', "task_name": "t"}
+    batch = grpo_batch([one] * 4 + [other] * 4)
+    rows = batch["extra_env_info"]
+    assert [r["responses_create_params"]["input"] for r in rows] == ["x"] * 4 + ["y"] * 4
+    rows[0]["responses_create_params"]["metadata"] = {"gymgate_rollout": "a"}
+    assert "metadata" not in rows[1]["responses_create_params"]
+    assert len(batch["message_log"]) == 8 and batch["loss_multiplier"].shape == (8,)
+    assert len(grpo_batch([one, other])["extra_env_info"]) == 2  # not whole groups: each row as it comes

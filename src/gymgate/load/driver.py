@@ -15,7 +15,7 @@ from typing import Any
 
 from gymgate.cases.case import InputDrift, apply_transforms, read_pinned
 from gymgate.consumer.dataset import task_name_for
-from gymgate.consumer.processor import collate, process_datum
+from gymgate.consumer.processor import collate, process_datum, repeat_interleave
 from gymgate.consumer.rollout import run_rollout_sync
 from gymgate.endpoint import ROLLOUT_TAG
 from gymgate.endpoint.faults import Saturation
@@ -276,7 +276,7 @@ class LoadDriver:
     def _batch(
         self, env: str, items: list[tuple[str, LoadPath]], deadline_s: float
     ) -> tuple[dict[str, Any], dict[str, float], str]:
-        batch = collate([process_datum(path.datum, i) for i, (_, path) in enumerate(items)])
+        batch = grpo_batch([path.datum for _, path in items])
         for (tag, _), row in zip(items, batch["extra_env_info"], strict=True):
             params = row.setdefault("responses_create_params", {})
             params["metadata"] = {**(params.get("metadata") or {}), ROLLOUT_TAG: tag}
@@ -299,3 +299,14 @@ class LoadDriver:
         tags = [tag for tag, _ in items]
         results = {tag: r["gym_result"] for tag, r in zip(tags, rollout.results, strict=True)}
         return results, dict(zip(tags, rollout.arrivals, strict=True)), ""
+
+
+def grpo_batch(data: list[dict[str, str]]) -> dict[str, Any]:
+    """The batch RL makes of these rows: when they are whole groups of one size (each row `k` times in a row, as a
+    round's are: shape.round_paths), each distinct row processed once and repeated by RL's own GRPO repeat (every
+    generation its own deep copy); else each row as it comes."""
+    size = next((i for i, d in enumerate(data) if d is not data[0]), len(data))
+    groups = [data[i : i + size] for i in range(0, len(data), size)]
+    if size > 1 and all(len(g) == size and all(d is g[0] for d in g) for g in groups):
+        return repeat_interleave(collate([process_datum(g[0], i) for i, g in enumerate(groups)]), size)
+    return collate([process_datum(datum, i) for i, datum in enumerate(data)])
