@@ -207,8 +207,8 @@ def growth(
     env: str, metric: str, base: Side, cand: Side, thresholds: Thresholds, ramp_rounds: int = 0
 ) -> MetricVerdict:
     """A leak is a slope: the candidate's growth beyond the baseline's, with the interval its standard errors give,
-    counted only when the candidate itself grows by `min_growth` over the rollouts measured (a baseline whose memory
-    fell is no evidence against the candidate). `why` says from what slope this run could see a leak."""
+    counted only when the difference adds up to `min_growth` over the rollouts measured (a few readings of a slope
+    move with every step of Python's allocator). `why` says from what slope this run could see a leak."""
     t = thresholds.of(metric)
     (sa, ea, na, spa), (sb, eb, nb, spb) = base.growth(metric, ramp_rounds), cand.growth(metric, ramp_rounds)
     out = MetricVerdict(env, t.name, t.title, t.unit, LoadCategory.INSUFFICIENT, samples=(na, nb))
@@ -221,8 +221,7 @@ def growth(
     span = min(spa, spb)
     visible = max(t.floor, t.min_growth * t.per / span) if span else math.inf
     out.why = f"this run sees a leak from {visible:.3g} {t.unit} ({span} rollouts)"
-    grows = span > 0 and sb * span / t.per >= t.min_growth
-    moved = abs(out.change) >= t.floor and (grows or out.change < 0)
+    moved = abs(out.change) >= t.floor and span > 0 and abs(out.change) * span / t.per >= t.min_growth
     out.category = categorize(t, out.change, out.low, out.high, moved, relative=False)
     return out
 
