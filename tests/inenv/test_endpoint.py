@@ -370,3 +370,29 @@ def test_a_saturated_server_fails_routed_policy_calls_until_its_window_ends(endp
     endpoint.set_script("demo", SCRIPT)
     status, _ = chat(endpoint, USER)  # an acceptance path never sees a saturation
     assert status == 200
+
+
+def test_a_judge_request_goes_to_the_rollout_whose_next_one_it_is(endpoint):
+    """Two rollouts of one path judged twice each (a judge asked both ways round): each request goes to the rollout
+    that made exactly it, alone, next, whatever order they arrive in."""
+    from gymgate.endpoint.server import judge_key  # noqa: PLC0415 - this test only
+
+    first = [{"role": "user", "content": "GOLD: a CANDIDATE: first"}]
+    second = [{"role": "user", "content": "GOLD: first CANDIDATE: a"}]
+    endpoint.set_script("demo", None)
+    alone = [judge_key(first), judge_key(second)]
+    endpoint.route({"a": ("demo", SCRIPT), "b": ("demo", SCRIPT)}, {"a": alone, "b": alone})
+    for messages in (first, second, first, second):  # by count alone, b would get a's second
+        status, _ = post(endpoint, "/e/demo/v1/chat/completions", {"model": "m", "messages": messages})
+        assert status == 200
+    seen = {t: [e.body["messages"] for e in endpoint.exchanges if e.rollout == t] for t in ("a", "b")}
+    assert seen == {"a": [first, second], "b": [first, second]}
+
+
+def test_prompts_remembered_by_the_exact_request_key_order_included(endpoint):
+    """A tool schema whose keys come in another order renders another prompt: never served from the other's."""
+    tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}
+    reordered = {"function": {"parameters": {"properties": {}, "type": "object"}, "name": "f"}, "type": "function"}
+    one = endpoint.prompt_ids(USER, [tool])
+    other = endpoint.prompt_ids(USER, [reordered])
+    assert one == endpoint.prompt_ids(USER, [tool]) and one != other

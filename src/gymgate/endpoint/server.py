@@ -80,6 +80,7 @@ class ModelEndpoint:
         self._shared: dict[str, tuple[str, ...]] = {}  # a shared Gym instance's URL name -> its environments
         self._activations = 0
         self._routes: dict[str, tuple[str, Script, int]] = {}  # rollout tag -> its environment, script, activation
+        self._judged: dict[str, list[str]] = {}  # rollout tag -> the judge requests its path made alone (route)
         # The policy server saturated for a load run's rollouts, and until when (time.monotonic): `saturate`
         self._saturation: tuple[Saturation, float] | None = None
         self._prompts: dict[str, tuple[int, ...]] = {}  # a request's messages and tools -> its prompt ids
@@ -104,18 +105,22 @@ class ModelEndpoint:
                 if fault is not None:
                     self._faults[self._activations] = fault
 
-    def route(self, rollouts: dict[str, tuple[str, Script]]) -> None:
+    def route(self, rollouts: dict[str, tuple[str, Script]], judged: dict[str, list[str]] | None = None) -> None:
         """Answer the rollouts of a load run, all in flight at once: each tag (ROLLOUT_TAG in its row's metadata) with
-        its environment's name and its own script, counting its turns from zero."""
+        its environment's name and its own script, counting its turns from zero. `judged`: the judge requests each
+        rollout's path made alone, in order (`judge_key` of each): a judge's request, which carries no tag, goes to
+        the rollout whose next one it is."""
         with self._lock:
             for tag, (env, script) in rollouts.items():
                 self._activations += 1
                 self._routes[tag] = (env, script, self._activations)
+                self._judged[tag] = list((judged or {}).get(tag, ()))
 
     def unroute(self, tags: Sequence[str]) -> None:
         with self._lock:
             for tag in tags:
                 self._routes.pop(tag, None)
+                self._judged.pop(tag, None)
 
     def take(self, rollouts: set[str] | None = None) -> list[Exchange]:
         """The exchanges recorded for these rollouts (None: all), removed: a load run keeps what it needs of each
@@ -261,13 +266,24 @@ class ModelEndpoint:
         return script
 
     def _judged_rollout(self, candidates: dict[str, tuple[str, Script, int]], body: dict) -> str:
-        """The rollout an untagged chat request judges: among those whose script makes it a judge's request, the ones
-        whose answers it quotes; of those, the one with the fewest judge calls answered (rollouts of one row answer
-        alike). Called with the lock held."""
+        """The rollout an untagged chat request judges: among those whose script makes it a judge's request, the first
+        (by activation) whose next judge request alone was exactly this one; else the ones whose answers it quotes,
+        and of those the one with the fewest judge calls answered (rollouts of one row answer alike). Called with the
+        lock held."""
         messages = body.get("messages") if isinstance(body.get("messages"), list) else []
         judging = {t: r for t, r in candidates.items() if messages and self.classify(r[1], messages) == JUDGE}
         if not judging:
             raise Rejected("gymgate endpoint: a policy request without its rollout's tag in a load run", HARNESS)
+        key = judge_key(messages)
+
+        def expects(tag: str) -> bool:
+            done = self._answered.get((judging[tag][2], JUDGE), 0)
+            expected = self._judged.get(tag, [])
+            return done < len(expected) and expected[done] == key
+
+        exact = [t for t in judging if expects(t)]
+        if exact:
+            return min(exact, key=lambda t: judging[t][2])
         text = "\n".join(content_text(m.get("content")) for m in messages)
         quoting = {
             t: r for t, r in judging.items() if any(turn.content and turn.content in text for turn in r[1].turns)
@@ -351,7 +367,7 @@ class ModelEndpoint:
         """Prompt tokens with the vLLM server's prefix splice: the model's own previous tokens are kept. Remembered
         by the exact request (PROMPTS_KEPT of them): a GRPO group's rollouts send the same prompts, and rendering the
         template twice a request was the endpoint's largest cost under load (docs/benchmarks.md, "Under load")."""
-        key = json.dumps([messages, tools], sort_keys=True, default=str)
+        key = json.dumps([messages, tools], default=str)  # key order kept: the template renders it as it comes
         with self._lock:
             known = self._prompts.get(key)
         if known is not None:
@@ -517,6 +533,11 @@ class ModelEndpoint:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def judge_key(messages: list[dict]) -> str:
+    """A judge request as the endpoint tells one from another (its messages, exactly)."""
+    return json.dumps(messages, default=str)
 
 
 def _tracking(protocol: type, connections: dict[tuple, asyncio.Transport]) -> type:
