@@ -25,6 +25,7 @@ from gymgate.load import observe, procstat, shape
 from gymgate.load.protocol import ALONE_RUNS
 from gymgate.paths.spec import PathSpec
 from gymgate.runner.path import GENERATION
+from gymgate.text import strip_ansi
 
 
 @dataclass
