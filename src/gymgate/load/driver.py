@@ -300,11 +300,8 @@ class LoadDriver:
                 watch=(lambda: self.watch(env)) if self.watch else None,
             )
         except Exception as exc:  # noqa: BLE001 - a lost batch is a finding of the round, said whole
-            return (
-                {},
-                {},
-                f"{type(exc).__name__}: {exc}"[:1500] + "\n" + "".join(traceback.format_exception(exc))[-800:],
-            )
+            said = strip_ansi(f"{type(exc).__name__}: {exc}")[:1500]
+            return {}, {}, said + "\n" + strip_ansi("".join(traceback.format_exception(exc)))[-800:]
         tags = [tag for tag, _ in items]
         results = {tag: r["gym_result"] for tag, r in zip(tags, rollout.results, strict=True)}
         return results, dict(zip(tags, rollout.arrivals, strict=True)), ""
