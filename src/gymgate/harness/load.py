@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from gymgate.compare import acks as ack_files
+from gymgate.errors import EXIT_FAILED
 from gymgate.harness.run import prepare
 from gymgate.harness.run_options import RunOptions
 from gymgate.load.interleave import LoadRun, run_load
@@ -33,5 +34,5 @@ def judge_load(baseline, candidate, envs: list[str], opts: RunOptions, acks: Pat
 def with_load(code: int, document: dict[str, Any], run: LoadRun) -> tuple[int, dict[str, Any]]:
     """The command's exit code and verdict document with the load verdict in: a regression either way fails (1)."""
     load = run.verdict.code
-    combined = 1 if 1 in (code, load) else max(code, load)
+    combined = EXIT_FAILED if EXIT_FAILED in (code, load) else max(code, load)
     return combined, {**document, "load": {"folder": str(Path(run.folder)), **run.verdict.to_json()}}
