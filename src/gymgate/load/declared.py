@@ -32,9 +32,13 @@ class Sweep:
     start_s: float
     stop_s: float
 
+    def cap(self, cores: int | None = None) -> int:
+        """The most rollouts in flight this machine is asked to drive."""
+        return self.cap_per_core * (cores or os.cpu_count() or 1)
+
     def driven(self, cores: int | None = None) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """(the levels this machine drives, the declared ones above its cap)."""
-        cap = self.cap_per_core * (cores or os.cpu_count() or 1)
+        cap = self.cap(cores)
         return tuple(x for x in self.levels if x <= cap), tuple(x for x in self.levels if x > cap)
 
     def batch_s(self, level: int, alone_s: float, cores: int | None = None) -> float:
@@ -58,7 +62,7 @@ class Sweep:
     def levels_for(self, alone_s: float, cores: int | None = None) -> tuple[tuple[int, ...], dict[int, str]]:
         """The levels an environment is driven at here, and why each other declared level is not."""
         driven, why = [], {}
-        cap = self.cap_per_core * (cores or os.cpu_count() or 1)
+        cap = self.cap(cores)
         for level in self.levels:
             batch = self.batch_s(level, alone_s, cores)
             if level > cap:
