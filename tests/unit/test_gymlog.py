@@ -86,6 +86,23 @@ def test_an_interrupt_wrapped_in_another_error_is_still_gyms_stop(tmp_path):
     assert gymlog.last_error(_log(tmp_path, SERVER_TRACEBACK + own)).startswith("pydantic_core._pydantic_core")
 
 
+def test_what_gym_prints_after_announcing_its_stop_is_a_consequence(tmp_path):
+    # Seen in CI: a neighbour's wrapped interrupt whose `KeyboardInterrupt:` line never reached the log intact (its
+    # lines interleaved with another server's) — printed after Gym announced the stop, it is not the cause.
+    cut = WRAPPED_INTERRUPT.replace("serializer", "validator").replace("(policy_model)   KeyboardInterrupt:\n", "")
+    stopped = SERVER_TRACEBACK + "Sending interrupt signals to servers...\nWaiting for processes to finish...\n" + cut
+    assert gymlog.last_error(_log(tmp_path, stopped)) == "RuntimeError: model server refuses to import"
+    # Without the announcement, the last error leads as before; after it, with nothing before, it is the cause.
+    assert gymlog.last_error(_log(tmp_path, SERVER_TRACEBACK + cut)).startswith("pydantic_core._pydantic_core")
+    late = "Sending interrupt signals to servers...\n" + cut
+    assert gymlog.last_error(_log(tmp_path, late)).startswith("pydantic_core._pydantic_core")
+    # An interrupt anywhere in the message (not only its last line) is Gym's stop.
+    mid = WRAPPED_INTERRUPT.replace(
+        "(policy_model)   KeyboardInterrupt:\n", "(policy_model)   KeyboardInterrupt:\n(policy_model)   more\n"
+    )
+    assert gymlog.last_error(_log(tmp_path, SERVER_TRACEBACK + mid)) == "RuntimeError: model server refuses to import"
+
+
 # A SIGINT that lands while a library's optional import falls back (`try: import brotli` / `except ImportError:
 # import brotlicffi`): Python prints the chain, the interrupt last (seen in a neighbour's log during Gym's stop).
 def _chained(*closing: str, joint: str = "During handling of the above exception, another exception occurred:") -> str:

@@ -15,6 +15,8 @@ TAIL_BYTES = 256 * 1024
 # The line that closes a Python traceback: `ModuleNotFoundError: No module named 'x'` (a bare name is enough).
 _EXCEPTION = re.compile(r"^((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt))(?::\s.*)?$")
 _INTERRUPT = re.compile(r"^KeyboardInterrupt\b")
+# What Gym's head prints when it stops its servers (one of them died, or it was told to stop): every version.
+_GYM_STOPS = re.compile(r"^Sending interrupt signals to servers")
 # Python's lines between the tracebacks of one chain (an exception raised while handling another, or from it).
 _CHAINED = re.compile(r"^(During handling of the above exception|The above exception was the direct cause)")
 _SERVER_PREFIX = re.compile(r"^\([\w.-]+\) ")  # Gym prefixes each server's output with `(<name>) `
@@ -53,15 +55,23 @@ def last_error(log: Path | str, since: int = 0) -> str:
     nothing else failed: Gym stops an instance whose server died with SIGINT, and a server still importing then
     prints one after the error that made Gym stop — at the end of a chain, too, when the interrupt landed while an
     import's own fallback was handling an ImportError (`try: import brotli` / `except ImportError: import
-    brotlicffi`): none of that chain's exceptions is a cause."""
-    found = interrupted = ""
-    for chain in _closing_exceptions(_unprefixed(tail(log, since))):
-        line, message = chain[-1]
-        if _INTERRUPT.match(line) or (message and _INTERRUPT.match(message[-1])):
-            interrupted = line
-        else:
-            found = line
-    return (found or interrupted)[:500]
+    brotlicffi`): none of that chain's exceptions is a cause. What Gym's servers print after Gym announced that stop
+    is its consequence: an error from before the announcement leads (an interrupt can arrive wrapped in a way no
+    message shows, its lines interleaved with a neighbour's)."""
+    lines = _unprefixed(tail(log, since))
+    stop = next((i for i, line in enumerate(lines) if _GYM_STOPS.match(line)), len(lines))
+    interrupted = ""
+    for part in (lines[:stop], lines[stop:]):
+        found = ""
+        for chain in _closing_exceptions(part):
+            line, message = chain[-1]
+            if _INTERRUPT.match(line) or any(_INTERRUPT.match(m) for m in message):
+                interrupted = line
+            else:
+                found = line
+        if found:
+            return found[:500]
+    return interrupted[:500]
 
 
 def _closing_exceptions(lines: list[str]) -> list[list[tuple[str, list[str]]]]:
