@@ -140,30 +140,45 @@ def render_load_mutants(pin: str, data: dict, command: str) -> str:
 
 def bench_load_releases(pins: list[str]) -> dict:
     """Every consecutive pair of `pins` under load (`accept --gym-ref NEWER --baseline OLDER --load`, the default
-    set): what each release changed in Gym's cost or behaviour under concurrency, by the verdict's own figures."""
+    set): what each release changed in Gym's cost or behaviour under concurrency, by the verdict's own figures —
+    regressions and improvements of cost, correctness under load and under a saturated policy server, each side."""
+    from gymgate.load.judge import CorrectnessVerdict, MetricVerdict  # noqa: PLC0415 - the bench's only use
+    from gymgate.load.saturation import SaturationVerdict  # noqa: PLC0415 - the bench's only use
+
     runs = tempfile.mkdtemp(prefix="gg-bench-load-")
     env = dict(os.environ, GYMGATE_RUNS=runs)
     out: dict = {"pairs": []}
     for older, newer in zip(pins, pins[1:], strict=False):
+        before = set(Path(runs).glob("*-load-*/load/load.json"))
         seconds, text, code = timed(gymgate("accept", "--gym-ref", newer, "--baseline", older, "--load"), env)
-        try:
-            record = _newest_load(runs)
-        except ValueError:
-            out["pairs"].append({"pair": f"{older} → {newer}", "exit": code, "seconds": round(seconds), "lines": []})
+        pair: dict = {"pair": f"{older} → {newer}", "exit": code, "seconds": round(seconds)}
+        out["pairs"].append(pair)
+        if set(Path(runs).glob("*-load-*/load/load.json")) == before:
+            pair["findings"] = [f"no load run: {text.strip().splitlines()[-1] if text.strip() else 'no output'}"]
             continue
+        record = _newest_load(runs)
         verdict = record["verdict"]
-        lines = [
-            line for line in text.splitlines() if line.startswith("  ") and ": " in line and "load" not in line[:6]
-        ]
-        out["pairs"].append(
-            {
-                "pair": f"{older} → {newer}",
-                "exit": code,
-                "load_code": verdict["code"],
-                "seconds": round(seconds),
-                "lines": lines[-12:],
-                "changed": [m for m in verdict["metrics"] if m["category"] in ("regression", "improved")],
-            }
+        confidence = verdict["confidence"]
+        metrics = [MetricVerdict(**m) for m in verdict["metrics"]]
+        shown = {"regression": [], "improved": [], "suspicious": [], "acknowledged": []}
+        for m in metrics:
+            if m.category in shown:
+                shown[m.category].append(m.figure(confidence))
+        judged = [CorrectnessVerdict(**c) for c in verdict["correctness"]]
+        judged += [SaturationVerdict(**s) for s in verdict.get("saturation", [])]
+        pair.update(
+            load_code=verdict["code"],
+            load_s=round(record["finished"] - record["started"]),
+            envs=sorted(record["envs"]),
+            levels=record["levels"],
+            findings=[
+                *(c.figure() for c in judged if c.category != "holds under load"),
+                *(f"regression: {f}" for f in shown["regression"]),
+                *(f"improved: {f}" for f in shown["improved"]),
+                *(f"acknowledged: {f}" for f in shown["acknowledged"]),
+                *verdict["unjudged"],
+            ],
+            suspicious=len(shown["suspicious"]),
         )
     subprocess.run(["rm", "-rf", runs], check=False)
     return out
@@ -174,12 +189,18 @@ def render_load_releases(data: dict, command: str) -> str:
         "<!-- load-releases:all:begin -->",
         "### Every release under load",
         "",
-        f"Command: `{command}` — {data['host']}, {data['when']}. Each consecutive pair, the default set.",
+        f"Command: `{command}` — {data['host']}, {data['when']}. Each consecutive pair, the default set; exit is the "
+        "bump's (acceptance and load), load its own verdict's code.",
         "",
-        "| bump | exit | load verdict | time |",
-        "|---|---|---|---|",
+        "| bump | exit | load | what changed under load | load run | whole bump |",
+        "|---|---|---|---|---|---|",
     ]
     for p in data["load-releases"]["pairs"]:
-        found = "<br>".join(x.strip().replace("|", "\\|") for x in p["lines"]) or "no change under load"
-        lines.append(f"| {p['pair']} | {p['exit']} (load {p.get('load_code', '?')}) | {found} | {p['seconds']} s |")
+        found = "<br>".join(x.replace("|", "\\|") for x in p["findings"]) or "no change under load"
+        if p.get("suspicious"):
+            found += f"<br>({p['suspicious']} suspicious, not significant)"
+        load_s = f"{p['load_s']} s" if "load_s" in p else "—"
+        lines.append(
+            f"| {p['pair']} | {p['exit']} | {p.get('load_code', '—')} | {found} | {load_s} | {p['seconds']} s |"
+        )
     return "\n".join([*lines, "<!-- load-releases:all:end -->"])
