@@ -5,6 +5,7 @@ as they are written, and after a normal end and after a stop nothing of any unit
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 import tempfile
@@ -31,6 +32,7 @@ args = sys.argv[1:]
 assert args[0] == "unit"
 ref, run = json.loads(Path(args[1]).read_text())["ref"], Path(args[args.index("--run-dir") + 1])
 (run / "paths").mkdir(parents=True)
+(run / "spec.json").write_text(Path(args[1]).read_text())  # as the node filled it in
 (run / "run.json").write_text('{"ref": "%s", "ray": "%s", "cache": "%s"}' % (
     ref, os.environ.get("RAY_ADDRESS", ""), os.environ.get("GYMGATE_CACHE", "")))
 subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)  # a "Gym"
@@ -84,7 +86,7 @@ def _checkout(root: Path) -> tuple[str, bytes]:
     return node.pack(tree, ["tools/stand_in.py"])
 
 
-def _run(cluster, units, sleep: str, stopping=lambda: False):
+def _run(cluster, units, sleep: str, stopping=lambda: False, sources=None):
     _, _, root = cluster
     digest, blob = _checkout(root)
     mirror = root / f"mirror-{time.monotonic_ns()}"
@@ -97,6 +99,7 @@ def _run(cluster, units, sleep: str, stopping=lambda: False):
         scratch=str(root / "scratch"),
         program=command,
         stopping=stopping,
+        sources=sources,
         environ={"GYMGATE_STAND_IN_SLEEP": sleep},
     )
     return done, mirror, digest
@@ -243,3 +246,23 @@ def _wait_gone(unit_id: str, timeout_s: float = 30) -> None:
     while marked_pids(unit_id, node.UNIT_MARKER):
         assert time.monotonic() < deadline, f"{unit_id}: still running after its node died"
         time.sleep(0.2)
+
+
+def test_a_load_unit_gets_both_its_refs_packs_unpacked_on_its_node(cluster, tmp_path):
+    """A load unit (both refs on one node) whose two refs travel as packs: each side's spec names where its pack
+    was unpacked on that node, with the pack's files; a run of one ref still gets its one pack."""
+    packs = {}
+    for side in ("baseline", "candidate"):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "app.py").write_text(f"SIDE = {side!r}\n")
+        packs[side] = node.pack(tmp_path / side, ["app.py"])
+    spec = {"ref": "load", "sides": {s: {"payload": packs[s][0]} for s in packs}}
+    one = {"ref": "tree", "payload": packs["baseline"][0]}
+    sources = dict(packs.values())
+    done, mirror, _ = _run(cluster, [Unit("load", spec), Unit("tree", one)], sleep="0", sources=sources)
+    assert done.outcomes == {"unit-load-a1": dispatch.DONE, "unit-tree-a1": dispatch.DONE}, done.reasons
+    filled = json.loads((mirror / "load" / "spec.json").read_text())
+    for side, run in filled["sides"].items():
+        assert (Path(run["source_path"]) / "app.py").read_text() == f"SIDE = {side!r}\n"
+    tree = json.loads((mirror / "tree" / "spec.json").read_text())
+    assert (Path(tree["source_path"]) / "app.py").read_text() == "SIDE = 'baseline'\n"

@@ -26,6 +26,7 @@ from gymgate.processes import marked_pids
 from gymgate.remote.node import UNIT_MARKER
 from tests.helpers import moved_home
 from tests.integration import mutation
+from tests.integration import test_load_mutants as load_mutants
 
 sys.path.insert(0, str(repo_root() / "tools"))
 import local_cluster  # noqa: E402
@@ -150,6 +151,27 @@ def test_a_mutant_sent_to_the_cluster_is_caught_exactly_as_here(cluster, ray_pyt
     gym = mutation.build_mutant(mutant, tmp_path / "gym")
     remote = ("--ray-address", address, "--ray-python", ray_python)
     mutation.judge_once(mutant, gym, tmp_path / "runs", tmp_path, *remote)
+
+
+def test_a_load_mutant_sent_to_the_cluster_is_caught_exactly_as_here(cluster, ray_python, tmp_path):
+    """`accept --load` on the cluster (issue 54): the acceptance units as above, then a load unit per environment —
+    both refs on one node, interleaved there — whose record streams back and is merged and judged here: the mutant's
+    zombie per rollout is exactly its finding, as tests/integration/test_load_mutants.py finds it on this machine,
+    with nothing left running on either node."""
+    address, _, _ = cluster
+    mutant = load_mutants.MUTANTS["child-never-reaped"]
+    gym = load_mutants.build(mutant, tmp_path / "gym")
+    remote = ("--ray-address", address, "--ray-python", ray_python)
+    done = load_mutants.accept_under_load(gym, mutant, tmp_path / "runs", *remote)
+    record = load_mutants.judged(mutant, done)
+    assert list(record["units"]) == ["load-1-mcqa"], record["units"]
+    unit = record["units"]["load-1-mcqa"]
+    assert unit["envs"] == ["mcqa"] and unit["ended"] == "unit-load-1-mcqa-a1 measured", unit
+    for side in ("baseline", "candidate"):  # both refs' Gyms came up in that unit, on its one node
+        assert unit[side]["ready"].get("paths", {}).get("mcqa"), unit[side]
+        assert unit[side]["left_running"] == [], unit[side]
+    assert re.search(r"unit-load-1-mcqa-a1: running on \S+ \(node \w+\)", done.stdout), done.stdout[-3000:]
+    assert marked_pids("unit-load-1-mcqa-a1", UNIT_MARKER) == []
 
 
 def _without_ray_auth(**env: str) -> dict[str, str]:

@@ -34,20 +34,25 @@ def build(mutant: dict, root: Path) -> Path:
     return gym
 
 
-def accept_under_load(gym: Path, mutant: dict, runs: Path) -> subprocess.CompletedProcess:
+def accept_under_load(gym: Path, mutant: dict, runs: Path, *extra: str) -> subprocess.CompletedProcess:
+    """`extra`: more options (a cluster to run on)."""
     command = [sys.executable, "-m", "gymgate", "accept", "--gym-ref", str(gym), "--baseline", mutant["version"]]
     command += ["--load", "--runs-dir", str(runs), "-n", "1", "--reruns", "0", "--json"]
     command += mutant.get("args", SUITE["args"])
     for env in mutant["envs"]:
         command += ["--env", env]
-    return subprocess.run(command, capture_output=True, text=True, timeout=1500)
+    return subprocess.run([*command, *extra], capture_output=True, text=True, timeout=1500)
 
 
 @pytest.mark.parametrize("name", [n for n, m in MUTANTS.items() if m.get("ci")])
 def test_load_mutant(name, runs, tmp_path):
     mutant = MUTANTS[name]
     gym = build(mutant, tmp_path / "gym")
-    done = accept_under_load(gym, mutant, runs)
+    judged(mutant, accept_under_load(gym, mutant, runs))
+
+
+def judged(mutant: dict, done: subprocess.CompletedProcess) -> dict:
+    """The mutant's bump judged exactly as the suite expects; its load record."""
     out = done.stdout + done.stderr
     assert done.returncode == mutant["exit"], out
     document = json.loads(done.stdout[done.stdout.index("{") :])
@@ -78,3 +83,4 @@ def test_load_mutant(name, runs, tmp_path):
     assert {e for e, _ in saturated} <= colliding, out
     if findings:
         assert "REGRESSED under load" in out and all(f"{f['env']}: " in out for f in findings)  # the figures
+    return record

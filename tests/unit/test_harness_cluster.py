@@ -36,7 +36,7 @@ def _send(monkeypatch, tmp_path, node, sources=("0.7.0",)):
         return Outcome(outcomes, reasons, {}, codes, 0)
 
     monkeypatch.setattr(cluster, "run_dispatch", dispatched)
-    monkeypatch.setattr(cluster, "expectation", lambda call: (None, None))  # nothing of this machine's env
+    monkeypatch.setattr(cluster, "expectation", lambda source, wide=False: (None, None))  # nothing of this machine's env
     opts = RunOptions(runs_dir=tmp_path, ray_address="127.0.0.2:6379", ray_python="python")
     calls = [RefRun(_source(name), PATHS, opts, reuse=True) for name in sources]
     return cluster.run_remote(calls), sent
@@ -133,8 +133,8 @@ def test_only_a_pins_committed_lock_is_expected_of_a_node(tmp_path):
     from gymgate.refs import resolve_ref
 
     pin = resolve_ref("0.7.0")
-    lock, _ = cluster.expectation(RefRun(pin, PATHS, RunOptions()))
+    lock, _ = cluster.expectation(pin)
     assert lock is not None and lock.is_file() and lock.parent.name == "0.7.0"
-    assert cluster.expectation(RefRun(pin, PATHS, RunOptions(wide=True)))[0] is None
+    assert cluster.expectation(pin, wide=True)[0] is None
     index = GymSource("0.7.0", "index", "0.7.0", ">=3.13.14", "d" * 64, "index")
-    assert cluster.expectation(RefRun(index, PATHS, RunOptions()))[0] is None
+    assert cluster.expectation(index)[0] is None

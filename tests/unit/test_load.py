@@ -10,10 +10,13 @@ from dataclasses import replace
 import pytest
 
 from gymgate.load import declared, shape
+from gymgate.load.interleave import judged, new_record
 from gymgate.load.judge import judge
-from gymgate.load.measures import BASELINE, CANDIDATE, Side
+from gymgate.load.measures import BASELINE, CANDIDATE, SCHEMA, Side
+from gymgate.load.merge import merge_unit
 from gymgate.load.report import curves_svg, load_html, load_markdown, verdict_lines
 from gymgate.load.stats import percentile, ratio_interval, slope
+from gymgate.refs.source import KIND_PIN, GymSource
 from gymgate.verdict import LoadCategory, LoadCorrectness
 
 THRESHOLDS = declared.thresholds()
@@ -467,3 +470,74 @@ def test_an_environment_whose_paths_fail_alone_is_not_judged_under_load(tmp_path
     monkeypatch.setattr(FakeWorker, "ask", failing_alone)
     run = fake_run(tmp_path, monkeypatch)
     assert run.verdict.code == 2 and "ran to its end alone" in run.verdict.failing()[0]
+
+
+def _unit_record(envs: dict[str, tuple[Side, Side]], levels=(1, 8), saturation: dict | None = None) -> dict:
+    """What a load unit's node writes (load/load.json, unjudged), from each environment's two sides."""
+    from dataclasses import asdict  # noqa: PLC0415 - this helper only
+
+    record = {
+        "schema": SCHEMA,
+        "declared": declared.digest(),
+        "levels": list(levels),
+        "not_driven": [],
+        "refs": {s: {"ready": {"gym": s}, "left_running": []} for s in (BASELINE, CANDIDATE)},
+        "envs": {env: {BASELINE: asdict(a), CANDIDATE: asdict(b)} for env, (a, b) in envs.items()},
+        "started": 10.0,
+        "finished": 20.0,
+    }
+    if saturation is not None:
+        record["saturated"], record["saturation"] = {"level": 8, "max_attempts": 10, "recover_s": 30.0}, saturation
+    return record
+
+
+def test_a_clusters_units_merge_into_one_record_and_what_one_lost_is_never_a_pass():
+    """Each unit measured both refs on its node for its share; the caller's record holds every environment once,
+    the units that ran it, and an environment whose unit brought nothing back is not judged (exit 2), never passed."""
+    same = (side(cpu_ms=15), side(cpu_ms=15))
+    record = new_record(
+        {s: GymSource("0.7.0", KIND_PIN, "0.7.0", ">=3.12", "d", "pin") for s in (BASELINE, CANDIDATE)}, (), ()
+    )
+    merge_unit(record, "load-1-a", ["a"], _unit_record({"a": same}), "unit-load-1-a-a1 measured")
+    merge_unit(record, "load-2-b", ["b"], _unit_record({"b": (side(cpu_ms=15), side(cpu_ms=40))}, (1, 8, 32)), "ok")
+    assert sorted(record["envs"]) == ["a", "b"] and record["levels"] == [1, 8, 32]
+    assert set(record["units"]) == {"load-1-a", "load-2-b"} and record["started"] <= 10.0
+    verdict = judged(record)
+    assert verdict.code == 1 and {m.env for m in verdict.metrics if m.category == LoadCategory.REGRESSION} == {"b"}
+
+    merge_unit(record, "load-3-c", ["c"], None, "unit-load-3-c-a1 unjudged: lost twice: ActorDiedError")
+    merge_unit(record, "load-4-d", ["d"], {**_unit_record({}), "declared": "sha256:other"}, "measured")
+    merge_unit(record, "load-5-e+f", ["e", "f"], _unit_record({"e": same}), "unit-load-5 done (exit 2): stopped")
+    verdict = judged(record)
+    unjudged = "\n".join(verdict.unjudged)
+    assert "c: not judged under load: load unit load-3-c brought no record back" in unjudged
+    assert "lost twice" in unjudged and "d: not judged" in unjudged and "other declarations" in unjudged
+    assert "f: not judged under load: load unit load-5-e+f ended before measuring it" in unjudged
+    assert "e: not judged" not in unjudged
+
+    only = new_record(
+        {s: GymSource("0.7.0", KIND_PIN, "0.7.0", ">=3.12", "d", "pin") for s in (BASELINE, CANDIDATE)}, (), ()
+    )
+    merge_unit(only, "u", ["a"], _unit_record({"a": same}), "measured")
+    assert judged(only).code == 0  # the same figures on both sides: a clean merged run is a pass
+
+
+def test_saturation_merges_across_units_and_one_units_failure_is_the_whole_saturations():
+    same = (side(cpu_ms=15), side(cpu_ms=15))
+    answer = {"envs": {"a": {"returned": 8}}, "saturation": "s", "window_s": 1.0}
+    record = new_record(
+        {s: GymSource("0.7.0", KIND_PIN, "0.7.0", ">=3.12", "d", "pin") for s in (BASELINE, CANDIDATE)}, (), ()
+    )
+    merge_unit(
+        record, "u1", ["a"], _unit_record({"a": same}, saturation={"s": {BASELINE: answer, CANDIDATE: answer}}), ""
+    )
+    other = {**answer, "envs": {"b": {"returned": 8}}}
+    merge_unit(
+        record, "u2", ["b"], _unit_record({"b": same}, saturation={"s": {BASELINE: other, CANDIDATE: other}}), ""
+    )
+    assert sorted(record["saturation"]["s"][BASELINE]["envs"]) == ["a", "b"]
+    assert record["saturation"]["s"][BASELINE]["window_s"] == 1.0
+    failed = {"s": {BASELINE: other, CANDIDATE: {"error": "WorkerGone: silent"}}}
+    merge_unit(record, "u3", ["c"], _unit_record({"c": same}, saturation=failed), "")
+    assert record["saturation"]["s"][CANDIDATE] == {"error": "load unit u3: WorkerGone: silent"}
+    assert sorted(record["saturation"]["s"][BASELINE]["envs"]) == ["a", "b"]  # the other side's stay

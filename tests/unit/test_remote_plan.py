@@ -10,8 +10,8 @@ import pytest
 from gymgate.errors import UsageError
 from gymgate.harness.run_options import RunOptions
 from gymgate.refs.source import KIND_GIT, KIND_PIN, GymSource
-from gymgate.remote.unit_spec import RefusedUnit, UnitSpec, source_pack
-from gymgate.remote.units import Unit, command
+from gymgate.remote.unit_spec import LoadUnitSpec, RefusedUnit, UnitSpec, read_spec, source_pack
+from gymgate.remote.units import Unit, command, payloads
 
 
 def test_a_units_name_is_readable_and_a_second_attempt_is_another_name():
@@ -92,7 +92,15 @@ def test_a_node_refuses_a_lock_or_an_interpreter_other_than_the_callers(tmp_path
 def test_a_unit_spec_is_read_back_whole_and_a_damaged_one_is_a_usage_error(tmp_path):
     spec = UnitSpec(_source().to_json(), ["mcqa:accepted"], {"attempts": 2}, "r1", True, "b" * 64, "3.13.15")
     (tmp_path / "spec.json").write_text(json.dumps(spec.to_json()))
-    assert UnitSpec.read(tmp_path / "spec.json") == spec
+    assert read_spec(tmp_path / "spec.json") == spec
     (tmp_path / "bad.json").write_text('{"source": {}}')
     with pytest.raises(UsageError, match="not a unit spec"):
-        UnitSpec.read(tmp_path / "bad.json")
+        read_spec(tmp_path / "bad.json")
+    # A load unit: both sides' runs, each read back as a run's spec, and the packs it needs are both sides'.
+    tree = UnitSpec(_source().to_json(), [], {}, "r2", payload="d" * 64)
+    load = LoadUnitSpec({"baseline": spec.to_json(), "candidate": tree.to_json()}, ["mcqa"], {"attempts": 1})
+    (tmp_path / "load.json").write_text(json.dumps(load.to_json()))
+    assert read_spec(tmp_path / "load.json") == load
+    assert load.side("candidate") == tree
+    assert payloads(load.to_json()) == [tree.to_json()]
+    assert payloads(tree.to_json()) == [tree.to_json()] and payloads(spec.to_json()) == []

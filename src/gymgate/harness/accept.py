@@ -80,10 +80,6 @@ def accept(
     """The exit code and the verdict document (what --json prints). `load`: also both refs under RL's load
     (harness/load.py), after the acceptance comparison."""
 
-    if load and run.ray_address:
-        raise UsageError(
-            "--load runs both refs on this machine (not yet as units on a Ray cluster): drop --ray-address"
-        )
     if load and no_baseline:
         raise UsageError(
             "--load compares two refs under load: drop --no-baseline (--baseline REF names the other side)"

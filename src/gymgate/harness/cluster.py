@@ -24,6 +24,7 @@ from gymgate.harness.run_options import RefRun, RunOptions
 from gymgate.pathid import PathId
 from gymgate.refs.local import sha256_file
 from gymgate.refs.pins import load_pin, pins_in_order
+from gymgate.refs.source import GymSource
 from gymgate.remote import dispatch
 from gymgate.remote.caller import Outcome, run_dispatch
 from gymgate.remote.unit_spec import UnitSpec, source_pack
@@ -38,7 +39,7 @@ def run_remote(calls: Sequence[RefRun]) -> list[RunResult]:
     sent: dict[int, tuple[Unit, RunFolder]] = {}
     sources: dict[str, bytes] = {}
     for index, call in enumerate(calls):
-        lock, python = expectation(call)
+        lock, python = expectation(call.source, call.opts.wide)
         if call.reuse and lock is not None and python is not None:
             stored = served(inputs_of(call, lock, python), call.opts)
             if stored is not None:
@@ -46,17 +47,7 @@ def run_remote(calls: Sequence[RefRun]) -> list[RunResult]:
                 continue
         if call.title:
             print(f"== {call.title}", flush=True)
-        packed = source_pack(call.source)  # a ref a node cannot resolve by name, sent whole
-        spec = UnitSpec(
-            call.source.to_json(),
-            list(call.expected),
-            call.opts.to_json(),
-            new_run_id(),
-            call.narrowed,
-            sha256_file(lock) if lock is not None else "",
-            python.version if python is not None else "",
-            payload=packed[0] if packed else "",
-        )
+        spec, packed = unit_spec(call.source, call.expected, call.opts, call.narrowed)
         if packed:
             sources[packed[0]] = packed[1]
         run = open_run(call.source, call.opts, spec.run_id, call.run_dir)
@@ -69,15 +60,35 @@ def run_remote(calls: Sequence[RefRun]) -> list[RunResult]:
     return [results[index] for index in range(len(calls))]
 
 
-def expectation(call: RefRun) -> tuple[Path | None, Interpreter | None]:
+def unit_spec(
+    source: GymSource, expected: Sequence[str], opts: RunOptions, narrowed: bool = False
+) -> tuple[UnitSpec, tuple[str, bytes] | None]:
+    """A run of `source` as a node receives it (a fresh run id), and its pack when the ref cannot be resolved there
+    by name (a tree, a commit, a wheel: sent whole)."""
+    lock, python = expectation(source, opts.wide)
+    packed = source_pack(source)
+    spec = UnitSpec(
+        source.to_json(),
+        list(expected),
+        opts.to_json(),
+        new_run_id(),
+        narrowed,
+        sha256_file(lock) if lock is not None else "",
+        python.version if python is not None else "",
+        payload=packed[0] if packed else "",
+    )
+    return spec, packed
+
+
+def expectation(source: GymSource, wide: bool = False) -> tuple[Path | None, Interpreter | None]:
     """What this machine would build the ref with: a pin's committed lock (every other project is generated and
     locked where it is built, its lock naming where gymgate and the source lie: the node locks its own, as this
     machine does), and the interpreter it would choose (none here: the node provides one, as it would)."""
 
-    python = already_here(call.source.requires_python)
-    if not call.source.pinned or call.opts.wide:
+    python = already_here(source.requires_python)
+    if not source.pinned or wide:
         return None, python
-    return project_dir(call.source) / "uv.lock", python
+    return project_dir(source) / "uv.lock", python
 
 
 def inputs_of(call: RefRun, lock: Path, python: Interpreter) -> str:

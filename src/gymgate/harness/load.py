@@ -8,6 +8,7 @@ from typing import Any
 
 from gymgate.compare import acks as ack_files
 from gymgate.errors import EXIT_FAILED
+from gymgate.harness.load_cluster import load_on_cluster
 from gymgate.harness.run import prepare
 from gymgate.harness.run_options import RunOptions
 from gymgate.load.interleave import LoadRun, run_load
@@ -18,14 +19,19 @@ from gymgate.runfolder import new_run_id, runs_dir
 
 def judge_load(baseline, candidate, envs: list[str], opts: RunOptions, acks: Path | None = None) -> LoadRun:
     """Both refs' environments (built or reused), then the interleaved load run, its verdict printed. `acks`: where
-    the reviewed acknowledgements are (default: the checkout's acks/); this pair's `[[load]]` entries apply."""
+    the reviewed acknowledgements are (default: the checkout's acks/); this pair's `[[load]]` entries apply. With
+    `opts.ray_address`, as units on that cluster (harness/load_cluster.py)."""
     reviewed = ack_files.load_acks(
         ack_files.read(acks or ack_files.acks_dir()), baseline.to_json(), candidate.to_json()
     )
-    prepared = {BASELINE: prepare(baseline, opts.wide), CANDIDATE: prepare(candidate, opts.wide)}
     out = (opts.runs_dir or runs_dir()) / f"{candidate.name}-load-{new_run_id()}".replace("/", "_")
     print(f"load run: {out}", flush=True)
-    run = run_load({BASELINE: baseline, CANDIDATE: candidate}, prepared, envs, opts, out, reviewed)
+    sources = {BASELINE: baseline, CANDIDATE: candidate}
+    if opts.ray_address:  # units on the cluster, both refs of each on one node; judged here
+        run = load_on_cluster(sources, envs, opts, out, reviewed)
+    else:
+        prepared = {BASELINE: prepare(baseline, opts.wide), CANDIDATE: prepare(candidate, opts.wide)}
+        run = run_load(sources, prepared, envs, opts, out, reviewed)
     print("\n".join(verdict_lines(run.verdict)), flush=True)
     print(f"load report: {run.folder / 'report.md'}", flush=True)
     return run

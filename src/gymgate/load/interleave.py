@@ -66,12 +66,14 @@ def run_load(
 ) -> LoadRun:
     """`sources`, `prepared`: each side's Gym source and built environment (harness/run.prepare); `acks`: the
     reviewed `[[load]]` entries of this ref pair (compare/acks.py)."""
+    return finish(out / "load", measure(sources, prepared, envs, opts, out), acks)
+
+
+def new_record(sources: dict[str, Any], levels: tuple[int, ...], above: tuple[int, ...]) -> dict[str, Any]:
+    """A load run's record before anything is measured: its declarations, the levels this machine drives (`above`:
+    those it cannot), both refs."""
     sweep = declared.sweep()
-    levels, above = sweep.driven()
-    folder = out / "load"
-    folder.mkdir(parents=True, exist_ok=True)
-    plan = loaded_plan(opts.plan)
-    record: dict[str, Any] = {
+    return {
         "schema": SCHEMA,
         "declared": declared.digest(),
         "group": sweep.group,
@@ -82,6 +84,17 @@ def run_load(
         "envs": {},
         "started": time.time(),
     }
+
+
+def measure(sources: dict[str, Any], prepared: dict[str, Any], envs: list[str], opts, out: Path) -> dict[str, Any]:
+    """Both refs' load workers up, each environment of `envs` measured in turn, then saturated; the record (kept in
+    `out`/load/load.json as it grows), not yet judged. What a cluster's load unit runs on its node."""
+    sweep = declared.sweep()
+    levels, above = sweep.driven()
+    folder = out / "load"
+    folder.mkdir(parents=True, exist_ok=True)
+    plan = loaded_plan(opts.plan)
+    record = new_record(sources, levels, above)
     children: dict[str, LoadChild] = {}
     try:
         for side in SIDES:
@@ -107,6 +120,12 @@ def run_load(
             record["refs"][side]["left_running"] = left
     record["finished"] = time.time()
     write_json_atomic(folder / RECORD, record)
+    return record
+
+
+def finish(folder: Path, record: dict[str, Any], acks: list[LoadAck] | None = None) -> LoadRun:
+    """The record judged here (this checkout's thresholds, this pair's acknowledgements), and kept with its
+    reports in `folder`: load.json, report.md, report.html, a curve per environment."""
     verdict = judged(record, acks)
     record["verdict"] = verdict.to_json()
     write_json_atomic(folder / RECORD, record)

@@ -24,7 +24,7 @@ from typing import Any
 from gymgate.locations import cache_dir
 from gymgate.remote import node, units
 from gymgate.remote.transfer import receive as write_back
-from gymgate.remote.units import Unit
+from gymgate.remote.units import Unit, payloads
 
 GYMGATE_RESOURCE = "gymgate"  # an operator grants it per node: how many units that node runs at once
 POLL_S = 1.0
@@ -65,17 +65,20 @@ class UnitRunner:
         spec: dict,
         program: list[str] | None = None,
         extra: dict | None = None,
-        source: bytes | None = None,
+        *sources: bytes,
     ) -> int:
-        """Materialise the checkout (and the Gym source the spec's `payload` names, when the ref is a tree, a commit
-        or a wheel: its place goes into the spec as `source_path`), build gymgate's environment from its lock,
-        start `gymgate unit SPEC` (or `program unit SPEC`, a test's stand-in for gymgate run inside the checkout)
-        writing its run folder into the unit's scratch."""
+        """Materialise the checkout (and each Gym source a run of the spec names by its `payload`, when the ref is a
+        tree, a commit or a wheel: `sources` in the order units.payloads gives; its place goes into that run's spec
+        as `source_path`), build gymgate's environment from its lock, start `gymgate unit SPEC` (or `program unit
+        SPEC`, a test's stand-in for gymgate run inside the checkout) writing its run folder into the unit's
+        scratch."""
         checkout = node.materialise(blob, digest, self.cache)
-        if spec.get("payload"):
-            if source is None:
-                raise node.Refused("a unit whose ref travels as a pack came without it")
-            spec = {**spec, "source_path": str(node.materialise(source, spec["payload"], self.cache, node.SOURCES))}
+        spec = json.loads(json.dumps(spec))  # filled in below: the caller's copy stays as it was sent
+        packed = payloads(spec)
+        if len(sources) != len(packed):
+            raise node.Refused(f"a unit whose refs travel as {len(packed)} pack(s) came with {len(sources)}")
+        for run, source in zip(packed, sources, strict=True):
+            run["source_path"] = str(node.materialise(source, run["payload"], self.cache, node.SOURCES))
         try:
             self.scratch.mkdir(parents=True, exist_ok=False)
         except FileExistsError:
@@ -173,8 +176,8 @@ def run_units(
     def place(unit: Unit) -> Placed:
         actor = runner.options(name=unit.name, **options).remote(unit.name, cache, scratch)
         placed = Placed(unit, actor)
-        source = source_refs.get(unit.spec.get("payload", ""))
-        placed.started = actor.start.remote(blob_ref, digest, unit.spec, program, environ, source)
+        packed = [source_refs[run["payload"]] for run in payloads(unit.spec)]
+        placed.started = actor.start.remote(blob_ref, digest, unit.spec, program, environ, *packed)
         return placed
 
     active = [place(unit) for unit in units]

@@ -46,13 +46,6 @@ class UnitSpec:
     def from_json(cls, data: dict[str, Any]) -> UnitSpec:
         return cls(**data)
 
-    @classmethod
-    def read(cls, path: Path) -> UnitSpec:
-        try:
-            return cls.from_json(json.loads(path.read_text()))
-        except (OSError, ValueError, TypeError) as exc:
-            raise UsageError(f"{path}: not a unit spec ({exc})") from None
-
     def resolved(self) -> GymSource:
         """The ref as this node resolves it (by name, or from the pack it was sent), refused unless it is the
         caller's (the same content digest)."""
@@ -100,3 +93,33 @@ def source_pack(source: GymSource) -> tuple[str, bytes] | None:
     if source.kind == KIND_WHEEL:
         return pack(source.path.parent, [source.path.name])
     return pack(source.path, [name.as_posix() for name in tree_files(source.path)])
+
+
+@dataclass(frozen=True)
+class LoadUnitSpec:
+    """A load unit: both refs of a comparison on one node (the interleaving cancels one node's drift, not two
+    nodes' difference), measured under load for a share of the environments; the caller judges. Each side is a
+    run's spec as above (its ref resolved or unpacked, and refused, the same way)."""
+
+    sides: dict[str, dict[str, Any]]  # side (load/measures.SIDES) -> UnitSpec.to_json()
+    envs: list[str]
+    options: dict[str, Any]  # RunOptions.to_json(): the plan (what each environment replays), the session's bounds
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> LoadUnitSpec:
+        return cls(**data)
+
+    def side(self, name: str) -> UnitSpec:
+        return UnitSpec.from_json(self.sides[name])
+
+
+def read_spec(path: Path) -> UnitSpec | LoadUnitSpec:
+    """A unit's spec as its node reads it: a run of one ref, or a load unit (it has `sides`)."""
+    try:
+        data = json.loads(path.read_text())
+        return LoadUnitSpec.from_json(data) if "sides" in data else UnitSpec.from_json(data)
+    except (OSError, ValueError, TypeError) as exc:
+        raise UsageError(f"{path}: not a unit spec ({exc})") from None

@@ -34,6 +34,13 @@ class Unit:
         return cls(data["label"], data["spec"], int(data.get("attempt", 1)))
 
 
+def payloads(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """The run specs inside a unit's spec whose ref travels as a pack (their `payload`: its digest): the spec itself
+    for a run of one ref, each side's for a load unit (both refs of a comparison on one node)."""
+    runs = [spec, *spec.get("sides", {}).values()]
+    return [run for run in runs if run.get("payload")]
+
+
 def command(spec_file: str, run_dir: str) -> list[str]:
     """The gymgate command a node runs for a unit (after gymgate itself, or a test's stand-in)."""
     return ["unit", spec_file, "--run-dir", run_dir]
