@@ -41,7 +41,9 @@ def test_the_declared_sweep_is_capped_by_the_machine_and_rounds_run_enough_rollo
 def test_a_slow_environment_is_driven_at_the_levels_the_machine_can_carry():
     sweep = declared.sweep()
     fast, none = sweep.levels_for(0.03, cores=2)
-    assert fast == sweep.levels and none == {}
+    driven, above = sweep.driven(cores=2)
+    assert fast == driven and set(none) == set(above) and all("above" in why for why in none.values())
+    assert sweep.levels_for(0.03, cores=16)[0][-1] == 512  # RL's step, from 16 cores (when a batch fits)
     slow, why = sweep.levels_for(5.0, cores=2)  # code_gen: its unit tests take seconds
     assert slow == (sweep.levels[0],) and set(why) == set(sweep.levels[1:])
     assert "round_budget_s" in why[sweep.levels[1]]
