@@ -375,12 +375,12 @@ def test_a_saturated_server_fails_routed_policy_calls_until_its_window_ends(endp
 def test_a_judge_request_goes_to_the_rollout_whose_next_one_it_is(endpoint):
     """Two rollouts of one path judged twice each (a judge asked both ways round): each request goes to the rollout
     that made exactly it, alone, next, whatever order they arrive in."""
-    from gymgate.endpoint.server import judge_key  # noqa: PLC0415 - this test only
+    from gymgate.endpoint.server import JUDGE, request_key  # noqa: PLC0415 - this test only
 
     first = [{"role": "user", "content": "GOLD: a CANDIDATE: first"}]
     second = [{"role": "user", "content": "GOLD: first CANDIDATE: a"}]
     endpoint.set_script("demo", None)
-    alone = [judge_key(first), judge_key(second)]
+    alone = {JUDGE: [request_key(JUDGE, {"messages": first}), request_key(JUDGE, {"messages": second})]}
     endpoint.route({"a": ("demo", SCRIPT), "b": ("demo", SCRIPT)}, {"a": alone, "b": alone})
     for messages in (first, second, first, second):  # by count alone, b would get a's second
         status, _ = post(endpoint, "/e/demo/v1/chat/completions", {"model": "m", "messages": messages})
@@ -396,3 +396,23 @@ def test_prompts_remembered_by_the_exact_request_key_order_included(endpoint):
     one = endpoint.prompt_ids(USER, [tool])
     other = endpoint.prompt_ids(USER, [reordered])
     assert one == endpoint.prompt_ids(USER, [tool]) and one != other
+
+
+def test_a_tokenize_request_goes_to_the_rollout_that_made_it_alone_next(endpoint):
+    """Gym 0.2's model server asks /tokenize with a rollout's conversation, no tag: each goes to the rollout whose next
+    /tokenize alone it exactly is (by count alone, one rollout would take the others'), even when the rollouts' own
+    requests arrive out of order; one that no rollout made alone goes to the oldest (and differs there)."""
+    from gymgate.endpoint.server import TOKENIZE, request_key  # noqa: PLC0415 - this test only
+
+    one = {"model": "m", "messages": USER}
+    two = {"model": "m", "messages": [*USER, {"role": "assistant", "content": "first"}]}
+    endpoint.set_script("demo", None)
+    alone = {TOKENIZE: [request_key(TOKENIZE, one), request_key(TOKENIZE, two)]}
+    endpoint.route({"a": ("demo", SCRIPT), "b": ("demo", SCRIPT), "c": ("demo", OTHER)}, {"a": alone, "b": alone})
+    for body in (one, one, two, two):
+        status, reply = post(endpoint, "/e/demo/tokenize", body)
+        assert status == 200 and reply["tokens"]
+    seen = {t: [e.body["messages"] for e in endpoint.exchanges if e.rollout == t] for t in ("a", "b", "c")}
+    assert seen == {"a": [one["messages"], two["messages"]], "b": [one["messages"], two["messages"]], "c": []}
+    odd = {"model": "m", "prompt": "not any rollout's"}
+    assert post(endpoint, "/e/demo/tokenize", odd)[0] == 200 and endpoint.exchanges[-1].rollout == "a"

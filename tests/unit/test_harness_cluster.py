@@ -36,7 +36,9 @@ def _send(monkeypatch, tmp_path, node, sources=("0.7.0",)):
         return Outcome(outcomes, reasons, {}, codes, 0)
 
     monkeypatch.setattr(cluster, "run_dispatch", dispatched)
-    monkeypatch.setattr(cluster, "expectation", lambda source, wide=False: (None, None))  # nothing of this machine's env
+    monkeypatch.setattr(
+        cluster, "expectation", lambda source, wide=False: (None, None)
+    )  # nothing of this machine's env
     opts = RunOptions(runs_dir=tmp_path, ray_address="127.0.0.2:6379", ray_python="python")
     calls = [RefRun(_source(name), PATHS, opts, reuse=True) for name in sources]
     return cluster.run_remote(calls), sent

@@ -192,6 +192,22 @@ def test_a_side_that_could_not_run_is_not_judged_and_never_exits_0():
     assert verdict_lines(verdict)[0] == "load: NOT JUDGED under load"
 
 
+def test_an_environment_a_refs_gym_does_not_have_is_not_compared_unless_the_candidate_removed_it():
+    """As the acceptance comparison: in neither ref, or new in the candidate, it is said and not held against the
+    bump; removed by the candidate, it is not judged here (exit 2; the acceptance comparison regresses it)."""
+    gone = "resources_servers/x/configs/x.yaml is not in nemo-gym 0.2.0"
+    absent = Side(error=gone, absent=gone)
+    for candidate, why in ((absent, "in neither ref"), (side(cpu_ms=15), "new in the candidate")):
+        verdict = judge({"e": {BASELINE: absent, CANDIDATE: candidate}}, THRESHOLDS)
+        assert verdict.code == 0 and verdict.metrics == [] and verdict.unjudged == []
+        assert verdict.not_compared == [
+            f"e: not compared under load: {why}{', nothing to compare it with' if candidate is not absent else ''} ({gone})"
+        ]
+        assert verdict_lines(verdict) == ["load: no regression under load", f"  {verdict.not_compared[0]}"]
+    removed = judge({"e": {BASELINE: side(cpu_ms=15), CANDIDATE: absent}}, THRESHOLDS)
+    assert removed.code == 2 and removed.not_compared == [] and gone in removed.unjudged[0]
+
+
 def test_the_report_shows_curves_and_figures():
     sides = {BASELINE: side(cpu_ms=15), CANDIDATE: side(cpu_ms=30)}
     record = {

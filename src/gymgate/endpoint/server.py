@@ -29,7 +29,8 @@ from gymgate.endpoint.tokenizer import EOS, MAX_LENGTH, assistant_body, build_to
 from gymgate.outcomes import CONTRACT, GYM, HARNESS
 from gymgate.text import content_text
 
-POLICY, JUDGE = "policy", "judge"
+POLICY, JUDGE, TOKENIZE = "policy", "judge", "tokenize"
+UNTAGGED = (JUDGE, TOKENIZE)  # requests that carry nothing of their rollout's row: a load run routes them by content
 PROMPTS_KEPT = 4096  # prompts the endpoint remembers (ModelEndpoint.prompt_ids), the oldest forgotten first
 
 
@@ -80,7 +81,10 @@ class ModelEndpoint:
         self._shared: dict[str, tuple[str, ...]] = {}  # a shared Gym instance's URL name -> its environments
         self._activations = 0
         self._routes: dict[str, tuple[str, Script, int]] = {}  # rollout tag -> its environment, script, activation
-        self._judged: dict[str, list[str]] = {}  # rollout tag -> the judge requests its path made alone (route)
+        # rollout tag -> kind (UNTAGGED) -> the requests of that kind its path made alone, in order (route); and how
+        # many of each were routed to it so far (counted when routed: two alike in flight never both go to one)
+        self._expected: dict[str, dict[str, list[str]]] = {}
+        self._claimed: dict[tuple[str, str], int] = {}
         # The policy server saturated for a load run's rollouts, and until when (time.monotonic): `saturate`
         self._saturation: tuple[Saturation, float] | None = None
         self._prompts: dict[str, tuple[int, ...]] = {}  # a request's messages and tools -> its prompt ids
@@ -105,22 +109,28 @@ class ModelEndpoint:
                 if fault is not None:
                     self._faults[self._activations] = fault
 
-    def route(self, rollouts: dict[str, tuple[str, Script]], judged: dict[str, list[str]] | None = None) -> None:
+    def route(
+        self, rollouts: dict[str, tuple[str, Script]], expected: dict[str, dict[str, list[str]]] | None = None
+    ) -> None:
         """Answer the rollouts of a load run, all in flight at once: each tag (ROLLOUT_TAG in its row's metadata) with
-        its environment's name and its own script, counting its turns from zero. `judged`: the judge requests each
-        rollout's path made alone, in order (`judge_key` of each): a judge's request, which carries no tag, goes to
-        the rollout whose next one it is."""
+        its environment's name and its own script, counting its turns from zero. `expected`: per tag and kind of
+        untagged request (a judge's, a /tokenize: UNTAGGED), those its path made alone, in order (`request_key` of
+        each): such a request, which carries no tag, goes to the rollout whose next one it exactly is."""
         with self._lock:
             for tag, (env, script) in rollouts.items():
                 self._activations += 1
                 self._routes[tag] = (env, script, self._activations)
-                self._judged[tag] = list((judged or {}).get(tag, ()))
+                self._expected[tag] = {k: list(v) for k, v in (expected or {}).get(tag, {}).items()}
+                for kind in UNTAGGED:
+                    self._claimed.pop((tag, kind), None)
 
     def unroute(self, tags: Sequence[str]) -> None:
         with self._lock:
             for tag in tags:
                 self._routes.pop(tag, None)
-                self._judged.pop(tag, None)
+                self._expected.pop(tag, None)
+                for kind in UNTAGGED:
+                    self._claimed.pop((tag, kind), None)
 
     def take(self, rollouts: set[str] | None = None) -> list[Exchange]:
         """The exchanges recorded for these rollouts (None: all), removed: a load run keeps what it needs of each
@@ -243,8 +253,9 @@ class ModelEndpoint:
     def _routed(self, name: str, route: str, body: dict, exchange: Exchange) -> Script | None:
         """The script of the load run's rollout a request belongs to (None when no rollout of this URL's environments
         is routed: the active script answers). Its tag names it; an untagged chat request is a judge's, for the
-        rollout whose answer it carries; a /tokenize request needs no rollout's script, any of its environment's will
-        do. Anything else is refused: a load run never guesses which rollout a model call serves."""
+        rollout whose answer it carries; a /tokenize request goes to the rollout that made exactly it alone next (else
+        to the oldest in flight: what it asks then differs from every path's, which the observation shows). Anything
+        else is refused: a load run never guesses which rollout a model call serves."""
         tag = body.get("metadata", {}).get(ROLLOUT_TAG) if isinstance(body.get("metadata"), dict) else None
         with self._lock:
             if not self._routes:
@@ -259,8 +270,11 @@ class ModelEndpoint:
                 chosen = tag
             elif route == "chat":
                 chosen = self._judged_rollout(candidates, body)
+                self._claimed[(chosen, JUDGE)] = self._claimed.get((chosen, JUDGE), 0) + 1
             else:
-                chosen = min(candidates, key=lambda t: candidates[t][2])
+                key = request_key(TOKENIZE, body)
+                chosen = self._next_of(TOKENIZE, candidates, key) or min(candidates, key=lambda t: candidates[t][2])
+                self._claimed[(chosen, TOKENIZE)] = self._claimed.get((chosen, TOKENIZE), 0) + 1
             env, script, exchange.activation = candidates[chosen]
         exchange.env, exchange.rollout = env, chosen
         return script
@@ -274,22 +288,26 @@ class ModelEndpoint:
         judging = {t: r for t, r in candidates.items() if messages and self.classify(r[1], messages) == JUDGE}
         if not judging:
             raise Rejected("gymgate endpoint: a policy request without its rollout's tag in a load run", HARNESS)
-        key = judge_key(messages)
-
-        def expects(tag: str) -> bool:
-            done = self._answered.get((judging[tag][2], JUDGE), 0)
-            expected = self._judged.get(tag, [])
-            return done < len(expected) and expected[done] == key
-
-        exact = [t for t in judging if expects(t)]
-        if exact:
-            return min(exact, key=lambda t: judging[t][2])
+        exact = self._next_of(JUDGE, judging, request_key(JUDGE, body))
+        if exact is not None:
+            return exact
         text = "\n".join(content_text(m.get("content")) for m in messages)
         quoting = {
             t: r for t, r in judging.items() if any(turn.content and turn.content in text for turn in r[1].turns)
         }
         pool = quoting or judging
-        return min(pool, key=lambda t: (self._answered.get((pool[t][2], JUDGE), 0), pool[t][2]))
+        return min(pool, key=lambda t: (self._claimed.get((t, JUDGE), 0), pool[t][2]))
+
+    def _next_of(self, kind: str, candidates: dict[str, tuple[str, Script, int]], key: str) -> str | None:
+        """The first rollout (by activation) whose next untagged request of `kind`, alone, was exactly `key`. Called
+        with the lock held."""
+
+        def expects(tag: str) -> bool:
+            done, expected = self._claimed.get((tag, kind), 0), self._expected.get(tag, {}).get(kind, [])
+            return done < len(expected) and expected[done] == key
+
+        exact = [t for t in candidates if expects(t)]
+        return min(exact, key=lambda t: candidates[t][2]) if exact else None
 
     def saturate(self, saturation: Saturation | None, until: float = 0.0) -> None:
         """Until `until` (time.monotonic), the policy server is saturated for the load run's rollouts (gymgate.load
@@ -483,7 +501,7 @@ class ModelEndpoint:
             )
 
     def _tokenize(self, script: Script, body: dict, exchange: Exchange) -> dict:
-        exchange.kind = "tokenize"
+        exchange.kind = TOKENIZE
         if "messages" in body:
             tokens = self.prompt_ids(body["messages"], body.get("tools"))
         elif "prompt" in body:
@@ -535,9 +553,12 @@ class ModelEndpoint:
         self.stop()
 
 
-def judge_key(messages: list[dict]) -> str:
-    """A judge request as the endpoint tells one from another (its messages, exactly)."""
-    return json.dumps(messages, default=str)
+def request_key(kind: str, body: dict) -> str:
+    """An untagged request as the endpoint tells one from another: what it asks, exactly (a judge's messages; a
+    /tokenize's messages or prompt, and tools)."""
+    if kind == JUDGE:
+        return json.dumps(body.get("messages") or [], default=str)
+    return json.dumps({k: body[k] for k in ("messages", "prompt", "tools") if k in body}, default=str)
 
 
 def _tracking(protocol: type, connections: dict[tuple, asyncio.Transport]) -> type:

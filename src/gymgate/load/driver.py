@@ -20,7 +20,7 @@ from gymgate.consumer.rollout import run_rollout_sync
 from gymgate.endpoint import ROLLOUT_TAG
 from gymgate.endpoint.faults import Saturation
 from gymgate.endpoint.script import Script
-from gymgate.endpoint.server import JUDGE, ModelEndpoint, judge_key
+from gymgate.endpoint.server import UNTAGGED, ModelEndpoint, request_key
 from gymgate.load import observe, procstat, shape
 from gymgate.load.protocol import ALONE_RUNS
 from gymgate.paths.spec import PathSpec
@@ -38,7 +38,9 @@ class LoadPath:
     datum: dict[str, str]
     script: Script
     alone: dict[str, Any] = field(default_factory=dict)  # its observation alone (the oracle)
-    judged: list[str] = field(default_factory=list)  # the judge requests it made alone, in order (endpoint.judge_key)
+    # Its untagged requests alone (a judge's, a /tokenize), by kind, in order (endpoint.request_key; its own tag the
+    # observation's placeholder): the endpoint routes a loaded rollout's by them.
+    untagged: dict[str, list[str]] = field(default_factory=dict)
     masked: set[str] = field(default_factory=set)  # leaves that differ between its runs alone
 
 
@@ -54,7 +56,7 @@ class Rolled:
     attempts: dict[str, int] = field(default_factory=dict)
     unanswered: set[str] = field(default_factory=set)
     injected: int = 0  # attempts the endpoint failed in all
-    judged: dict[str, list[str]] = field(default_factory=dict)  # each tag's judge requests, in order
+    untagged: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # each tag's, as LoadPath.untagged
 
 
 class LoadDriver:
@@ -123,7 +125,7 @@ class LoadDriver:
                     failed[path.id] = rolled.error
                     break
                 runs.append(next(iter(rolled.leaves.values())))
-                path.judged = path.judged or next(iter(rolled.judged.values()), [])
+                path.untagged = path.untagged or next(iter(rolled.untagged.values()), {})
                 seconds += rolled.arrivals.values()
             if path.id in failed:
                 continue
@@ -200,9 +202,11 @@ class LoadDriver:
         by_agent: dict[str, list[tuple[str, LoadPath]]] = {}
         for item in rollouts:
             by_agent.setdefault(item[1].agent, []).append(item)
-        self.endpoint.route(
-            {tag: (path.env, path.script) for tag, path in rollouts}, {tag: path.judged for tag, path in rollouts}
-        )
+        expected = {
+            tag: {kind: [key.replace(observe.PLACEHOLDER, tag) for key in keys] for kind, keys in path.untagged.items()}
+            for tag, path in rollouts
+        }
+        self.endpoint.route({tag: (path.env, path.script) for tag, path in rollouts}, expected)
         rolled = Rolled()
         try:
             if len(by_agent) == 1:
@@ -221,9 +225,14 @@ class LoadDriver:
             if not answered_all:
                 rolled.unanswered.add(tag)
             rolled.injected += sum(1 for e in seen if e.injected)
-            rolled.judged[tag] = [
-                judge_key(e.body.get("messages") or []) for e in seen if e.kind == JUDGE and e.status == 200
-            ]
+            rolled.untagged[tag] = {
+                kind: [
+                    request_key(kind, e.body).replace(tag, observe.PLACEHOLDER)
+                    for e in seen
+                    if e.kind == kind and e.status == 200
+                ]
+                for kind in UNTAGGED
+            }
         for results, arrivals, error in parts:
             rolled.error = rolled.error or error
             for tag, gym_result in results.items():

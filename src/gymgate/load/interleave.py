@@ -24,6 +24,7 @@ from gymgate.load.report import curves_svg, load_html, load_markdown
 from gymgate.load.saturation import judge_saturation
 from gymgate.locations import repo_root
 from gymgate.options import UP, child_argv
+from gymgate.outcomes import EnvState
 from gymgate.pathid import kind_named
 from gymgate.runfolder import RunFolder, new_run_id
 from gymgate.verdict import LoadCategory
@@ -157,8 +158,11 @@ def _measure(env: str, live: dict[str, LoadChild], record: dict[str, Any], sweep
     entry: dict[str, dict[str, Any]] = {side: {"rounds": []} for side in SIDES}
     for side in SIDES:
         ready = record["refs"][side].get("ready", {})
+        status = ready.get("statuses", {}).get(env, {})
         if side not in live:
             entry[side]["error"] = f"the ref's load worker did not start: {ready.get('error', 'not started')}"
+        elif status.get("status") == EnvState.SKIPPED:  # not in this Gym: nothing of it to load (load/judge.py)
+            entry[side]["absent"] = entry[side]["error"] = status.get("reason") or f"{env} is not in this Gym"
         elif not ready.get("paths", {}).get(env):
             entry[side]["error"] = f"no path of {env} can be loaded on this ref: {ready.get('unloadable', {})}"
     going = [s for s in SIDES if not entry[s].get("error")]

@@ -77,6 +77,9 @@ class LoadVerdict:
     metrics: list[MetricVerdict] = field(default_factory=list)
     correctness: list[CorrectnessVerdict] = field(default_factory=list)
     unjudged: list[str] = field(default_factory=list)  # environments with nothing to judge, and why
+    # environments not compared because a ref's Gym does not have them: in neither, or new in the candidate (shown;
+    # one the candidate removed is unjudged here, and regressed by the acceptance comparison)
+    not_compared: list[str] = field(default_factory=list)
     stale_acks: list[str] = field(default_factory=list)  # reviewed `[[load]]` entries of this pair that matched nothing
     saturation: list[SaturationVerdict] = field(default_factory=list)  # the policy server saturated (saturation.py)
 
@@ -110,6 +113,7 @@ class LoadVerdict:
             "metrics": [asdict(m) for m in self.metrics],
             "correctness": [asdict(c) for c in self.correctness],
             "unjudged": self.unjudged,
+            "not_compared": self.not_compared,
             "stale_acks": self.stale_acks,
             "saturation": [s.to_json() for s in self.saturation],
         }
@@ -130,6 +134,10 @@ def judge(envs: dict[str, dict[str, Side]], thresholds: Thresholds, ramp_rounds:
     verdict = LoadVerdict(thresholds.confidence)
     for env, sides in sorted(envs.items()):
         base, cand = sides.get(BASELINE), sides.get(CANDIDATE)
+        if base is not None and cand is not None and base.absent and (cand.absent or not cand.error):
+            why = "in neither ref" if cand.absent else "new in the candidate, nothing to compare it with"
+            verdict.not_compared.append(f"{env}: not compared under load: {why} ({base.absent})")
+            continue
         if base is None or cand is None or base.error or cand.error or not base.rounds or not cand.rounds:
             why = "; ".join(s.error for s in (base, cand) if s is not None and s.error) or "no rounds ran"
             verdict.unjudged.append(f"{env}: not judged under load: {why}")

@@ -40,10 +40,11 @@ class Side:
     settled: dict[str, Any] = field(default_factory=dict)  # and after the load, once idle
     alone: dict[str, Any] = field(default_factory=dict)
     error: str = ""  # why it has no (or not all its) rounds
+    absent: str = ""  # the environment is not in this ref's Gym (why): nothing to load, on this side
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Side:
-        return cls(**{k: data[k] for k in ("rounds", "warm", "settled", "alone", "error") if k in data})
+        return cls(**{k: data[k] for k in ("rounds", "warm", "settled", "alone", "error", "absent") if k in data})
 
     def levels(self) -> list[int]:
         return sorted({r["level"] for r in self.rounds})

@@ -37,6 +37,7 @@ def verdict_lines(verdict: LoadVerdict) -> list[str]:
         *(f"  on both refs: {c.figure()}" for c in both),
         *(f"  suspicious (not significant): {m.figure(verdict.confidence)}" for m in near),
         *(f"  stale acknowledgement (matched no load regression): {ref}" for ref in verdict.stale_acks),
+        *(f"  {line}" for line in verdict.not_compared),
     ]
 
 
