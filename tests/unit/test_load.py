@@ -210,6 +210,8 @@ def test_an_environment_a_refs_gym_does_not_have_is_not_compared_unless_the_cand
 
 def test_the_report_shows_curves_and_figures():
     sides = {BASELINE: side(cpu_ms=15), CANDIDATE: side(cpu_ms=30)}
+    sides[CANDIDATE].warm["servers_rss"] = {"mcqa": 200 * 2**20, "policy_model": 150 * 2**20}
+    sides[CANDIDATE].settled["servers_rss"] = {"mcqa": 260 * 2**20, "policy_model": 150 * 2**20}
     record = {
         "refs": {BASELINE: {"source": {"name": "0.6.0"}}, CANDIDATE: {"source": {"name": "0.7.0"}}},
         "levels": [1, 8],
@@ -220,6 +222,10 @@ def test_the_report_shows_curves_and_figures():
     verdict = judge({"e": sides}, THRESHOLDS)
     text = load_markdown(record, verdict)
     assert "# Under load: 0.6.0 → 0.7.0" in text and "| 8 |" in text and "![e under load](e.svg)" in text
+    assert (
+        "candidate: each server's memory, after the warm-up → after the load: mcqa 200 → 260 MiB, policy_model 150"
+        in text
+    )
     svg = curves_svg("e", sides)
     assert svg.startswith("<svg") and svg.count("<polyline") == 4  # throughput and p95, each ref
     page = load_html(record, verdict)
@@ -246,6 +252,8 @@ def test_the_kernels_accounting_of_a_process_tree(tmp_path):
         sock = socket.socket()
         after = procstat.usage([os.getpid()])
         assert after.fds - before.fds == 5 and after.sockets - before.sockets == 1
+        each = procstat.rss_by_root({"me": os.getpid(), "child": child.pid})  # each tree's memory, named
+        assert 0 < each["child"] < each["me"] and procstat.rss_by_root({"gone": 2**22 + 7}) == {"gone": 0}
         for f in held:
             f.close()
         sock.close()

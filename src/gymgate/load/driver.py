@@ -193,7 +193,13 @@ class LoadDriver:
         }
 
     def usage(self, env: str) -> dict[str, Any]:
-        return procstat.usage(self.roots(env)).to_json()
+        """The instance's servers together, and each server's memory (by its name in Gym's config)."""
+        servers = {
+            str(s["name"]): int(s["pid"])
+            for s in self.statuses[env].servers
+            if s.get("type") != "head" and s.get("pid")
+        }
+        return {**procstat.usage(self.roots(env)).to_json(), "servers_rss": procstat.rss_by_root(servers)}
 
     # ----- rolling out ---------------------------------------------------------------------------------------------
     def roll(self, env: str, rollouts: list[tuple[str, LoadPath]], deadline_s: float) -> Rolled:

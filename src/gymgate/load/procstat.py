@@ -68,9 +68,9 @@ def group(pgid: int) -> list[int]:
     return found
 
 
-def trees(roots: Iterable[int]) -> list[int]:
-    """The roots and every descendant of theirs alive now."""
-    tree = _children()
+def trees(roots: Iterable[int], tree: dict[int, list[int]] | None = None) -> list[int]:
+    """The roots and every descendant of theirs alive now (`tree`: a reading of who is whose child, else one now)."""
+    tree = _children() if tree is None else tree
     found: dict[int, None] = {}
     todo = [r for r in roots if r]
     while todo:
@@ -109,3 +109,14 @@ def usage(roots: Iterable[int]) -> Usage:
         files, connections = descriptors(pid)
         fds, sockets = fds + files, sockets + connections
     return Usage(cpu, rss, fds, sockets, count)
+
+
+def rss_by_root(roots: dict[str, int]) -> dict[str, int]:
+    """Resident memory of each named process tree (a server and what it forked), from one reading of /proc: what
+    each of an instance's servers holds, beside the instance's total."""
+    tree = _children()
+    out = {}
+    for name, root in roots.items():
+        fields = (_stat(pid) for pid in trees([root], tree))
+        out[name] = sum(int(f[21]) * PAGE for f in fields if f is not None)
+    return out

@@ -91,12 +91,24 @@ def env_view(record: dict[str, Any], env: str, verdict: LoadVerdict) -> EnvView:
             held = sides[side].settled.get("rss_bytes")
             memory = f"; its Gym instance's servers hold {held / 2**30:.2f} GiB after the load" if held else ""
             notes.append(f"{side}: endpoint's share of the CPU {share_text}; {stops}{memory}")
+            servers = server_memory(sides[side])
+            if servers:
+                notes.append(f"{side}: each server's memory, after the warm-up → after the load: {servers}")
     failing = any(
         c.category == LoadCorrectness.REGRESSED for c in [*found, *verdict.saturation] if c.env == env
     ) or any(
         m.env == env and m.category in (LoadCategory.REGRESSION, LoadCategory.INSUFFICIENT) for m in verdict.metrics
     )
     return EnvView(env, plan_text, "; ".join(c.figure() for c in found), failing, rows, notes)
+
+
+def server_memory(side: Side) -> str:
+    """Each server's resident memory (its tree) after the warm-up and once idle after the load, in MiB."""
+    warm, settled = side.warm.get("servers_rss", {}), side.settled.get("servers_rss", {})
+    mib = lambda b: f"{b / 2**20:.0f}" if b is not None else "–"  # noqa: E731
+    return ", ".join(
+        f"{name} {mib(warm.get(name))} → {mib(settled.get(name))} MiB" for name in sorted({*warm, *settled})
+    )
 
 
 def _names(record: dict[str, Any]) -> tuple[str, str]:
