@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from gymgate.compare.acks import LoadAck
@@ -19,6 +20,7 @@ from gymgate.load import declared
 from gymgate.load.interleave import RECORD, LoadRun, finish, measure, new_record
 from gymgate.load.measures import SIDES
 from gymgate.load.merge import merge_unit
+from gymgate.pathid import PathId
 from gymgate.refs.source import GymSource
 from gymgate.remote import dispatch
 from gymgate.remote.caller import run_dispatch
@@ -42,14 +44,16 @@ def load_on_cluster(
     sent: list[Unit] = []
     packs: dict[str, bytes] = {}
     for index, share in enumerate(shares(envs, declared.sweep().envs_per_unit)):
+        # The unit's run options are its share's: its workers start those environments' Gyms and nothing else.
+        narrowed = replace(opts, envs=list(share), plan=tuple(p for p in opts.plan if PathId(p["id"]).env in share))
         sides = {}
         for side in SIDES:
-            spec, packed = unit_spec(sources[side], [], opts)
-            sides[side] = spec.to_json()
+            run, packed = unit_spec(sources[side], [], narrowed)
+            sides[side] = run.to_json()
             if packed:
                 packs[packed[0]] = packed[1]
-        spec = LoadUnitSpec(sides, share, opts.to_json())
-        sent.append(Unit(f"load-{index + 1}-{'+'.join(share)}", spec.to_json()))
+        unit = LoadUnitSpec(sides, share, narrowed.to_json())
+        sent.append(Unit(f"load-{index + 1}-{'+'.join(share)}", unit.to_json()))
     into = {unit.label: folder / UNITS / unit.label for unit in sent}
     record = new_record(sources, (), ())
     print(f"load: {len(sent)} unit(s) on the cluster {opts.ray_address}: {', '.join(into)}", flush=True)
