@@ -140,3 +140,51 @@ def test_only_a_pins_committed_lock_is_expected_of_a_node(tmp_path):
     assert cluster.expectation(pin, wide=True)[0] is None
     index = GymSource("0.7.0", "index", "0.7.0", ">=3.13.14", "d" * 64, "index")
     assert cluster.expectation(index)[0] is None
+
+
+def test_load_units_carry_both_refs_and_their_share_and_come_back_merged(monkeypatch, tmp_path):
+    """`accept --load --ray-address` (harness/load_cluster.py): a unit per environment (sweep.toml `[cluster]`), each
+    both refs' runs with only its share's plan; a local tree travels as a pack; what each node measured is merged and
+    judged here, and an environment whose unit came back with nothing is unjudged (exit 2)."""
+    import json  # noqa: PLC0415 - this test only
+
+    from gymgate.harness import load_cluster  # noqa: PLC0415 - this test only
+    from gymgate.load.measures import BASELINE, CANDIDATE  # noqa: PLC0415 - this test only
+    from gymgate.remote.unit_spec import LoadUnitSpec  # noqa: PLC0415 - this test only
+    from gymgate.remote.units import payloads  # noqa: PLC0415 - this test only
+    from tests.unit.test_load import _unit_record, side  # noqa: PLC0415 - this test only
+
+    tree = tmp_path / "gym"
+    (tree / "nemo_gym").mkdir(parents=True)
+    (tree / "nemo_gym" / "__init__.py").write_text("")
+    candidate = GymSource("tree", "tree", "0.7.0", ">=3.13.14", "e" * 64, "local", path=tree)
+    sent = []
+
+    def dispatched(address, ray_python, units, into, sources):
+        sent.extend(units)
+        assert set(sources) == {run["payload"] for u in units for run in payloads(u.spec)}
+        for unit in units[:1]:  # the first unit's node measured its share; the second brought nothing back
+            folder = into[unit.label] / "load"
+            folder.mkdir(parents=True)
+            same = (side(cpu_ms=15), side(cpu_ms=15))
+            (folder / "load.json").write_text(json.dumps(_unit_record({e: same for e in unit.spec["envs"]})))
+        names = [u.name for u in units]
+        return Outcome(
+            dict.fromkeys(names, dispatch.DONE), {names[1]: "refused: no uv"}, {}, {names[0]: 0, names[1]: 2}, 0
+        )
+
+    monkeypatch.setattr(load_cluster, "run_dispatch", dispatched)
+    monkeypatch.setattr(cluster, "expectation", lambda source, wide=False: (None, None))
+    plan = tuple({"id": f"{env}:accepted"} for env in ("mcqa", "code_gen"))
+    opts = RunOptions(runs_dir=tmp_path, ray_address="127.0.0.2:6379", ray_python="python", plan=plan)
+    run = load_cluster.load_on_cluster(
+        {BASELINE: _source(), CANDIDATE: candidate}, ["mcqa", "code_gen"], opts, tmp_path / "out", None
+    )
+    assert [u.label for u in sent] == ["load-1-mcqa", "load-2-code_gen"]
+    first = LoadUnitSpec.from_json(sent[0].spec)
+    assert first.envs == ["mcqa"] and [p["id"] for p in first.options["plan"]] == ["mcqa:accepted"]
+    assert first.side(BASELINE).source["name"] == "0.7.0" and not first.side(BASELINE).payload
+    assert first.side(CANDIDATE).payload  # the tree goes as a pack, named by its digest
+    assert run.verdict.code == 2 and run.record["units"]["load-2-code_gen"]["ended"].endswith("refused: no uv")
+    assert [line.split(":")[0] for line in run.verdict.unjudged] == ["code_gen"]
+    assert (tmp_path / "out" / "load" / "report.md").is_file()
