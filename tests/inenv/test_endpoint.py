@@ -415,4 +415,16 @@ def test_a_tokenize_request_goes_to_the_rollout_that_made_it_alone_next(endpoint
     seen = {t: [e.body["messages"] for e in endpoint.exchanges if e.rollout == t] for t in ("a", "b", "c")}
     assert seen == {"a": [one["messages"], two["messages"]], "b": [one["messages"], two["messages"]], "c": []}
     odd = {"model": "m", "prompt": "not any rollout's"}
-    assert post(endpoint, "/e/demo/tokenize", odd)[0] == 200 and endpoint.exchanges[-1].rollout == "a"
+    assert post(endpoint, "/e/demo/tokenize", odd)[0] == 200 and endpoint.exchanges[-1].rollout == "a"  # the oldest
+    # A retry tokenizes again: it goes to the rollout whose last it was, never to another environment's rollout.
+    endpoint.unroute(["a", "b", "c"])
+    endpoint.take()
+    other = {"model": "m", "messages": [{"role": "user", "content": "another environment's"}]}
+    endpoint.route({"x": ("demo", OTHER), "a": ("demo", SCRIPT), "b": ("demo", SCRIPT)}, {"a": alone, "b": alone})
+    for body in (one, one, one, two, one, two):  # b's own `one`, and a retry of it, after a has moved on
+        assert post(endpoint, "/e/demo/tokenize", body)[0] == 200
+    assert post(endpoint, "/e/demo/tokenize", other)[0] == 200
+    seen = {t: [e.body["messages"] for e in endpoint.exchanges if e.rollout == t] for t in ("x", "a", "b")}
+    assert seen["x"] == [other["messages"]]  # the oldest in flight gets only what no path made alone
+    assert seen["a"] == [one["messages"], one["messages"], two["messages"]]
+    assert seen["b"] == [one["messages"], one["messages"], two["messages"]]

@@ -567,3 +567,22 @@ def test_saturation_merges_across_units_and_one_units_failure_is_the_whole_satur
     merge_unit(record, "u3", ["c"], _unit_record({"c": same}, saturation=failed), "")
     assert record["saturation"]["s"][CANDIDATE] == {"error": "load unit u3: WorkerGone: silent"}
     assert sorted(record["saturation"]["s"][BASELINE]["envs"]) == ["a", "b"]  # the other side's stay
+
+
+def test_a_retried_call_tokenizing_again_is_the_same_observation():
+    """Gym 0.2's model server tokenizes a prompt before each attempt: under a saturated server a retried call asks
+    /tokenize again. A run of identical /tokenize requests counts once; failed attempts are left out; anything else
+    that differs still does."""
+    from types import SimpleNamespace  # noqa: PLC0415 - this test only
+
+    from gymgate.load import observe  # noqa: PLC0415 - this test only
+
+    def ex(kind: str, body: dict, status: int = 200, injected: str = "") -> SimpleNamespace:
+        return SimpleNamespace(kind=kind, route=kind, status=status, body=body, injected=injected)
+
+    tag, asked = "candidate/mcqa/L8/r0/g1/2", {"messages": [{"role": "user", "content": "q"}]}
+    alone = observe.observation(tag, [ex("tokenize", asked), ex("policy", asked)], {"reward": 1.0})
+    retried = [ex("tokenize", asked), ex("policy", asked, 429, "sat"), ex("tokenize", asked), ex("policy", asked)]
+    assert observe.observation(tag, retried, {"reward": 1.0}) == alone
+    other = {"messages": [{"role": "user", "content": "another"}]}
+    assert observe.observation(tag, [*retried[:2], ex("tokenize", other), retried[3]], {"reward": 1.0}) != alone

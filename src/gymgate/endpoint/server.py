@@ -85,6 +85,7 @@ class ModelEndpoint:
         # many of each were routed to it so far (counted when routed: two alike in flight never both go to one)
         self._expected: dict[str, dict[str, list[str]]] = {}
         self._claimed: dict[tuple[str, str], int] = {}
+        self._last_tokenized: dict[str, str] = {}  # rollout tag -> the last /tokenize routed to it (a retry repeats it)
         # The policy server saturated for a load run's rollouts, and until when (time.monotonic): `saturate`
         self._saturation: tuple[Saturation, float] | None = None
         self._prompts: dict[str, tuple[int, ...]] = {}  # a request's messages and tools -> its prompt ids
@@ -121,6 +122,7 @@ class ModelEndpoint:
                 self._activations += 1
                 self._routes[tag] = (env, script, self._activations)
                 self._expected[tag] = {k: list(v) for k, v in (expected or {}).get(tag, {}).items()}
+                self._last_tokenized.pop(tag, None)
                 for kind in UNTAGGED:
                     self._claimed.pop((tag, kind), None)
 
@@ -129,6 +131,7 @@ class ModelEndpoint:
             for tag in tags:
                 self._routes.pop(tag, None)
                 self._expected.pop(tag, None)
+                self._last_tokenized.pop(tag, None)
                 for kind in UNTAGGED:
                     self._claimed.pop((tag, kind), None)
 
@@ -253,8 +256,8 @@ class ModelEndpoint:
     def _routed(self, name: str, route: str, body: dict, exchange: Exchange) -> Script | None:
         """The script of the load run's rollout a request belongs to (None when no rollout of this URL's environments
         is routed: the active script answers). Its tag names it; an untagged chat request is a judge's, for the
-        rollout whose answer it carries; a /tokenize request goes to the rollout that made exactly it alone next (else
-        to the oldest in flight: what it asks then differs from every path's, which the observation shows). Anything
+        rollout whose answer it carries; a /tokenize request to the rollout that made exactly it alone next (or, for
+        a retry, last: `_tokenized_rollout`). Anything
         else is refused: a load run never guesses which rollout a model call serves."""
         tag = body.get("metadata", {}).get(ROLLOUT_TAG) if isinstance(body.get("metadata"), dict) else None
         with self._lock:
@@ -273,8 +276,12 @@ class ModelEndpoint:
                 self._claimed[(chosen, JUDGE)] = self._claimed.get((chosen, JUDGE), 0) + 1
             else:
                 key = request_key(TOKENIZE, body)
-                chosen = self._next_of(TOKENIZE, candidates, key) or min(candidates, key=lambda t: candidates[t][2])
-                self._claimed[(chosen, TOKENIZE)] = self._claimed.get((chosen, TOKENIZE), 0) + 1
+                chosen = self._next_of(TOKENIZE, candidates, key)
+                if chosen is not None:  # its expected next: the next one it will ask is the one after
+                    self._claimed[(chosen, TOKENIZE)] = self._claimed.get((chosen, TOKENIZE), 0) + 1
+                else:
+                    chosen = self._tokenized_rollout(candidates, key)
+                self._last_tokenized[chosen] = key
             env, script, exchange.activation = candidates[chosen]
         exchange.env, exchange.rollout = env, chosen
         return script
@@ -297,6 +304,15 @@ class ModelEndpoint:
         }
         pool = quoting or judging
         return min(pool, key=lambda t: (self._claimed.get((t, JUDGE), 0), pool[t][2]))
+
+    def _tokenized_rollout(self, candidates: dict[str, tuple[str, Script, int]], key: str) -> str:
+        """The rollout an untagged /tokenize serves that no rollout makes next (by activation among equals: the
+        rollouts of one GRPO group ask alike): one whose last was exactly it (Gym tokenizes again when it retries a
+        call a saturated server failed); else one that made it alone at all; else the oldest in flight (a request no
+        path made alone: the observation shows it). Called with the lock held."""
+        again = [t for t in candidates if self._last_tokenized.get(t) == key]
+        ever = [t for t in candidates if key in self._expected.get(t, {}).get(TOKENIZE, [])]
+        return min(again or ever or candidates, key=lambda t: candidates[t][2])
 
     def _next_of(self, kind: str, candidates: dict[str, tuple[str, Script, int]], key: str) -> str | None:
         """The first rollout (by activation) whose next untagged request of `kind`, alone, was exactly `key`. Called

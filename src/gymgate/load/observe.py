@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from gymgate.compare.observation import flatten, rules, side_by_side
+from gymgate.endpoint.server import TOKENIZE
 from gymgate.runfolder.record import REQUESTS, RESULT
 
 PLACEHOLDER = "<rollout>"
@@ -21,9 +22,11 @@ def observation(tag: str, exchanges: Iterable[Any], gym_result: Any) -> dict[str
     for exchange in exchanges:
         if exchange.injected:  # an attempt a saturated server failed: its retry is the request that counts
             continue
-        grouped.setdefault(exchange.kind or exchange.route, []).append(
-            {"status": exchange.status, "body": exchange.body}
-        )
+        seen = grouped.setdefault(exchange.kind or exchange.route, [])
+        asked = {"status": exchange.status, "body": exchange.body}
+        if exchange.kind == TOKENIZE and seen and seen[-1] == asked:
+            continue  # a retried call tokenizes its prompt again (Gym 0.2's model server): a run of them counts once
+        seen.append(asked)
     text = json.dumps({REQUESTS: grouped, RESULT: gym_result}, sort_keys=True, default=str).replace(tag, PLACEHOLDER)
     leaves, _ = flatten(json.loads(text), rules())
     return leaves
