@@ -585,4 +585,10 @@ def test_a_retried_call_tokenizing_again_is_the_same_observation():
     retried = [ex("tokenize", asked), ex("policy", asked, 429, "sat"), ex("tokenize", asked), ex("policy", asked)]
     assert observe.observation(tag, retried, {"reward": 1.0}) == alone
     other = {"messages": [{"role": "user", "content": "another"}]}
-    assert observe.observation(tag, [*retried[:2], ex("tokenize", other), retried[3]], {"reward": 1.0}) != alone
+    sibling = observe.observation(tag, [*retried[:2], ex("tokenize", other), retried[3]], {"reward": 1.0})
+    assert sibling != alone
+    # Under a saturated server, /tokenize requests are not held against a rollout; the model's requests and the
+    # result are.
+    assert observe.first_differences(alone, sibling, observe.retry_leaves(alone, sibling)) == []
+    changed = observe.observation(tag, [*retried[:2], ex("tokenize", other), ex("policy", other)], {"reward": 1.0})
+    assert observe.first_differences(alone, changed, observe.retry_leaves(alone, changed))

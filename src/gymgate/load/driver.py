@@ -167,7 +167,8 @@ class LoadDriver:
             latencies += rolled.arrivals.values()
             for tag, path in batch:
                 leaves = rolled.leaves.get(tag)
-                shown = observe.first_differences(path.alone, leaves, path.masked) if leaves is not None else []
+                masked = path.masked | observe.retry_leaves(path.alone, leaves or {})
+                shown = observe.first_differences(path.alone, leaves, masked) if leaves is not None else []
                 if shown:
                     mismatches.append({"path": path.id, "rollout": tag, "differences": shown})
             if rolled.error:
@@ -281,7 +282,8 @@ class LoadDriver:
             differ = []
             for tag, path in batches[env]:
                 leaves = rolled.leaves.get(tag)
-                shown = observe.first_differences(path.alone, leaves, path.masked) if leaves is not None else []
+                masked = path.masked | observe.retry_leaves(path.alone, leaves or {})
+                shown = observe.first_differences(path.alone, leaves, masked) if leaves is not None else []
                 if shown:
                     differ.append({"path": path.id, "rollout": tag, "differences": shown})
             out[env] = {

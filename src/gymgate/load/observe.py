@@ -37,6 +37,15 @@ def differing(one: dict[str, Any], other: dict[str, Any]) -> set[str]:
     return {k for k in one.keys() | other.keys() if k not in one or k not in other or one[k] != other[k]}
 
 
+def retry_leaves(*observations: dict[str, Any]) -> set[str]:
+    """The leaves a retried call may change beyond its failed attempts: its model server's /tokenize requests (Gym
+    0.2's asks one per attempt, alike across a GRPO group's rollouts, so a retry's cannot be told from a sibling's).
+    Under a saturated server these are not held against a rollout; what the model was asked and what Gym returned
+    are."""
+    prefix = f"{REQUESTS}.{TOKENIZE}."
+    return {name for leaves in observations for name in leaves if name.startswith(prefix)}
+
+
 def first_differences(alone: dict[str, Any], loaded: dict[str, Any], masked: set[str], limit: int = 3) -> list[dict]:
     """The leaves a loaded rollout does not share with its path alone (masked ones aside), shown side by side."""
     found = sorted(differing(alone, loaded) - masked)
