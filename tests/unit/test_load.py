@@ -592,3 +592,37 @@ def test_a_retried_call_tokenizing_again_is_the_same_observation():
     assert observe.first_differences(alone, sibling, observe.retry_leaves(alone, sibling)) == []
     changed = observe.observation(tag, [*retried[:2], ex("tokenize", other), ex("policy", other)], {"reward": 1.0})
     assert observe.first_differences(alone, changed, observe.retry_leaves(alone, changed))
+
+
+@pytest.mark.parametrize("varies_alone", [True, False])
+def test_a_difference_the_path_makes_alone_too_is_not_held_against_the_load(tmp_path, monkeypatch, varies_alone):
+    """A verifier's time limit met by chance: loaded rollouts of a path differ from its two runs alone. The path runs
+    alone again (up to sweep.toml's confirm_runs); a leaf it varies alone too leaves the findings (said in the
+    report), one it never varies alone stays a regression under load."""
+    original = FakeWorker.ask
+    asked: list[dict] = []
+    differs = {"path": "e:accepted", "rollout": "t", "fields": ["result.reward"]}
+    differs["differences"] = [{"field": "result.reward", "alone": "0.0", "loaded": "1.0"}]
+
+    def by_chance(self, command, timeout_s):
+        if command["op"] == "confirm":
+            asked.append(command)
+            found = ["result.reward"] if varies_alone else []
+            return {"paths": {"e:accepted": {"runs": 3 if varies_alone else 8, "varying": found, "error": ""}}}
+        answer = original(self, command, timeout_s)
+        if self.side == CANDIDATE and command["op"] == "round" and command["level"] == 8:
+            answer = {**answer, "mismatches": [differs], "mismatched": 1}
+        return answer
+
+    monkeypatch.setattr(FakeWorker, "ask", by_chance)
+    run = fake_run(tmp_path, monkeypatch)
+    assert [c["fields"] for c in asked] == [{"e:accepted": ["result.reward"]}]
+    assert asked[0]["runs"] == declared.sweep().confirm_runs
+    correctness = run.verdict.correctness[0]
+    if varies_alone:
+        assert correctness.category == LoadCorrectness.HOLDS and run.verdict.code == 0
+        text = (run.folder / "report.md").read_text()
+        assert "candidate: e:accepted varies alone too (result.reward; 3 more runs alone)" in text
+    else:
+        assert correctness.category == LoadCorrectness.REGRESSED and correctness.level == 8
+        assert "result.reward: alone 0.0 -> loaded 1.0" in correctness.detail and run.verdict.code == 1

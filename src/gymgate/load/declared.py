@@ -31,6 +31,7 @@ class Sweep:
     round_min_s: float
     start_s: float
     stop_s: float
+    confirm_runs: int = 8  # runs alone again of a path whose loaded rollouts differed (its own nondeterminism?)
     envs_per_unit: int = 1  # on a Ray cluster: the environments one load unit (both refs on one node) measures
 
     def cap(self, cores: int | None = None) -> int:
@@ -137,6 +138,7 @@ def sweep(path: Path = SWEEP_FILE) -> Sweep:
         min_rollouts=int(data["sweep"]["min_rollouts"]),
         warmup=int(data["sweep"]["warmup"]),
         extra_rounds=int(data["sweep"]["extra_rounds"]),
+        confirm_runs=int(data["sweep"]["confirm_runs"]),
         envs_per_unit=max(1, int(data["cluster"]["envs_per_unit"])),
         **{k: float(v) for k, v in data["deadlines"].items()},
     )

@@ -59,6 +59,10 @@ class Rolled:
     untagged: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # each tag's, as LoadPath.untagged
 
 
+SHOWN = 5  # differing leaves shown side by side per mismatching rollout (every one is named)
+CONFIRM_ROUND = -20  # the tags of a path's runs alone again (below the alone runs', above the warm-up's)
+
+
 class LoadDriver:
     def __init__(
         self,
@@ -140,6 +144,32 @@ class LoadDriver:
             "seconds": sorted(round(x, 4) for x in seconds),  # each rollout alone: what a level here would cost
         }
 
+    def confirm(self, env: str, fields: dict[str, list[str]], runs: int, deadline_s: float) -> dict[str, Any]:
+        """Each path whose loaded rollouts differed from it alone (`fields`: path id -> the leaves that differed) run
+        alone again, up to `runs` times, until it has shown each of those leaves varying by itself: what a path does
+        alone too is its own nondeterminism, not concurrency's, and is masked from now on. Per path: the runs made,
+        and every leaf found varying."""
+        paths = {p.id: p for p in self.paths.get(env, [])}
+        out: dict[str, Any] = {}
+        for pid, wanted in fields.items():
+            path = paths.get(pid)
+            if path is None:
+                continue
+            found: set[str] = set()
+            made, error = 0, ""
+            while made < runs and not set(wanted) <= path.masked:
+                tag = shape.tag(self.ref, env, 1, CONFIRM_ROUND - made, 0, 0)
+                rolled = self.roll(env, [(tag, path)], deadline_s)
+                made += 1
+                if rolled.error or tag not in rolled.leaves:
+                    error = rolled.error or "no result"
+                    break
+                varying = observe.differing(path.alone, rolled.leaves[tag]) - path.masked
+                path.masked |= varying
+                found |= varying
+            out[pid] = {"runs": made, "varying": sorted(found), "error": error}
+        return {"paths": out}
+
     # ----- a round -------------------------------------------------------------------------------------------------
     def round(self, env: str, level: int, round_no: int, waves: int, deadline_s: float) -> dict[str, Any]:
         """`waves` consecutive batches of `level` rollouts in flight at once (GRPO groups, shape.round_paths), each
@@ -167,10 +197,12 @@ class LoadDriver:
             latencies += rolled.arrivals.values()
             for tag, path in batch:
                 leaves = rolled.leaves.get(tag)
-                masked = path.masked | observe.retry_leaves(path.alone, leaves or {})
-                shown = observe.first_differences(path.alone, leaves, masked) if leaves is not None else []
-                if shown:
-                    mismatches.append({"path": path.id, "rollout": tag, "differences": shown})
+                if leaves is None:
+                    continue
+                fields = sorted(observe.differing(path.alone, leaves) - path.masked)
+                if fields:
+                    shown = observe.first_differences(path.alone, leaves, path.masked, limit=SHOWN)
+                    mismatches.append({"path": path.id, "rollout": tag, "fields": fields, "differences": shown})
             if rolled.error:
                 error = rolled.error
                 break
@@ -189,7 +221,7 @@ class LoadDriver:
             "gym_cpu_s": round(after.cpu_s - before.cpu_s, 4),
             "endpoint_cpu_s": round(endpoint_after - endpoint_before, 4),
             "after": after.to_json(),
-            "mismatches": mismatches[:20],
+            "mismatches": mismatches,
             "mismatched": len(mismatches),
         }
 

@@ -201,7 +201,40 @@ def _measure(env: str, live: dict[str, LoadChild], record: dict[str, Any], sweep
     for side in going:
         settled = _ask(live[side], entry[side], SETTLE_S, protocol.USAGE, env=env, settle_s=SETTLE_S)
         entry[side]["settled"] = (settled or {}).get("usage", {})
+    for side in going:  # after the readings: these runs alone are not the load's cost
+        _confirm(live[side], entry[side], env, sweep)
     return entry
+
+
+def _confirm(child: LoadChild, entry: dict[str, Any], env: str, sweep) -> None:
+    """The paths whose loaded rollouts differed from them alone, run alone again (driver.confirm): a leaf a path
+    varies alone too is not held against the load — it leaves the round's mismatches, and `alone_again` says so. A
+    confirmation that fails or goes unanswered leaves the environment unjudged on this side (never a pass)."""
+    wanted: dict[str, set[str]] = {}
+    for r in entry["rounds"]:
+        for m in r.get("mismatches", []):
+            wanted.setdefault(m["path"], set()).update(m["fields"])
+    if not wanted:
+        return
+    deadline = sweep.round_deadline(1)
+    fields = {pid: sorted(names) for pid, names in wanted.items()}
+    takes = deadline * sweep.confirm_runs * len(wanted)
+    command = {"env": env, "fields": fields, "runs": sweep.confirm_runs, "deadline_s": deadline}
+    answer = _ask(child, entry, takes, protocol.CONFIRM, **command)
+    if answer is None:
+        return
+    entry["alone_again"] = answer["paths"]
+    varying = {pid: set(found["varying"]) for pid, found in answer["paths"].items()}
+    for r in entry["rounds"]:
+        kept = []
+        for m in r.get("mismatches", []):
+            left = sorted(set(m["fields"]) - varying.get(m["path"], set()))
+            if left:
+                shown = [d for d in m["differences"] if d["field"] in left]
+                kept.append(
+                    {**m, "fields": left, "differences": shown or [{"field": left[0], "alone": "…", "loaded": "…"}]}
+                )
+        r["mismatches"], r["mismatched"] = kept, len(kept)
 
 
 def _warm_up(env: str, live, entry, going: list[str], candidates: tuple[int, ...], sweep) -> dict[int, float]:

@@ -41,10 +41,13 @@ class Side:
     alone: dict[str, Any] = field(default_factory=dict)
     error: str = ""  # why it has no (or not all its) rounds
     absent: str = ""  # the environment is not in this ref's Gym (why): nothing to load, on this side
+    # paths whose loaded rollouts differed, run alone again (load/interleave._confirm): runs, leaves varying alone
+    alone_again: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Side:
-        return cls(**{k: data[k] for k in ("rounds", "warm", "settled", "alone", "error", "absent") if k in data})
+        known = ("rounds", "warm", "settled", "alone", "error", "absent", "alone_again")
+        return cls(**{k: data[k] for k in known if k in data})
 
     def levels(self) -> list[int]:
         return sorted({r["level"] for r in self.rounds})

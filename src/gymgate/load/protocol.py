@@ -9,6 +9,7 @@ from typing import Any
 PREFIX = "GYMGATE-LOAD "
 READY, ALONE, ROUND, USAGE, STOP = "ready", "alone", "round", "usage", "stop"  # the commands (and the first answer)
 SATURATED = "saturated"  # a batch of every environment with the policy server saturated
+CONFIRM = "confirm"  # paths whose loaded rollouts differed, run alone again: is the difference their own?
 ALONE_RUNS = 2  # runs of each path alone: the oracle, and the leaves that differ between them (the path's own noise)
 
 

@@ -91,6 +91,13 @@ def env_view(record: dict[str, Any], env: str, verdict: LoadVerdict) -> EnvView:
             held = sides[side].settled.get("rss_bytes")
             memory = f"; its Gym instance's servers hold {held / 2**30:.2f} GiB after the load" if held else ""
             notes.append(f"{side}: endpoint's share of the CPU {share_text}; {stops}{memory}")
+            for pid, again in sorted(sides[side].alone_again.items()):
+                if again.get("varying"):
+                    names = ", ".join(again["varying"][:4]) + (" …" if len(again["varying"]) > 4 else "")
+                    notes.append(
+                        f"{side}: {pid} varies alone too ({names}; {again['runs']} more runs alone): "
+                        "not held against the load"
+                    )
             servers = server_memory(sides[side])
             if servers:
                 notes.append(f"{side}: each server's memory, after the warm-up → after the load: {servers}")

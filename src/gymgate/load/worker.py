@@ -70,6 +70,9 @@ def serve(driver: LoadDriver) -> None:
             elif op == protocol.SATURATED:
                 args = (command["envs"], command["level"], command["saturation"], command["deadline_s"])
                 say({"op": op, **driver.saturated(*args)})
+            elif op == protocol.CONFIRM:
+                args = (command["env"], command["fields"], command["runs"], command["deadline_s"])
+                say({"op": op, **driver.confirm(*args)})
             elif op == protocol.USAGE:
                 time.sleep(float(command.get("settle_s", 0)))
                 say({"op": op, "env": command["env"], "usage": driver.usage(command["env"])})
