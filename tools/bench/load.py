@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import tempfile
 import threading
@@ -184,6 +185,24 @@ def bench_load_releases(pins: list[str]) -> dict:
     return out
 
 
+# A saturation finding as verdict lines say it: "<env>: <category> with the policy server saturated (<name>): <what>,
+# <details> (baseline: …)". The same finding in several environments is said once, for all of them.
+SATURATION_FINDING = re.compile(
+    r"^(?P<env>[\w.-]+): (?P<head>.+? with the policy server saturated \([\w-]+\)): (?P<what>[^,(]+)"
+)
+
+
+def _folded(findings: list[str]) -> list[str]:
+    """Each finding once: a saturation finding several environments share folded into one line naming them (its
+    per-environment details are in the bench's JSON), any other line kept, cut at 300 characters."""
+    folded: dict[str, list[str]] = {}
+    for line in findings:
+        match = SATURATION_FINDING.match(line)
+        key = f"{match['head']}: {match['what'].strip()}" if match else line[:300]
+        folded.setdefault(key, []).extend([match["env"]] if match else [])
+    return [f"{', '.join(envs)}: {key}" if envs else key for key, envs in folded.items()]
+
+
 def render_load_releases(data: dict, command: str) -> str:
     lines = [
         "<!-- load-releases:all:begin -->",
@@ -196,7 +215,7 @@ def render_load_releases(data: dict, command: str) -> str:
         "|---|---|---|---|---|---|",
     ]
     for p in data["load-releases"]["pairs"]:
-        found = "<br>".join(x.replace("|", "\\|") for x in p["findings"]) or "no change under load"
+        found = "<br>".join(x.replace("|", "\\|") for x in _folded(p["findings"])) or "no change under load"
         if p.get("suspicious"):
             found += f"<br>({p['suspicious']} suspicious, not significant)"
         load_s = f"{p['load_s']} s" if "load_s" in p else "—"
