@@ -170,7 +170,8 @@ def test_a_load_mutant_sent_to_the_cluster_is_caught_exactly_as_here(cluster, ra
     for side in ("baseline", "candidate"):  # both refs' Gyms came up in that unit, on its one node
         assert unit[side]["ready"].get("paths", {}).get("mcqa"), unit[side]
         assert unit[side]["left_running"] == [], unit[side]
-    assert re.search(r"unit-load-1-mcqa-a1: running on \S+ \(node \w+\)", done.stdout), done.stdout[-3000:]
+    said = done.stdout + done.stderr  # with --json, progress is on stderr
+    assert re.search(r"unit-load-1-mcqa-a1: running on \S+ \(node \w+\)", said), said[-3000:]
     assert marked_pids("unit-load-1-mcqa-a1", UNIT_MARKER) == []
 
 
