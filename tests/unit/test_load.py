@@ -626,3 +626,37 @@ def test_a_difference_the_path_makes_alone_too_is_not_held_against_the_load(tmp_
     else:
         assert correctness.category == LoadCorrectness.REGRESSED and correctness.level == 8
         assert "result.reward: alone 0.0 -> loaded 1.0" in correctness.detail and run.verdict.code == 1
+
+
+def test_a_slow_environment_is_still_checked_under_concurrency(tmp_path, monkeypatch):
+    """Every concurrent level's batch outgrows the budget here (a loaded machine, a slow environment): rounds measure
+    one in flight only, and one batch at the lowest concurrent level still holds each rollout to its path alone —
+    a session store that collides is caught there — without a cost sample of it."""
+    from gymgate.load import interleave  # noqa: PLC0415 - this test only
+
+    sweep = declared.sweep()
+    assert sweep.check_level((1,)) == 8 and sweep.check_level((1, 8)) is None
+    original = FakeWorker.ask
+    checks: list[tuple[str, int]] = []
+    collides = {"path": "e:accepted", "rollout": "t", "fields": ["result.reward"]}
+    collides["differences"] = [{"field": "result.reward", "alone": "24", "loaded": "9"}]
+
+    def slow(self, command, timeout_s):
+        if command["op"] == "confirm":
+            return {"paths": {"e:accepted": {"runs": 8, "varying": [], "error": ""}}}
+        answer = original(self, command, timeout_s)
+        if command["op"] == "round" and command["level"] > 1:
+            answer = {**answer, "wall_s": 5.0}  # one batch: far beyond round_budget_s
+            if command["round"] == interleave.CHECK_ROUND:
+                checks.append((self.side, command["level"]))
+                answer = {**answer, "mismatches": [collides] if self.side == CANDIDATE else [], "mismatched": 1}
+        return answer
+
+    monkeypatch.setattr(FakeWorker, "ask", slow)
+    run = fake_run(tmp_path, monkeypatch)
+    assert run.record["envs"]["e"]["plan"]["levels"] == [1] and run.record["envs"]["e"]["plan"]["check_level"] == 8
+    assert sorted(checks) == [(BASELINE, 8), (CANDIDATE, 8)]
+    correctness = run.verdict.correctness[0]
+    assert correctness.category == LoadCorrectness.REGRESSED and correctness.level == 8, correctness
+    assert {m.level for m in run.verdict.metrics if m.level is not None} == {1}  # its cost is never judged
+    assert "checked with one batch of 8 in flight" in (run.folder / "report.md").read_text()

@@ -75,6 +75,14 @@ class Sweep:
                 driven.append(level)
         return tuple(driven), why
 
+    def check_level(self, levels: tuple[int, ...], cores: int | None = None) -> int | None:
+        """When none of the levels a round drives here has two rollouts in flight (each batch too slow for the
+        budget), the lowest declared level that has: one batch of it still checks correctness under concurrency
+        (never its cost). None when a driven level is concurrent already."""
+        if any(level > 1 for level in levels):
+            return None
+        return next((x for x in self.levels if 1 < x <= self.cap(cores)), None)
+
     def round_deadline(self, level: int) -> float:
         """One batch's deadline (a round's is this times its waves)."""
         return max(self.round_min_s, self.round_per_rollout_s * level)

@@ -30,6 +30,7 @@ from gymgate.runfolder import RunFolder, new_run_id
 from gymgate.verdict import LoadCategory
 
 RECORD, REPORT, PAGE = "load.json", "report.md", "report.html"
+CHECK_ROUND = -50  # the one batch that checks a slow environment under concurrency (never measured)
 WARMUP_ROUND = -100  # round numbers below zero are not measured (and never collide with a measured round's tags)
 SETTLE_S = 2.0  # idle time before the after-load reading (connections the load opened may close)
 ANSWER_SLACK_S = 60.0  # beyond a command's own deadline, for the worker to answer
@@ -201,9 +202,28 @@ def _measure(env: str, live: dict[str, LoadChild], record: dict[str, Any], sweep
     for side in going:
         settled = _ask(live[side], entry[side], SETTLE_S, protocol.USAGE, env=env, settle_s=SETTLE_S)
         entry[side]["settled"] = (settled or {}).get("usage", {})
+    check = sweep.check_level(levels)
+    if check is not None:  # after the readings: correctness under concurrency, not its cost
+        entry["plan"]["check_level"] = check
+        for side in going:
+            _check(live[side], entry[side], env, check, sweep)
     for side in going:  # after the readings: these runs alone are not the load's cost
         _confirm(live[side], entry[side], env, sweep)
     return entry
+
+
+def _check(child: LoadChild, entry: dict[str, Any], env: str, level: int, sweep) -> None:
+    """One batch at `level` in flight, when no measured level had two rollouts at once: a slow environment is still
+    held to its paths alone under concurrency (a session store that collides shows only there)."""
+    if entry.get("error") or entry.get("stopped"):
+        return
+    answer = _ask_round(child, entry, env, level, CHECK_ROUND, 1, sweep)
+    if answer is None:
+        return
+    if "rollouts" not in answer:
+        entry["error"] = f"gymgate's load worker failed the check at {level} in flight: {answer.get('error')}"
+        return
+    entry["check"] = {k: v for k, v in answer.items() if k != "op"}
 
 
 def _confirm(child: LoadChild, entry: dict[str, Any], env: str, sweep) -> None:
@@ -211,7 +231,8 @@ def _confirm(child: LoadChild, entry: dict[str, Any], env: str, sweep) -> None:
     varies alone too is not held against the load — it leaves the round's mismatches, and `alone_again` says so. A
     confirmation that fails or goes unanswered leaves the environment unjudged on this side (never a pass)."""
     wanted: dict[str, set[str]] = {}
-    for r in entry["rounds"]:
+    checked = [entry["check"]] if entry.get("check") else []
+    for r in [*entry["rounds"], *checked]:
         for m in r.get("mismatches", []):
             wanted.setdefault(m["path"], set()).update(m["fields"])
     if not wanted:
@@ -225,7 +246,7 @@ def _confirm(child: LoadChild, entry: dict[str, Any], env: str, sweep) -> None:
         return
     entry["alone_again"] = answer["paths"]
     varying = {pid: set(found["varying"]) for pid, found in answer["paths"].items()}
-    for r in entry["rounds"]:
+    for r in [*entry["rounds"], *checked]:
         kept = []
         for m in r.get("mismatches", []):
             left = sorted(set(m["fields"]) - varying.get(m["path"], set()))

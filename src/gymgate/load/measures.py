@@ -43,10 +43,13 @@ class Side:
     absent: str = ""  # the environment is not in this ref's Gym (why): nothing to load, on this side
     # paths whose loaded rollouts differed, run alone again (load/interleave._confirm): runs, leaves varying alone
     alone_again: dict[str, Any] = field(default_factory=dict)
+    # one batch at the lowest concurrent level when no measured level was concurrent (load/interleave._check):
+    # correctness only, never a cost sample
+    check: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Side:
-        known = ("rounds", "warm", "settled", "alone", "error", "absent", "alone_again")
+        known = ("rounds", "warm", "settled", "alone", "error", "absent", "alone_again", "check")
         return cls(**{k: data[k] for k in known if k in data})
 
     def levels(self) -> list[int]:
@@ -79,7 +82,8 @@ class Side:
 
     def first_failing(self) -> tuple[int, str] | None:
         """The lowest level at which a rollout was lost, failed or differed from its path alone, and how."""
-        for r in sorted(self.rounds, key=lambda r: (r["level"], r["round"])):
+        checked = [self.check] if self.check else []
+        for r in sorted([*self.rounds, *checked], key=lambda r: (r["level"], r["round"])):
             if r.get("error"):
                 return r["level"], f"the round failed: {r['error'].splitlines()[0]}"
             if r["completed"] != r["rollouts"]:

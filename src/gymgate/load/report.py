@@ -66,6 +66,11 @@ def env_view(record: dict[str, Any], env: str, verdict: LoadVerdict) -> EnvView:
         plan_text = f"A rollout alone takes {plan['alone_s'] * 1000:.0f} ms here: driven at {plan['levels']}" + (
             f"; not at {skipped}" if skipped else ""
         )
+        if plan.get("check_level"):
+            plan_text += (
+                f"; correctness under concurrency checked with one batch of {plan['check_level']} in flight "
+                "(its cost not judged)"
+            )
     found = [c for c in verdict.correctness if c.env == env]
     rows = []
     for level in sorted({lv for s in sides.values() for lv in s.levels()}):
