@@ -121,19 +121,21 @@ class ModelEndpoint:
             for tag, (env, script) in rollouts.items():
                 self._activations += 1
                 self._routes[tag] = (env, script, self._activations)
+                self._forget(tag)
                 self._expected[tag] = {k: list(v) for k, v in (expected or {}).get(tag, {}).items()}
-                self._last_tokenized.pop(tag, None)
-                for kind in UNTAGGED:
-                    self._claimed.pop((tag, kind), None)
 
     def unroute(self, tags: Sequence[str]) -> None:
         with self._lock:
             for tag in tags:
                 self._routes.pop(tag, None)
-                self._expected.pop(tag, None)
-                self._last_tokenized.pop(tag, None)
-                for kind in UNTAGGED:
-                    self._claimed.pop((tag, kind), None)
+                self._forget(tag)
+
+    def _forget(self, tag: str) -> None:
+        """What routing knew of a rollout's untagged requests (called with the lock held)."""
+        self._expected.pop(tag, None)
+        self._last_tokenized.pop(tag, None)
+        for kind in UNTAGGED:
+            self._claimed.pop((tag, kind), None)
 
     def take(self, rollouts: set[str] | None = None) -> list[Exchange]:
         """The exchanges recorded for these rollouts (None: all), removed: a load run keeps what it needs of each
@@ -257,8 +259,8 @@ class ModelEndpoint:
         """The script of the load run's rollout a request belongs to (None when no rollout of this URL's environments
         is routed: the active script answers). Its tag names it; an untagged chat request is a judge's, for the
         rollout whose answer it carries; a /tokenize request to the rollout that made exactly it alone next (or, for
-        a retry, last: `_tokenized_rollout`). Anything
-        else is refused: a load run never guesses which rollout a model call serves."""
+        a retry, last: `_tokenized_rollout`). Anything else is refused: a load run never guesses which rollout a model
+        call serves."""
         tag = body.get("metadata", {}).get(ROLLOUT_TAG) if isinstance(body.get("metadata"), dict) else None
         with self._lock:
             if not self._routes:

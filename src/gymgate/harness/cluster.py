@@ -122,7 +122,7 @@ def _dispatch(opts: RunOptions, sent: dict[int, tuple[Unit, RunFolder]], sources
 
 def _judged(run: RunFolder, unit: Unit, done: Outcome, expected: list[str]) -> RunResult:
     """The node's run judged here; a unit that did not end on its own is marked incomplete with why."""
-    name = unit.name if unit.again().name not in done.outcomes else unit.again().name
+    name = done.ran_as(unit)
     outcome, reason = done.outcomes.get(name, "never reported"), done.reasons.get(name, "")
     mark = run.mark()
     if mark is not None and mark.run_id != unit.spec["run_id"]:  # never judge a run this unit did not make

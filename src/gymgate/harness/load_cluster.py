@@ -72,7 +72,7 @@ def load_on_cluster(
 
 def _ended(unit: Unit, done) -> str:
     """How the unit ended, as the dispatch reported it (its second attempt's, when it ran again)."""
-    name = unit.again().name if unit.again().name in done.outcomes else unit.name
+    name = done.ran_as(unit)
     outcome, reason = done.outcomes.get(name, "never reported"), done.reasons.get(name, "")
     code = done.codes.get(name)
     if outcome == dispatch.DONE and code == 0:

@@ -201,7 +201,7 @@ class LoadDriver:
                     continue
                 fields = sorted(observe.differing(path.alone, leaves) - path.masked)
                 if fields:
-                    shown = observe.first_differences(path.alone, leaves, path.masked, limit=SHOWN)
+                    shown = observe.shown_side_by_side(path.alone, leaves, fields, SHOWN)
                     mismatches.append({"path": path.id, "rollout": tag, "fields": fields, "differences": shown})
             if rolled.error:
                 error = rolled.error

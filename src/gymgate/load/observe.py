@@ -48,9 +48,13 @@ def retry_leaves(*observations: dict[str, Any]) -> set[str]:
 
 def first_differences(alone: dict[str, Any], loaded: dict[str, Any], masked: set[str], limit: int = 3) -> list[dict]:
     """The leaves a loaded rollout does not share with its path alone (masked ones aside), shown side by side."""
-    found = sorted(differing(alone, loaded) - masked)
+    return shown_side_by_side(alone, loaded, sorted(differing(alone, loaded) - masked), limit)
+
+
+def shown_side_by_side(alone: dict[str, Any], loaded: dict[str, Any], names: list[str], limit: int) -> list[dict]:
+    """The first `limit` of the differing leaves `names`, alone and loaded side by side."""
     shown = []
-    for name in found[:limit]:
+    for name in names[:limit]:
         before, after = side_by_side(alone.get(name, "<absent>"), loaded.get(name, "<absent>"))
         shown.append({"field": name, "alone": before, "loaded": after})
     return shown

@@ -36,6 +36,11 @@ class Outcome:
     codes: dict[str, int]
     exit_code: int
 
+    def ran_as(self, unit: Unit) -> str:
+        """The name of the unit's last attempt the driver reported (its second, when it ran again)."""
+        again = unit.again().name
+        return again if again in self.outcomes else unit.name
+
 
 def run_dispatch(
     address: str,
