@@ -63,11 +63,18 @@ def _forward_sigterm() -> None:
     signal.signal(signal.SIGTERM, handler)
 
 
+# gymgate's exit codes (src/gymgate/errors.py EXIT_CODES; tests/unit/test_noxfile.py holds the two equal): nox
+# must not turn any of them into its own failure, so the session can end with the code itself.
+GYMGATE_EXIT_CODES = (0, 1, 2, 3, 4, 130)
+EXIT_UNJUDGED = 3
+
+
 def _gymgate(session: nox.Session, *args: str, judged_later: bool = False) -> None:
     """Run the gymgate CLI through nox's own runner and leave nox with the CLI's own exit code (0 clean,
-    1 failure, 2 error), which gymgate also writes to a file because nox keeps only pass/fail. `judged_later`: a
-    step of a longer run whose verdict a later session gives (one pin of the matrix): its failures (1) are data for
-    that verdict and nox goes on to the next session; an error (2) still stops everything."""
+    1 regression, others: nothing judged), which gymgate also writes to a file because nox keeps only pass/fail.
+    `judged_later`: a step of a longer run whose verdict a later session gives (one pin of the matrix): its
+    failures (1) are data for that verdict and nox goes on to the next session; any other code still stops
+    everything."""
     _forward_sigterm()
     with tempfile.TemporaryDirectory(prefix="gymgate-nox-") as scratch:
         exit_file = Path(scratch) / "exit-code"
@@ -75,13 +82,13 @@ def _gymgate(session: nox.Session, *args: str, judged_later: bool = False) -> No
             "gymgate",
             *args,
             env={"GYMGATE_EXIT_FILE": str(exit_file)},
-            success_codes=[0, 1, 2],
+            success_codes=list(GYMGATE_EXIT_CODES),
             # gymgate's stderr stays stderr (nox would merge it into stdout): `--json > verdict.json` is JSON alone.
             stderr=sys.stderr,
             interrupt_timeout=GYMGATE_STOP_S,
             terminate_timeout=15.0,
         )
-        code = int(exit_file.read_text()) if exit_file.is_file() else 2
+        code = int(exit_file.read_text()) if exit_file.is_file() else EXIT_UNJUDGED
     if code == 1 and judged_later:
         session.log("gymgate exited 1: paths failed on this ref; the report over every ref judges them")
     elif code:

@@ -1,6 +1,5 @@
 """The gymgate command line: parse (every option is declared in gymgate.options), then one call per command into
-the module that owns its workflow. Errors become exit codes here: 0 clean, 1 a regression or failure, 2 usage or
-infrastructure."""
+the module that owns its workflow. Errors become the exit codes gymgate.errors declares here (EXIT_CODES)."""
 
 from __future__ import annotations
 
@@ -8,13 +7,15 @@ import argparse
 import importlib
 import json
 import os
+import shutil
 import sys
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from gymgate import options
-from gymgate.errors import EXIT_ERROR, EXIT_OK, GymgateError, UsageError
+from gymgate import __version__, options, streams
+from gymgate.errors import EXIT_CODES, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, GymgateError, UsageError
 from gymgate.processes import terminate_as_interrupt
 
 EXIT_FILE = "GYMGATE_EXIT_FILE"  # where the exit code is also written (nox sessions read it)
@@ -30,6 +31,13 @@ class Command:
     help: str
     target: str
     description: str = ""
+    examples: tuple[str, ...] = ()  # command lines `--help` shows, each a string a user can paste
+    internal: bool = False  # what gymgate runs itself (a cluster node's unit): not listed by --help
+
+    @property
+    def judges(self) -> bool:
+        """It ends in a verdict (options.JUDGED_COMMANDS): its result alone on stdout, --json."""
+        return self.name in options.JUDGED_COMMANDS
 
     def run(self, args: argparse.Namespace) -> int | tuple[int, dict]:
         module, name = self.target.split(":")
@@ -63,7 +71,8 @@ COMMANDS = (
         "rejected model scripts from the row's own answer or expected action, runs both paths on the real Gym and "
         "writes the observed reward and verifier fields as the expected values. The case stays marked [draft] "
         "(never judged) until a person reviews it. Exit 0 when accepted earned the top reward and rejected less, 1 "
-        "when they did not separate (the draft says which), 2 usage or infrastructure error.",
+        "when they did not separate (the draft says which).",
+        examples=("gymgate case new mcqa --gym-ref 0.7.0",),
     ),
     Command("python list", "every CPython found (PATH, pyenv, gymgate's builds, uv's), with its build", PYTHON),
     Command("python build", "build a CPython release from its source tarball into gymgate's cache, once", PYTHON),
@@ -75,14 +84,30 @@ COMMANDS = (
         "start every acceptance environment's Gym services, check them, stop them",
         "gymgate.harness.accept:up",
     ),
-    Command("accept", "run a Gym ref through the acceptance matrix", "gymgate.harness.accept:accept"),
+    Command(
+        "accept",
+        "judge a bump: run a Gym ref and its baseline through the acceptance paths, compare, report",
+        "gymgate.harness.accept:accept",
+        "Builds each ref's locked environment, starts its real Gym services, runs every selected path (hand-written "
+        "answers, recorded rollouts, faults, other forms of the answers) through RL's consumer boundary against a "
+        "deterministic model endpoint, and compares the candidate with the baseline. Writes a run folder per ref and "
+        "report.md, report.html and results.json into the candidate's; prints the verdict.",
+        examples=(
+            "gymgate accept --gym-ref 0.7.0 --baseline 0.4.0",
+            "gymgate accept --gym-ref 0.7.0 --baseline 0.4.0 --env mcqa --env code_gen",
+            "gymgate accept --gym-ref ../Gym --baseline 0.7.0 --paths @runs/<run>/retry.txt",
+            "gymgate accept --gym-ref 0.7.0 --no-baseline",
+            "gymgate accept --gym-ref 0.7.0 --baseline 0.6.0 --load",
+        ),
+    ),
     Command(
         "matrix",
         "run many refs in order (default: every pin) and judge the bump between each pair of neighbours",
         "gymgate.harness.matrix:matrix_command",
         "Each ref runs once, or is served from the cache when none of its inputs changed. Writes matrix.md and "
         "matrix.html (a refs x paths table, then every neighbouring bump) and each bump's full report. Exit: the "
-        "last bump's verdict (0 clean, 1 regression or unreviewed contract change, 2 cannot judge).",
+        "last bump's verdict.",
+        examples=("gymgate matrix", "gymgate matrix 0.4.0 0.6.0 0.7.0 --env mcqa"),
     ),
     Command(
         "bisect",
@@ -91,8 +116,11 @@ COMMANDS = (
         "Walks first-parent history between --good and --bad, running only the chosen paths (default: those that "
         "regress from good to bad) and their environments. Commits that cannot be built or started are skipped; "
         "unsure ones are rerun in fresh Gyms. Writes bisect.md, bisect.json and the comparison of the last good and "
-        "the first bad commit. Exit: 1 a first bad commit (or its suspects) was found, 0 nothing regresses, 2 usage "
-        "or infrastructure error.",
+        "the first bad commit. Exit 1: a first bad commit (or its suspects) was found; 0: nothing regresses.",
+        examples=(
+            "gymgate bisect --good v0.4.0 --bad main --env mcqa",
+            "gymgate bisect --good v0.6.0 --bad v0.7.0 --load-metric math_with_judge:cpu_per_rollout",
+        ),
     ),
     Command(
         "merge",
@@ -101,18 +129,27 @@ COMMANDS = (
         "Groups the runs by ref; each group must be every shard of one split, with the same inputs, finished, not "
         "overlapping. Writes one merged run per ref (like an unsharded run: it compares, reports and is served from "
         "the cache the same way). Given the shards of a baseline and a candidate, compares the merged runs and "
-        "exits with the verdict (0 clean, 1 regression, 2 cannot judge); one ref: its own verdict.",
+        "exits with the verdict; one ref: its own verdict.",
+        examples=("gymgate merge runs/0.4.0-* runs/0.7.0-*",),
     ),
     Command(
         "shard-costs",
         "measure each environment's cost from stored runs (what accept --shard balances by)",
         "gymgate.harness.shards:shard_costs_command",
     ),
-    Command("compare", "compare two stored runs (nothing is run)", "gymgate.harness.review:compare_command"),
+    Command(
+        "compare",
+        "compare two stored runs (nothing is run)",
+        "gymgate.harness.review:compare_command",
+        "Judges the bump between two run folders as accept would and writes the reports (default: into the "
+        "candidate run).",
+        examples=("gymgate compare runs/0.4.0-<stamp> runs/0.7.0-<stamp>",),
+    ),
     Command(
         "unit",
         "(what a cluster node runs) one run of a ref as a --ray-address caller planned it, into --run-dir",
         "gymgate.harness.unit:unit_command",
+        internal=True,
     ),
     Command(
         "ack",
@@ -120,24 +157,75 @@ COMMANDS = (
         "gymgate.harness.review:ack_command",
         "Writes every unacknowledged contract change of the comparison into the ack file of its ref pair, with an "
         "empty reason. Fill in each reason and commit the file; an entry without one covers nothing.",
+        examples=("gymgate ack runs/0.7.0-<stamp>",),
     ),
 )
 
 
+DESCRIPTION = (
+    "Judge a NeMo Gym bump before an RL framework takes it: each Gym ref's real services from a locked environment, "
+    "RL's consumer boundary re-implemented, the candidate compared with the baseline path by path."
+)
+EXAMPLES = (
+    "gymgate accept --gym-ref 0.7.0 --baseline 0.4.0   # is 0.4.0 -> 0.7.0 safe?",
+    "gymgate matrix                                    # every pin, each bump judged",
+    "gymgate ack runs/<candidate run>                  # draft reviews of contract changes",
+)
+DOCS = "https://github.com/gymgate/gymgate/tree/main/docs (or docs/ in the checkout)"
+
+
+def exit_codes_text() -> str:
+    """The exit-code table, each meaning wrapped under itself to the terminal's width."""
+    width = min(shutil.get_terminal_size().columns, 100)
+    rows = (
+        textwrap.fill(e.meaning, width, initial_indent=f"  {e.code:<4} {e.name:<12} ", subsequent_indent=" " * 20)
+        for e in EXIT_CODES
+    )
+    return "exit codes:\n" + "\n".join(rows)
+
+
+def _epilog(examples: tuple[str, ...]) -> str:
+    shown = ("examples:\n" + "\n".join(f"  {line}" for line in examples) + "\n\n") if examples else ""
+    return shown + exit_codes_text()
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions wrapped to the terminal, epilogs (examples, the exit-code table) kept as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith(("examples:", "exit codes:")):
+            return super()._fill_text(text, width, indent)
+        return argparse.HelpFormatter._fill_text(self, text, width, indent)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Every command's parser, its options from gymgate.options (reading the GYMGATE_* defaults: one that cannot
-    be read is a usage error)."""
-    parser = argparse.ArgumentParser(prog="gymgate", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+    be read is a usage error). Internal commands parse as any other and are left out of the listings."""
+    parser = argparse.ArgumentParser(
+        prog="gymgate", description=DESCRIPTION, epilog=_epilog(EXAMPLES), formatter_class=_Formatter
+    )
+    parser.add_argument("--version", action="version", version=f"gymgate {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, title="commands", metavar="COMMAND")
     groups: dict[str, argparse._SubParsersAction] = {}
     for command in COMMANDS:
         group, _, leaf = command.name.rpartition(" ")
         if group and group not in groups:
-            groups[group] = sub.add_parser(group, help=GROUPS[group]).add_subparsers(
-                dest=f"{group}_command", required=True
-            )
+            groups[group] = sub.add_parser(
+                group,
+                help=GROUPS[group],
+                description=GROUPS[group],
+                epilog=exit_codes_text(),
+                formatter_class=_Formatter,
+            ).add_subparsers(dest=f"{group}_command", required=True, title="commands", metavar="COMMAND")
         where = groups[group] if group else sub
-        p = where.add_parser(leaf, help=command.help, description=command.description or None)
+        listed = {} if command.internal else {"help": command.help}  # no help: argparse does not list it
+        p = where.add_parser(
+            leaf,
+            **listed,
+            description=command.description or command.help,
+            epilog=_epilog(command.examples),
+            formatter_class=_Formatter,
+        )
         p.set_defaults(handler=command)
         options.add_to(p, command.name)
     return parser
@@ -158,8 +246,14 @@ def _main(argv: list[str] | None) -> int:
     except UsageError as exc:
         print(f"gymgate: error: {exc}", file=sys.stderr)
         return exc.exit_code
-    json_out = _verdict_stream() if getattr(args, "json", False) else None
     terminate_as_interrupt()
+    if not args.handler.judges:
+        return _run(args)
+    with streams.split(json=getattr(args, "json", False)):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         result = args.handler.run(args)
     except GymgateError as exc:
@@ -167,20 +261,19 @@ def _main(argv: list[str] | None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         print("gymgate: interrupted; every process the run started has been stopped", file=sys.stderr)
-        return EXIT_ERROR
+        return EXIT_INTERRUPTED
     except BrokenPipeError:  # the reader went away (`… | head`): not a crash, and no verdict either
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_ERROR
+        streams.discard()
+        return EXIT_INTERRUPTED
     except Exception as exc:  # gymgate's own crash: never a verdict (exit 1 means "regression")
         from gymgate.runfolder import write_crash  # noqa: PLC0415 - CLI start-up: a command loads only what it runs
 
         where = write_crash(exc)
         print(f"gymgate: internal error: {type(exc).__name__}: {exc} (trace: {where})", file=sys.stderr)
-        return EXIT_ERROR
+        return EXIT_INTERNAL
     code, document = result if isinstance(result, tuple) else (result, None)
-    if json_out is not None and document is not None:
-        json_out.write(json.dumps(document, indent=2) + "\n")
-        json_out.flush()
+    if getattr(args, "json", False) and document is not None and args.handler.judges:
+        streams.write_document(document)
     return code
 
 
@@ -198,14 +291,6 @@ def _settle(args: argparse.Namespace) -> None:
         if args.envs is None and args.env_set is None:  # a flag wins over the variable
             args.envs = options.BY_NAME["envs"].variable(options.env_names)
         args.envs = names_asked(args.envs, args.env_set)
-
-
-def _verdict_stream():
-    """stdout for the JSON verdict alone: everything else this process and its children print goes to stderr."""
-    sys.stdout.flush()
-    verdict = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)
-    return verdict
 
 
 def resolve(gym_ref: str, gym_repo: str | None) -> int:

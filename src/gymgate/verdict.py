@@ -33,7 +33,7 @@ from typing import Any, Protocol
 
 from packaging.version import InvalidVersion, Version
 
-from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
+from gymgate.errors import EXIT_FAILED, EXIT_OK, EXIT_UNJUDGED, JUDGED
 from gymgate.outcomes import BROKEN, ERROR, FAIL, HARNESS, PASS, SKIP
 from gymgate.runfolder import FINISHED_STATUSES, PathRecord
 
@@ -228,11 +228,11 @@ def flaky_side(baseline_unstable: bool, candidate_unstable: bool) -> str:
 def comparison_exit(comparison: JudgedBump) -> int:
     """A bump's exit code."""
     if comparison.baseline_broken:
-        return EXIT_ERROR  # nothing can be judged against a baseline that does not work
+        return EXIT_UNJUDGED  # nothing can be judged against a baseline that does not work
     if any(p.category in FAILING for p in comparison.paths) or comparison.lifecycle.get("candidate"):
         return EXIT_FAILED
     if any(p.category in CANNOT_JUDGE for p in comparison.paths):
-        return EXIT_ERROR  # gymgate's own fault on one side: rerun
+        return EXIT_UNJUDGED  # gymgate's own fault on one side: rerun
     return EXIT_OK
 
 
@@ -275,7 +275,7 @@ def _verdict_line(comparison: JudgedBump) -> str:
         noted = (f": {acked} acknowledged" if acked else "") + noted
         return f"no regression ({same} paths pass on both, {len(comparison.changed)} changed{noted})"
     unjudged = len(groups.get(UNJUDGED, []))
-    if code == EXIT_ERROR:
+    if code == EXIT_UNJUDGED:
         return f"cannot judge: {unjudged} path(s) unjudged (gymgate's own error; rerun){noted}"
     judged = f"{len(groups.get(REGRESSED, []))} regressed, {len(groups.get(BROKEN_CATEGORY, []))} broken"
     if groups.get(CHANGED):
@@ -283,7 +283,7 @@ def _verdict_line(comparison: JudgedBump) -> str:
     return judged + (f", {unjudged} unjudged" if unjudged else "") + noted
 
 
-RUN_VERDICTS = {EXIT_OK: "clean", EXIT_FAILED: "failures found", EXIT_ERROR: "could not judge"}
+RUN_VERDICTS = {EXIT_OK: "clean", EXIT_FAILED: "failures found", EXIT_UNJUDGED: "could not judge"}
 
 
 def run_exit(
@@ -293,7 +293,7 @@ def run_exit(
     disagreed with each other (`unstable`), or a Gym did not stop within its bound; 2 the run could not judge
     anything (or its test session did not finish)."""
     if not records or pytest_code not in FINISHED_STATUSES:
-        return EXIT_ERROR  # nothing judged, or the test session itself did not finish
+        return EXIT_UNJUDGED  # nothing judged, or the test session itself did not finish
     if any(r.outcome not in (PASS, SKIP) for r in records) or lifecycle or unstable or pytest_code == 1:
         return EXIT_FAILED
     return EXIT_OK
@@ -310,7 +310,7 @@ class RunVerdict:
 
     @property
     def label(self) -> str:
-        return RUN_VERDICTS.get(self.code, RUN_VERDICTS[EXIT_ERROR])
+        return RUN_VERDICTS.get(self.code, RUN_VERDICTS[EXIT_UNJUDGED])
 
 
 def run_verdict(
@@ -323,11 +323,11 @@ def run_verdict(
 def unjudgeable(role: str, name: str, code: int, broken: str) -> str:
     """Why a bump cannot be judged on this side's run, or "" when it can: a baseline must be a judged run (clean
     or failing) and not BROKEN; a candidate must be judged, and BROKEN is itself its finding."""
-    if role == "baseline" and (broken or code not in (EXIT_OK, EXIT_FAILED)):
+    if role == "baseline" and (broken or code not in JUDGED):
         return f"the baseline {name}: " + (
             f"it is BROKEN ({broken.splitlines()[0]})" if broken else "it could not be judged"
         )
-    if role == "candidate" and code == EXIT_ERROR and not broken:
+    if role == "candidate" and code not in JUDGED and not broken:
         return f"the candidate {name} could not be judged"
     return ""
 
@@ -340,7 +340,7 @@ def matrix_exit(last_bump: JudgedBump | None, runs: Sequence[tuple[int, bool]]) 
         return comparison_exit(last_bump)
     if any(broken or code == EXIT_FAILED for code, broken in runs):
         return EXIT_FAILED
-    return EXIT_ERROR if any(code == EXIT_ERROR for code, _ in runs) else EXIT_OK
+    return EXIT_UNJUDGED if any(code not in JUDGED for code, _ in runs) else EXIT_OK
 
 
 def commit_verdict(comparison: JudgedBump, paths: list[str]) -> tuple[BisectVerdict, str]:
@@ -394,5 +394,5 @@ def load_exit_code(categories: Sequence[str]) -> int:
     if any(c in (LoadCategory.REGRESSION, LoadCorrectness.REGRESSED) for c in categories):
         return EXIT_FAILED
     if LoadCategory.INSUFFICIENT in categories:
-        return EXIT_ERROR
+        return EXIT_UNJUDGED
     return EXIT_OK

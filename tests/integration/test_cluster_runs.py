@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from gymgate.errors import EXIT_UNJUDGED
 from gymgate.locations import cache_dir, repo_root
 from gymgate.processes import marked_pids
 from gymgate.remote.node import UNIT_MARKER
@@ -75,7 +76,7 @@ def test_a_matrix_sent_to_the_cluster_is_the_local_matrix(cluster, ray_python, t
     remote = ("--ray-address", address, "--ray-python", ray_python)
     there = _gymgate("matrix", *PINS, *MCQA, "--runs-dir", str(tmp_path / "r1"), "--out", str(tmp_path / "o1"), *remote)
     assert there.returncode == 0, there.stdout[-3000:] + there.stderr[-3000:]
-    nodes = dict(re.findall(r"unit-(\S+)-a1: running on \S+ \(node (\w+)\)", there.stdout))
+    nodes = dict(re.findall(r"unit-(\S+)-a1: running on \S+ \(node (\w+)\)", there.stderr))  # progress
     assert sorted(nodes) == sorted(PINS) and len(set(nodes.values())) == 2  # one unit per node, at once
     for cache in caches.values():  # each node built gymgate and the one pin it ran, nothing else
         built = [p for p in (cache / "envs").iterdir() if p.is_dir()]
@@ -108,10 +109,10 @@ def _started_unit(address: str, ray_python: str, runs: Path, into_s: float = 10,
 
 
 def _unjudged_and_gone(caller: subprocess.Popen, runs: Path, bound_s: float) -> None:
-    """The caller exits 2 within `bound_s`, its run is incomplete (never a verdict) and nothing of the unit runs."""
+    """The caller exits 3 (unjudged) within `bound_s`, its run is incomplete (never a verdict) and nothing of the unit runs."""
     stopped = time.monotonic()
     out, _ = caller.communicate(timeout=bound_s + 60)
-    assert caller.returncode == 2, out[-3000:]
+    assert caller.returncode == EXIT_UNJUDGED, out[-3000:]
     assert time.monotonic() - stopped < bound_s
     # The driver's stop signal reaches its own handler only, never Ray's failure handler (which logs a stack trace
     # from inside the signal handler: it hung a driver's stop under load).
@@ -197,7 +198,7 @@ def test_a_matrix_joins_a_secured_cluster_with_the_users_token_and_never_shows_i
         env=_without_ray_auth(RAY_AUTH_TOKEN_PATH=str(token_file)),
     )  # fmt: skip
     assert there.returncode == 0, there.stdout[-3000:] + there.stderr[-3000:]
-    assert re.search(r"unit-0\.7\.0-a1: running on \S+ \(node \w+\)", there.stdout), there.stdout[-3000:]
+    assert re.search(r"unit-0\.7\.0-a1: running on \S+ \(node \w+\)", there.stderr), there.stderr[-3000:]
     assert token not in there.stdout + there.stderr
     assert token.encode() not in _everything_written(runs, out)
     assert marked_pids("unit-0.7.0-a1", UNIT_MARKER) == []

@@ -21,8 +21,8 @@ from gymgate.processes import marked_pids, temp_dirs
 from gymgate.runfolder import RunFolder
 
 STOP_BOUND_S = 200  # gymgate gives its session 60 s, nox waits up to 150 s for gymgate
-# Exit codes of an interrupted run: gymgate's own 2; nox ends an interrupted session with 130 (its convention).
-INTERRUPTED = {"harness": 2, "nox": 130, "group": 130}
+# An interrupted run exits 130, gymgate's (errors.EXIT_INTERRUPTED) as nox's own.
+INTERRUPTED = {"harness": 130, "nox": 130, "group": 130}
 
 
 def _children(pid: int) -> list[int]:

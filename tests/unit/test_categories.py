@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 
 from gymgate import verdict as c
+from gymgate.errors import EXIT_UNJUDGED
 from tests.helpers import record
 
 
@@ -134,13 +135,13 @@ def test_exit_codes_of_a_ref_judged_alone():
     assert c.run_exit([passed, failed], 1) == 1
     assert c.run_exit([passed], 0, lifecycle=["mcqa: shutdown timed out"]) == 1
     assert c.run_exit([passed], 0, unstable=True) == 1  # attempts that disagree are a failure, never clean
-    assert c.run_exit([passed], 2) == 2 and c.run_exit([], 0) == 2  # unfinished, or nothing judged
+    assert c.run_exit([passed], 2) == EXIT_UNJUDGED and c.run_exit([], 0) == EXIT_UNJUDGED  # unfinished, or nothing judged
 
 
 def test_the_matrix_and_a_bisection_exit_by_their_verdicts():
     assert c.matrix_exit(None, [(0, False), (0, False)]) == 0
     assert c.matrix_exit(None, [(0, False), (0, True)]) == 1  # a BROKEN ref alone is a failure
-    assert c.matrix_exit(None, [(2, False)]) == 2
+    assert c.matrix_exit(None, [(EXIT_UNJUDGED, False)]) == EXIT_UNJUDGED
     assert c.bisect_exit(["mcqa:accepted"]) == 1 and c.bisect_exit([]) == 0
     assert c.unjudgeable("baseline", "0.4.0", 2, "") == "the baseline 0.4.0: it could not be judged"
     assert c.unjudgeable("baseline", "0.4.0", 1, "build: no lock").startswith("the baseline 0.4.0: it is BROKEN")

@@ -134,4 +134,6 @@ def test_compare_json_is_alone_on_stdout(tmp_path, outside_ci):
     }
     assert verdict["report"]["html"] == str(cand / "report.html")
     assert "Verdict:" in done.stderr  # the human report went to stderr
-    assert json.loads((cand / "results.json").read_text())["summary"] == verdict
+    results = json.loads((cand / "results.json").read_text())
+    assert verdict.pop("schema") == results["schema"] == 1  # both documents say which shape they follow
+    assert results["summary"] == verdict

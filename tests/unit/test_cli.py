@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
 import pytest
 
 from gymgate.cli import main
+from gymgate.errors import EXIT_INTERNAL, EXIT_UNJUDGED
 from gymgate.services.ports import free_port_in, is_free, lease_band
 
 
@@ -96,7 +98,7 @@ def test_free_port_in_skips_a_port_in_use():
 
 
 def test_a_crash_of_gymgate_itself_is_never_a_verdict(tmp_path, monkeypatch, capsys):
-    """Any exception that is not a judged outcome exits 2 with one line naming it and the trace in the run folder."""
+    """Any exception that is not a judged outcome exits 4 with one line naming it and the trace in the run folder."""
     import gymgate.cli as cli
     from gymgate.runfolder import RunFolder
     from gymgate.runfolder.folder import CRASH
@@ -110,7 +112,7 @@ def test_a_crash_of_gymgate_itself_is_never_a_verdict(tmp_path, monkeypatch, cap
     from gymgate.harness import review
 
     monkeypatch.setattr(review, "compare_command", broken)
-    assert cli.main(["compare", "a", "b"]) == 2
+    assert cli.main(["compare", "a", "b"]) == EXIT_INTERNAL
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"gymgate: internal error: RuntimeError: gymgate bug (trace: {run / CRASH})"]
     assert "Traceback" in (run / CRASH).read_text() and "gymgate bug" in (run / CRASH).read_text()
@@ -139,7 +141,7 @@ def test_a_lock_held_too_long_names_its_holder(tmp_path, monkeypatch):
             "    print(exc); sys.exit(exc.exit_code)\n"
         )
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ))
-    assert done.returncode == 2, done.stderr
+    assert done.returncode == EXIT_UNJUDGED, done.stderr
     assert "building environment x: waited 0.5 s for" in done.stdout and "held by run holder1, pid" in done.stdout
 
 
@@ -162,3 +164,63 @@ def test_load_needs_two_refs(tmp_path, capsys, cache):
     assert main(["accept", "--gym-ref", "0.7.0", "--no-baseline", "--load", *runs]) == 2
     assert "--load compares two refs under load" in capsys.readouterr().err
     assert not (tmp_path / "runs").exists() and not (cache / "envs").exists()
+
+
+def _help(*argv: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "gymgate", *argv, "--help"], capture_output=True, text=True, timeout=60,
+        env={**__import__("os").environ, "COLUMNS": "100"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_version_and_help_follow_the_conventions():
+    """--version; the top help lists the public commands (never the cluster's `unit`), examples and every exit
+    code; each judging command's help has a description, examples and the exit codes; flags only gymgate passes
+    itself are parsed but not shown."""
+    from gymgate import __version__
+    from gymgate.cli import COMMANDS
+    from gymgate.errors import EXIT_CODES
+    from gymgate.options import JUDGED_COMMANDS
+
+    version = subprocess.run([sys.executable, "-m", "gymgate", "--version"], capture_output=True, text=True)
+    assert (version.returncode, version.stdout.strip()) == (0, f"gymgate {__version__}")
+    top = _help()
+    assert "examples:" in top and all(f"  {e.code:<4} {e.name}" in top for e in EXIT_CODES)
+    listed = set(re.findall(r"^    (\S+)\s", top.split("commands:")[1].split("examples:")[0], re.M))
+    assert listed == {c.name.split()[0] for c in COMMANDS if not c.internal} and "unit" not in listed
+    for name in JUDGED_COMMANDS:
+        shown = _help(name)
+        assert "examples:" in shown and "exit codes:" in shown and "  130  interrupted" in shown, name
+        assert "--json" in shown, name
+    matrix = _help("matrix")
+    assert "--only" not in matrix and "--reuse-since" not in matrix
+    assert main(["matrix", "--only", "9.9", "0.4.0", "--reuse-since", "1"]) == 0  # still parsed: nox passes them
+
+
+def test_ctrl_c_exits_130_and_a_crash_4(monkeypatch, capsys):
+    import gymgate.cli as cli
+    from gymgate.errors import EXIT_INTERNAL, EXIT_INTERRUPTED
+    from gymgate.harness import review
+
+    def interrupted(**_):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(review, "compare_command", interrupted)
+    assert cli.main(["compare", "a", "b"]) == EXIT_INTERRUPTED == 130
+    assert "interrupted" in capsys.readouterr().err
+    assert EXIT_INTERNAL == 4
+
+
+def test_a_judging_command_prints_its_verdict_alone_on_stdout(tmp_path):
+    """Results on stdout, progress on stderr: `gymgate compare … > verdict.txt` keeps the verdict view."""
+    from tests.helpers import record, stored_run
+
+    base = stored_run(tmp_path, "base", "0.3.0", [record("mcqa:accepted", "PASS")])
+    cand = stored_run(tmp_path, "cand", "0.4.0", [record("mcqa:accepted", "FAIL")])
+    done = subprocess.run(
+        [sys.executable, "-m", "gymgate", "compare", str(base), str(cand)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 1, done.stderr
+    assert "Verdict:" in done.stdout and "Verdict:" not in done.stderr

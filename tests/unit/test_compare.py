@@ -10,7 +10,7 @@ import pytest
 
 from gymgate.cli import main
 from gymgate.compare.runs import NEW_CAUSE, compare_runs
-from gymgate.errors import UsageError
+from gymgate.errors import EXIT_UNJUDGED, UsageError
 from gymgate.report.markdown import render_markdown
 from tests.helpers import observation, record, stored_run
 
@@ -86,12 +86,12 @@ def test_a_path_new_in_the_candidate_that_fails_is_regressed_and_says_it_is_new(
     assert comparison.exit_code == 1
 
 
-def test_clean_bump_exits_0_and_cli_writes_the_report(tmp_path, capsys):
+def test_clean_bump_exits_0_and_cli_writes_the_report(tmp_path, capfd):
     base = stored_run(tmp_path, "a", "0.4.0", [record("mcqa:accepted", "PASS")])
     cand = stored_run(tmp_path, "b", "0.4.0", [record("mcqa:accepted", "PASS")])
     assert main(["compare", str(base), str(cand)]) == 0
     assert (cand / "report.md").read_text().splitlines()[2].startswith("**Verdict: no regression")
-    assert "No package changes." in capsys.readouterr().out
+    assert "No package changes." in capfd.readouterr().out
 
 
 def test_interrupted_or_foreign_folders_are_refused(tmp_path):
@@ -162,7 +162,7 @@ def test_folders_of_another_version_or_damaged_are_refused_with_exit_2(tmp_path,
     moved = stored_run(tmp_path, "c", "0.4.0", [record("mcqa:accepted", "PASS")])
     (moved / "paths" / "mcqa-accepted.json").rename(moved / "paths" / "mcqa-rejected.json")
     comparison = compare_runs(base, moved)
-    assert comparison.exit_code == 2
+    assert comparison.exit_code == EXIT_UNJUDGED
     assert {p.path: p.category for p in comparison.paths}["mcqa:rejected"] == "unjudged"
     # Missing or unparsable run files: refused with the file named, exit 2, never a traceback.
     capsys.readouterr()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from gymgate.errors import EXIT_UNJUDGED
 from gymgate.harness import cluster
 from gymgate.harness.run_options import RefRun, RunOptions
 from gymgate.refs.source import KIND_PIN, GymSource
@@ -100,7 +101,7 @@ def test_a_ref_its_node_could_not_build_is_broken_here_as_it_would_be_locally(mo
 )
 def test_a_unit_that_did_not_make_its_own_run_is_never_a_verdict(monkeypatch, tmp_path, node, why):
     (result,), _ = _send(monkeypatch, tmp_path, node)
-    assert result.code == 2
+    assert result.code == EXIT_UNJUDGED
     mark = RunFolder(result.dir).mark()
     assert mark is not None and not mark.complete and why in mark.incomplete
 
@@ -185,6 +186,6 @@ def test_load_units_carry_both_refs_and_their_share_and_come_back_merged(monkeyp
     assert first.envs == ["mcqa"] and [p["id"] for p in first.options["plan"]] == ["mcqa:accepted"]
     assert first.side(BASELINE).source["name"] == "0.7.0" and not first.side(BASELINE).payload
     assert first.side(CANDIDATE).payload  # the tree goes as a pack, named by its digest
-    assert run.verdict.code == 2 and run.record["units"]["load-2-code_gen"]["ended"].endswith("refused: no uv")
+    assert run.verdict.code == EXIT_UNJUDGED and run.record["units"]["load-2-code_gen"]["ended"].endswith("refused: no uv")
     assert [line.split(":")[0] for line in run.verdict.unjudged] == ["code_gen"]
     assert (tmp_path / "out" / "load" / "report.md").is_file()

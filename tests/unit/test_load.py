@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import pytest
 
+from gymgate.errors import EXIT_UNJUDGED
 from gymgate.load import declared, shape
 from gymgate.load.interleave import judged, new_record
 from gymgate.load.judge import judge
@@ -188,7 +189,7 @@ def test_a_lost_rollout_is_never_a_pass_and_too_few_rounds_are_insufficient_data
 
 def test_a_side_that_could_not_run_is_not_judged_and_never_exits_0():
     verdict = judge({"e": {BASELINE: side(cpu_ms=15), CANDIDATE: Side(error="the worker did not start")}}, THRESHOLDS)
-    assert verdict.code == 2 and "not judged" in verdict.failing()[0]
+    assert verdict.code == EXIT_UNJUDGED and "not judged" in verdict.failing()[0]
     assert verdict_lines(verdict)[0] == "load: NOT JUDGED under load"
 
 
@@ -205,7 +206,7 @@ def test_an_environment_a_refs_gym_does_not_have_is_not_compared_unless_the_cand
         ]
         assert verdict_lines(verdict) == ["load: no regression under load", f"  {verdict.not_compared[0]}"]
     removed = judge({"e": {BASELINE: side(cpu_ms=15), CANDIDATE: absent}}, THRESHOLDS)
-    assert removed.code == 2 and removed.not_compared == [] and gone in removed.unjudged[0]
+    assert removed.code == EXIT_UNJUDGED and removed.not_compared == [] and gone in removed.unjudged[0]
 
 
 def test_the_report_shows_curves_and_figures():
@@ -416,9 +417,9 @@ def test_a_load_run_interleaves_both_refs_and_keeps_everything(tmp_path, monkeyp
 
 def test_a_worker_that_goes_silent_leaves_its_environment_unjudged(tmp_path, monkeypatch):
     run = fake_run(tmp_path, monkeypatch, dies_at="round")
-    assert run.verdict.code == 2 and "not judged" in run.verdict.failing()[0]
+    assert run.verdict.code == EXIT_UNJUDGED and "not judged" in run.verdict.failing()[0]
     run = fake_run(tmp_path / "again", monkeypatch, dies_at="ready")
-    assert run.verdict.code == 2
+    assert run.verdict.code == EXIT_UNJUDGED
 
 
 def test_bisect_under_load_names_the_commit_that_brought_the_regression(tmp_path, monkeypatch, cache):
@@ -495,7 +496,7 @@ def test_an_environment_whose_paths_fail_alone_is_not_judged_under_load(tmp_path
 
     monkeypatch.setattr(FakeWorker, "ask", failing_alone)
     run = fake_run(tmp_path, monkeypatch)
-    assert run.verdict.code == 2 and "ran to its end alone" in run.verdict.failing()[0]
+    assert run.verdict.code == EXIT_UNJUDGED and "ran to its end alone" in run.verdict.failing()[0]
 
 
 def _unit_record(envs: dict[str, tuple[Side, Side]], levels=(1, 8), saturation: dict | None = None) -> dict:

@@ -66,7 +66,7 @@ def test_a_pin_with_failures_lets_the_matrix_go_on_to_its_report(noxfile):
     assert stopped.value.code == 1
 
 
-@pytest.mark.parametrize("code", [2, 7])
+@pytest.mark.parametrize("code", [2, 3, 130, 7])
 def test_an_error_on_a_pin_stops_the_matrix(noxfile, code):
     with pytest.raises(SystemExit) as stopped:
         noxfile.matrix(Session(code), "0.2.0")
@@ -196,3 +196,12 @@ def test_the_suite_runs_in_a_home_of_its_own_holding_a_ray_token_and_fails_when_
     (home / ".ray" / "auth_token").write_text("another")  # a token Ray wrote over the suite's
     with pytest.raises(RuntimeError, match="the suite's ~/.ray changed"):
         noxfile._ray_home_untouched(session, home, token)
+
+
+def test_nox_passes_on_every_exit_code_gymgate_declares(noxfile):
+    """nox's runner must not turn one of gymgate's codes into its own failure (then a 130 or a 3 would read as
+    nox's 1); the noxfile cannot import gymgate, so it lists them itself."""
+    from gymgate.errors import EXIT_CODES, EXIT_UNJUDGED
+
+    assert tuple(e.code for e in EXIT_CODES) == noxfile.GYMGATE_EXIT_CODES
+    assert noxfile.EXIT_UNJUDGED == EXIT_UNJUDGED

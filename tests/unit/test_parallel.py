@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from gymgate.cases.named import load_environments
+from gymgate.errors import EXIT_UNJUDGED
 from gymgate.harness.progress import Progress
 from gymgate.outcomes import EnvState
 from gymgate.runfolder import EnvStatus, RunFolder, RunMark
@@ -54,8 +55,8 @@ def test_missing_records_are_errors_and_verdicts_follow_outcomes(tmp_path):
     assert verdict(list(records.values()), pytest_code=1) == 1
     assert verdict([records["mcqa:accepted"]], pytest_code=0) == 0
     assert verdict([records["mcqa:accepted"]], pytest_code=0, lifecycle=["mcqa: shutdown timed out"]) == 1
-    assert verdict([], pytest_code=0) == 2  # nothing judged
-    assert verdict([record("mcqa:accepted", "SKIP")], pytest_code=2) == 2  # pytest itself failed to run
+    assert verdict([], pytest_code=0) == EXIT_UNJUDGED  # nothing judged
+    assert verdict([record("mcqa:accepted", "SKIP")], pytest_code=2) == EXIT_UNJUDGED  # pytest itself failed to run
     # The run's own mark names what it expected: a path it never wrote is found without being told.
     run.write_mark(RunMark(complete=True, expected=["mcqa:rejected"]))
     assert run.records()["mcqa:rejected"].missing

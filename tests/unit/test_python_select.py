@@ -9,7 +9,7 @@ import pytest
 
 from gymgate.envs import python as py
 from gymgate.envs.python import Interpreter, discover, select
-from gymgate.errors import InfraError
+from gymgate.errors import EXIT_UNJUDGED, InfraError
 
 FOUND = [
     Interpreter(Path("/p/3.11.7/bin/python3"), "3.11.7", "CPython"),
@@ -51,7 +51,7 @@ def test_unsatisfiable_requirement_with_downloads_and_builds_off_names_every_rem
     # Remedy one is a command a nox user can type (never a path inside .nox/).
     assert "`nox -s python -- build 3.13.15`" in message and ".nox/" not in message
     assert "let uv download one" in message  # remedy two
-    assert info.value.exit_code == 2
+    assert info.value.exit_code == EXIT_UNJUDGED
 
 
 def test_a_missing_interpreter_is_provided_by_the_command_itself_and_announced(monkeypatch, capsys, tmp_path):

@@ -27,7 +27,7 @@ def _markdown_categories(text: str) -> dict[str, str]:
     return found
 
 
-def test_every_rendering_agrees_on_every_category(tmp_path, capsys):
+def test_every_rendering_agrees_on_every_category(tmp_path, capfd):
     base, cand = every_category_runs(tmp_path)
     comparison = compare_runs(base, cand)
     truth = {p.path: p.category for p in comparison.paths}
@@ -35,7 +35,7 @@ def test_every_rendering_agrees_on_every_category(tmp_path, capsys):
     assert set(truth.values()) == set(c.CATEGORIES)  # every category is present
 
     code = compare_and_report(base, cand, cand, full=False)
-    terminal = capsys.readouterr().out
+    terminal = capfd.readouterr().out
     assert code == comparison.exit_code == 1
 
     assert _markdown_categories((cand / "report.md").read_text()) == truth

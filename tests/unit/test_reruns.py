@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from gymgate.compare.attempts import load_attempts
 from gymgate.compare.runs import compare_runs
-from gymgate.errors import EXIT_ERROR, EXIT_FAILED
+from gymgate.errors import EXIT_FAILED, EXIT_UNJUDGED
 from gymgate.harness.reruns import run_reruns
 from gymgate.harness.run import write_broken_run
 from gymgate.refs.source import GymSource
@@ -139,7 +139,7 @@ def test_a_candidate_that_cannot_be_built_is_broken_and_fails_the_bump(tmp_path)
 def test_a_broken_baseline_cannot_judge_anything(tmp_path):
     _, cand = _pair(tmp_path)
     comparison = compare_runs(_broken(tmp_path, "build: cannot lock"), cand)
-    assert comparison.exit_code == EXIT_ERROR
+    assert comparison.exit_code == EXIT_UNJUDGED
     # The broken baseline is 0.5.0, the candidate 0.4.0: a downgrade, named first.
     assert comparison.verdict.startswith("downgrade 0.5.0 → 0.4.0: cannot judge: the baseline is BROKEN")
 

@@ -92,15 +92,15 @@ def test_reviews_are_directed_an_upgrades_acks_never_cover_its_downgrade():
     assert not downgrade({"version": "0.4.0"}, {"version": "a-branch"})  # unknown order: not called a downgrade
 
 
-def test_compare_prints_one_screen_and_v_prints_report_md(tmp_path, capsys):
+def test_compare_prints_one_screen_and_v_prints_report_md(tmp_path, capfd):
     from gymgate.cli import main
 
     base, cand = bump_runs(tmp_path, SEVEN, regressed=["mcqa"])
     assert main(["compare", str(base), str(cand)]) == 1
-    shown = capsys.readouterr().out.strip().splitlines()
+    shown = capfd.readouterr().out.strip().splitlines()
     assert len(shown) <= TERMINAL_LINES and shown[-1].startswith(f"Full report: {cand / 'report.md'}, results.json")
     assert main(["compare", "-v", str(base), str(cand)]) == 1
-    full = capsys.readouterr().out
+    full = capfd.readouterr().out
     assert (cand / "report.md").read_text() in full and "written: " in full
 
 

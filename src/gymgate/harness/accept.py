@@ -11,7 +11,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from gymgate.errors import EXIT_ERROR, UsageError
+from gymgate import streams
+from gymgate.errors import EXIT_UNJUDGED, UsageError
 from gymgate.harness.asked import Asked
 from gymgate.harness.environments import judged_environments, with_derived
 from gymgate.harness.run_options import RunOptions
@@ -103,13 +104,14 @@ def accept(
     from gymgate.harness.bump import judge_bump  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
     from gymgate.harness.executor import run_ref  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
     from gymgate.report.outputs import not_compared, read_summary  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
-    from gymgate.report.summary import run_document, run_markdown  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
+    from gymgate.report.summary import print_summary, run_document, run_markdown  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
     from gymgate.runfolder import RunFolder  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
 
     narrowed = bool(asked.paths)
     if base is None or base.digest == candidate.digest:
         alone = run_ref(candidate, expected, opts, reuse=True, narrowed=narrowed)
         folder = RunFolder(alone.dir)
+        print_summary(alone.judged, folder, streams.view())
         document = run_document(alone.judged, folder, cached=alone.cached)
         publish(run_markdown(document), run_annotations(list(folder.records(expected).values())))
         code = alone.code
@@ -143,5 +145,5 @@ def up(gym_ref: str, gym_repo: str | None, asked: Asked, run: RunOptions) -> int
     code = run_in_env(env, child, run_id).code
     if code not in (0, 1, 2):
         print(f"gymgate: services run ended with status {code}", file=sys.stderr)
-        return EXIT_ERROR
+        return EXIT_UNJUDGED
     return code

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from gymgate import streams
 from gymgate.cases.named import load_environments
 from gymgate.compare.runs import Comparison, compare_runs
 from gymgate.errors import UsageError
@@ -195,7 +196,7 @@ def bisect_command(
     asked: Asked,
     run: RunOptions,
     load_metric: str | None = None,
-) -> int:
+) -> tuple[int, dict]:
     """`gymgate bisect`: exit 1 when a first bad commit (or its suspects) was found, 0 when nothing regresses."""
     from gymgate.report.bisect import verdict_line  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
 
@@ -211,6 +212,12 @@ def bisect_command(
     paths = sorted(read_paths(asked.paths, everything)) if asked.paths else None
     result = bisect(good, bad, gym_repo, paths, everything, opts, acks)
     written = write_outcome(result, out or report_dir(runs_dir, "bisect"), acks)
-    print("\n" + verdict_line(result))
-    print("written: " + ", ".join(str(p) for p in written))
-    return bisect_exit(result.paths)
+    print("\n" + verdict_line(result), file=streams.view())
+    print("written: " + ", ".join(str(p) for p in written), file=streams.view())
+    code = bisect_exit(result.paths)
+    return code, {
+        "kind": "bisect",
+        "exit_code": code,
+        "verdict": verdict_line(result),
+        "written": [str(p) for p in written],
+    }

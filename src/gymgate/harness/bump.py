@@ -11,7 +11,7 @@ from pathlib import Path
 from gymgate.acceptance.limits import DEADLINE_FLOOR_S, DEADLINE_MULTIPLE, derive_deadlines
 from gymgate.ci.github import group
 from gymgate.compare.attempts import labels
-from gymgate.errors import EXIT_ERROR
+from gymgate.errors import EXIT_UNJUDGED
 from gymgate.harness.executor import run_ref
 from gymgate.harness.reports import compare_and_report
 from gymgate.harness.reruns import real_attempt, run_reruns
@@ -37,7 +37,7 @@ def judge_bump(
     why = unjudgeable("baseline", baseline.name, base.code, base.broken)
     if why:
         print(f"gymgate: error: {why}; see {base.dir}", file=sys.stderr)
-        return BumpResult(base.dir, EXIT_ERROR, why)
+        return BumpResult(base.dir, EXIT_UNJUDGED, why)
     opts = with_baseline_deadlines(opts, RunFolder(base.dir))
     print(f"== candidate {candidate.name}", flush=True)
     # A cached candidate needs no reruns of its own; one whose baseline must be asked again runs fresh, so every
@@ -47,7 +47,7 @@ def judge_bump(
     why = unjudgeable("candidate", candidate.name, cand.code, cand.broken)
     if why:
         print(f"gymgate: error: {why}; see {cand.dir}", file=sys.stderr)
-        return BumpResult(cand.dir, EXIT_ERROR, why)
+        return BumpResult(cand.dir, EXIT_UNJUDGED, why)
     with group(f"reruns: {baseline.name} -> {candidate.name}"):
         run_reruns((baseline, base.dir), (candidate, cand.dir), reruns, real_attempt(opts))
     return BumpResult(cand.dir, compare_and_report(base.dir, cand.dir, cand.dir, full=verbose, acks=acks))

@@ -17,7 +17,7 @@ from pathlib import Path
 from gymgate.compare.reuse import inputs_digest, shared_digest
 from gymgate.envs.project import project_dir
 from gymgate.envs.python import Interpreter, already_here
-from gymgate.errors import EXIT_ERROR, GymgateError, UsageError
+from gymgate.errors import EXIT_UNJUDGED, GymgateError, UsageError
 from gymgate.harness.progress import Progress
 from gymgate.harness.run import judged_result, open_run, prepare, served
 from gymgate.harness.run_options import RefRun, RunOptions
@@ -134,7 +134,7 @@ def _judged(run: RunFolder, unit: Unit, done: Outcome, expected: list[str]) -> R
         return judged_result(run, mark.pytest_exit, expected)
     why = f"unit {name} {outcome}" + (f": {reason}" if reason else "") + f" (exit {done.codes.get(name, '-')})"
     _mark_unjudged(run, unit, why)
-    return judged_result(run, EXIT_ERROR, expected)
+    return judged_result(run, EXIT_UNJUDGED, expected)
 
 
 def _mark_unjudged(run: RunFolder, unit: Unit, why: str) -> None:

@@ -19,7 +19,7 @@ from gymgate.cases.draft import (
 from gymgate.cases.draft import keep_scripts as keep_finished_scripts
 from gymgate.cases.environments import all_environments, cases_dir
 from gymgate.cases.named import load_environments
-from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK, UsageError
+from gymgate.errors import EXIT_FAILED, EXIT_OK, EXIT_UNJUDGED, JUDGED, UsageError
 from gymgate.harness.executor import run_ref
 from gymgate.harness.run_options import RunOptions
 from gymgate.kinds import planfile
@@ -64,9 +64,9 @@ def case_new(
         paths = [p.id for p in planned]
         ran = run_ref(source, paths, replace(opts, plan=tuple(planfile.to_json(p) for p in planned)))
         records = {r.mode: r for r in RunFolder(ran.dir).records(paths).values()}
-        if ran.code == EXIT_ERROR:  # the session itself did not finish: nothing was learnt about the scripts
+        if ran.code not in JUDGED:  # the session itself did not finish: nothing was learnt about the scripts
             print(f"gymgate: error: the draft's paths could not run; see {ran.dir}; {target} is left as drafted")
-            return EXIT_ERROR
+            return EXIT_UNJUDGED
         if not (wants_another_turn(records) and add_closing_turn(draft)):
             break
         print("the agent asked the model again after the scripted turns: one more turn, and again", flush=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from gymgate import streams
 from gymgate.compare import acks as ack_files
 from gymgate.errors import EXIT_FAILED
 from gymgate.harness.load_cluster import load_on_cluster
@@ -32,8 +33,8 @@ def judge_load(baseline, candidate, envs: list[str], opts: RunOptions, acks: Pat
     else:
         prepared = {BASELINE: prepare(baseline, opts.wide), CANDIDATE: prepare(candidate, opts.wide)}
         run = run_load(sources, prepared, envs, opts, out, reviewed)
-    print("\n".join(verdict_lines(run.verdict)), flush=True)
-    print(f"load report: {run.folder / 'report.md'}", flush=True)
+    print("\n".join(verdict_lines(run.verdict)), file=streams.view())
+    print(f"load report: {run.folder / 'report.md'}", file=streams.view(), flush=True)
     return run
 
 

@@ -12,6 +12,7 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from gymgate import streams
 from gymgate.atomic import write_text_atomic
 from gymgate.errors import EXIT_FAILED, EXIT_OK, UsageError
 from gymgate.harness.accept import planned
@@ -142,6 +143,8 @@ def load_bisect_command(good, bad, gym_repo, out, runs_dir, acks, asked: Asked, 
     _, opts = planned(envs, sources, replace(asked, paths=None), run)
     result = load_bisect(good, bad, gym_repo, env, metric, opts, acks)
     written = write_load_bisect(result, out or report_dir(runs_dir, "bisect"))
-    print(f"\nbisect under load: first bad commit {result.first_bad or 'hidden by skipped steps'}")
-    print("written: " + ", ".join(str(p) for p in written))
-    return EXIT_FAILED if result.first_bad or result.suspects else EXIT_OK
+    line = f"bisect under load: first bad commit {result.first_bad or 'hidden by skipped steps'}"
+    print("\n" + line, file=streams.view())
+    print("written: " + ", ".join(str(p) for p in written), file=streams.view())
+    code = EXIT_FAILED if result.first_bad or result.suspects else EXIT_OK
+    return code, {"kind": "bisect", "exit_code": code, "verdict": line, "written": [str(p) for p in written]}

@@ -8,9 +8,10 @@ matrices); a path that fails on one side is shown as it ran. `accept --gym-ref B
 from __future__ import annotations
 
 import datetime as dt
-import sys
 from pathlib import Path
+from typing import TextIO
 
+from gymgate import streams
 from gymgate.errors import EXIT_OK, UsageError
 from gymgate.harness.accept import planned, require_judged_attempts
 from gymgate.harness.asked import Asked
@@ -21,6 +22,7 @@ from gymgate.refs.pins import pins_in_order
 from gymgate.refs.source import GymSource
 from gymgate.results import Bump, Matrix, MatrixRef
 from gymgate.runfolder import RunFolder, runs_dir
+from gymgate.verdict import RUN_VERDICTS
 
 
 def report_dir(base: Path | None, kind: str) -> Path:
@@ -63,19 +65,35 @@ def _slug(name: str) -> str:
     return "".join(c if c.isalnum() or c in "._-" else "_" for c in name)[:60]
 
 
-def print_matrix(matrix: Matrix, written: list[Path], out=sys.stdout) -> None:
-    width = max(len(p) for p in matrix.paths) if matrix.paths else 10
+def print_matrix(matrix: Matrix, written: list[Path], out: TextIO) -> None:
+    """The matrix's verdict: one line per bump (each ref's path table is in matrix.md, not on the terminal)."""
     print("", file=out)
-    print(f"{'path':<{width}}  " + "  ".join(f"{r.asked:<12}" for r in matrix.refs), file=out)
-    for path in matrix.paths:
-        cells = []
-        for ref in matrix.refs:
-            record = ref.records.get(path)
-            cells.append(f"{(record.outcome if record else '—'):<12}")
-        print(f"{path:<{width}}  " + "  ".join(cells), file=out)
     for bump in matrix.bumps:
         print(f"{bump.baseline.asked} → {bump.candidate.asked}: {bump.comparison.verdict}", file=out)
+    if not matrix.bumps:
+        for ref in matrix.refs:
+            print(f"{ref.asked}: {RUN_VERDICTS.get(ref.run.code, 'could not judge')}", file=out)
     print("written: " + ", ".join(str(p) for p in written), file=out)
+
+
+def matrix_document(matrix: Matrix, written: list[Path]) -> dict:
+    """The matrix's verdict for machines (`matrix --json`): each ref's run and each bump's verdict."""
+    return {
+        "kind": "matrix",
+        "exit_code": matrix.exit_code,
+        "refs": [{"ref": r.asked, "run_dir": str(r.run.dir), "exit_code": r.run.code} for r in matrix.refs],
+        "bumps": [
+            {
+                "baseline": b.baseline.asked,
+                "candidate": b.candidate.asked,
+                "verdict": b.comparison.verdict,
+                "exit_code": b.comparison.exit_code,
+                "report_dir": str(b.out),
+            }
+            for b in matrix.bumps
+        ],
+        "written": [str(p) for p in written],
+    }
 
 
 def matrix_command(
@@ -87,7 +105,7 @@ def matrix_command(
     acks: Path | None,
     asked: Asked,
     run: RunOptions,
-) -> int:
+) -> tuple[int, dict]:
     """`gymgate matrix`: resolve every ref first, run them in order, write the matrix reports; the last bump's
     verdict is the exit code."""
     from gymgate.report.matrix import write_matrix_reports  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
@@ -97,7 +115,7 @@ def matrix_command(
     names = refs or pins_in_order()
     if only is not None and only not in names:
         print(f"matrix: {only} is not among the refs asked for ({', '.join(names)}); nothing to run")
-        return EXIT_OK
+        return EXIT_OK, {"kind": "matrix", "exit_code": EXIT_OK, "refs": [], "bumps": [], "written": []}
     resolved = [(ref, resolve_ref(ref, gym_repo)) for ref in names]  # every ref resolves before anything runs
     envs = with_derived(asked, envs, uncased, [source for _, source in reversed(resolved)])
     # The paths are the whole matrix's (each ref replays every ref's recordings), also for one ref of it (--only):
@@ -107,5 +125,6 @@ def matrix_command(
         resolved = [(ref, source) for ref, source in resolved if ref == only]
     out = out or report_dir(runs_dir, "matrix")  # made when there is something to write
     matrix = run_matrix(resolved, expected, opts, out, acks)
-    print_matrix(matrix, write_matrix_reports(matrix, out))
-    return matrix.exit_code
+    written = write_matrix_reports(matrix, out)
+    print_matrix(matrix, written, streams.view())
+    return matrix.exit_code, matrix_document(matrix, written)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gymgate import streams
 from gymgate.atomic import write_text_atomic
 from gymgate.ci.github import comparison_annotations, publish
 from gymgate.compare.runs import compare_runs
@@ -36,9 +37,13 @@ def compare_and_report(baseline: Path, candidate: Path, out_dir: Path, full: boo
     comparison = compare_runs(baseline, candidate, acks)
     text, written = write_reports(comparison, out_dir)
     publish(text, comparison_annotations(comparison))
+    out = streams.view()
     if full:
-        print("\n" + text)
-        print("written: " + ", ".join(str(p) for p in written))
+        print("\n" + text, file=out)
+        print("written: " + ", ".join(str(p) for p in written), file=out)
     else:  # report.md by its whole path, the files beside it by name
-        print("\n" + render_terminal(comparison, ", ".join([str(written[0]), *(p.name for p in written[1:])])))
+        print(
+            "\n" + render_terminal(comparison, ", ".join([str(written[0]), *(p.name for p in written[1:])])), file=out
+        )
+    out.flush()
     return comparison.exit_code

@@ -28,7 +28,7 @@ from gymgate.outcomes import BROKEN
 from gymgate.pathid import PathId
 from gymgate.processes import Terminated
 from gymgate.refs.source import GymSource
-from gymgate.report.summary import print_summary
+from gymgate.report.summary import summary_line
 from gymgate.results import RunResult
 from gymgate.runfolder import FINISHED_STATUSES, PathRecord, RunFolder, RunMark, new_run_id, runs_dir
 
@@ -39,9 +39,9 @@ SESSION_ENVIRONMENT = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
 
 def judged_result(run: RunFolder, pytest_code: int, expected: list[str], **kwargs: Any) -> RunResult:
-    """The run judged alone, its summary printed."""
+    """The run judged alone, its closing line printed (its paths are the verdict's to show)."""
     judged = judge_run(run, pytest_code, expected)
-    print_summary(judged, run)
+    print(f"run {run.root.name}: {summary_line(judged, run)}", flush=True)
     return RunResult(run.root, judged.code, judged=judged, **kwargs)
 
 

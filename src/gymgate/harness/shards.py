@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gymgate import streams
 from gymgate.compare.alone import judge_run
 from gymgate.errors import EXIT_OK, UsageError
 from gymgate.harness.reports import compare_and_report
@@ -29,7 +30,7 @@ def merge_command(runs: list[Path], runs_dir: Path | None, verbose: bool, acks: 
         print(f"merged {len(shard_set.runs)} shards of {shard_set.ref}: {run.root}", flush=True)
     if len(merged) == 1:
         judged = judge_run(merged[0], merged[0].mark().pytest_exit or 0)
-        print_summary(judged, merged[0])
+        print_summary(judged, merged[0], streams.view())
         return judged.code, run_document(judged, merged[0])
     baseline, candidate = merged
     point_reruns_at(candidate, baseline)

@@ -11,7 +11,7 @@ from typing import Any
 from gymgate.errors import EXIT_FAILED
 from gymgate.load.judge import LoadVerdict
 from gymgate.load.measures import BASELINE, CANDIDATE, SIDES, Side, sides_of
-from gymgate.report.html import BANNER, BANNER_WORD, templates
+from gymgate.report.html import banner, templates
 from gymgate.verdict import LoadCategory, LoadCorrectness
 
 COLOURS = {BASELINE: "#4575b4", CANDIDATE: "#d73027"}
@@ -175,8 +175,7 @@ def load_html(record: dict[str, Any], verdict: LoadVerdict) -> str:
         templates()
         .get_template("load.html.j2")
         .render(
-            banner=BANNER[verdict.code],
-            banner_word=BANNER_WORD[verdict.code],
+            **banner(verdict.code),
             lines=verdict_lines(verdict),
             baseline=baseline,
             candidate=candidate,

@@ -24,7 +24,7 @@ from pathlib import Path  # noqa: E402
 from gymgate.acceptance.setup import shared_setup  # noqa: E402
 from gymgate.cases.named import load_environments  # noqa: E402
 from gymgate.endpoint.server import ModelEndpoint, Sampling  # noqa: E402
-from gymgate.errors import EXIT_ERROR, EXIT_OK  # noqa: E402
+from gymgate.errors import EXIT_OK, EXIT_UNJUDGED  # noqa: E402
 from gymgate.kinds import planfile  # noqa: E402
 from gymgate.load import protocol  # noqa: E402
 from gymgate.load.driver import LoadDriver  # noqa: E402
@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except Exception as exc:  # noqa: BLE001 - said on stdout too: the harness waits for an answer
         say({"op": protocol.READY, "error": f"{type(exc).__name__}: {exc}", "trace": traceback.format_exc()[-2000:]})
-        return EXIT_ERROR
+        return EXIT_UNJUDGED
     return EXIT_OK
 
 

@@ -19,6 +19,7 @@ REF = ("resolve", "cases list", "case new", "env", "up", "accept")  # commands a
 RESOLVING = (*REF, "matrix", "bisect")  # commands that resolve refs
 RUNNING = ("up", "accept", "matrix", "bisect")  # commands that start Gyms
 JUDGING = ("accept", "matrix", "bisect")  # commands that run paths and judge them
+JUDGED_COMMANDS = ("accept", "compare", "merge", "matrix", "bisect")  # commands that end in a verdict
 ACKING = ("accept", "matrix", "bisect", "merge", "compare", "ack")  # commands that read acknowledgements
 
 GROUPS: tuple[Group, ...] = (
@@ -82,6 +83,7 @@ GROUPS: tuple[Group, ...] = (
                 "all when REFs are listed without it",
                 ("matrix",),
                 extra={"metavar": "REF"},
+                internal=True,
             ),
             Option(
                 "good",
@@ -320,6 +322,7 @@ GROUPS: tuple[Group, ...] = (
                 default=0.0,
                 type=float,
                 extra={"metavar": "EPOCH"},
+                internal=True,
             ),
             Option(
                 "ray_address",
@@ -365,8 +368,9 @@ GROUPS: tuple[Group, ...] = (
             Option(
                 "json",
                 ("--json",),
-                "print the verdict as JSON on stdout (results.json's summary), everything else on stderr",
-                ("accept", "merge", "compare"),
+                "print the verdict as JSON on stdout (accept, compare, merge: results.json's summary), the verdict view "
+                "on stderr with the progress",
+                JUDGED_COMMANDS,
                 default=False,
                 extra={"action": "store_true"},
             ),

@@ -32,7 +32,7 @@ def add_to(parser: argparse.ArgumentParser, command: str) -> None:
 
 
 def _add(where: Any, option: Option) -> None:
-    kwargs = {"help": option.help_text(), **option.extra}
+    kwargs = {"help": argparse.SUPPRESS if option.internal else option.help_text(), **option.extra}
     if option.type is not None:
         kwargs["type"] = option.type
     if option.positional:  # shown as its flag, parsed into its name

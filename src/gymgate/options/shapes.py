@@ -30,6 +30,7 @@ class Option:
     session: str | None = None
     children: tuple[str, ...] = (SESSION,)  # which in-environment entry points take it (when `session` is set)
     extra: Mapping[str, Any] = field(default_factory=dict)  # argparse keywords: action, metavar, required, nargs
+    internal: bool = False  # what gymgate passes itself (nox's sessions): parsed, but not shown by --help
 
     @property
     def positional(self) -> bool:

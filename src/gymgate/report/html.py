@@ -16,7 +16,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from gymgate.atomic import write_text_atomic
 from gymgate.compare.observation import side_by_side, text_diff
 from gymgate.compare.runs import Comparison, PathComparison
-from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
+from gymgate.errors import EXIT_FAILED, EXIT_OK
 from gymgate.report.fidelity import fidelity_columns
 from gymgate.report.grouping import ACKNOWLEDGED, bundle_changes, cause_lines, describe_paths
 from gymgate.report.grouping import FAILING as UNREVIEWED
@@ -26,8 +26,12 @@ from gymgate.verdict import ACTIONABLE, CATEGORIES, CHANGED, FAILING, FLAKY, UNJ
 
 CARDS_OPEN = 30  # path cards shown before the rest are folded (a bump of hundreds of paths stays readable)
 
-BANNER = {EXIT_OK: "pass", EXIT_FAILED: "fail", EXIT_ERROR: "error"}
-BANNER_WORD = {EXIT_OK: "PASS", EXIT_FAILED: "FAIL", EXIT_ERROR: "CANNOT JUDGE"}
+
+def banner(code: int) -> dict[str, str]:
+    """The page's banner for a verdict's exit code: its colour class and its word (any code that judged nothing
+    reads "cannot judge")."""
+    css, word = {EXIT_OK: ("pass", "PASS"), EXIT_FAILED: ("fail", "FAIL")}.get(code, ("error", "CANNOT JUDGE"))
+    return {"banner": css, "banner_word": word}
 
 
 def tone(category: str) -> str:
@@ -143,8 +147,7 @@ def page_model(comparison: Comparison) -> dict[str, Any]:
                 }
             )
     return {
-        "banner": BANNER[code],
-        "banner_word": BANNER_WORD[code],
+        **banner(code),
         "verdict": comparison.verdict,
         "exit_code": code,
         "baseline": ref_label(comparison.baseline),

@@ -23,6 +23,7 @@ from gymgate.compare.runs import Comparison, PathComparison
 from gymgate.errors import UsageError
 from gymgate.outcomes import ERROR, PASS, SKIP
 from gymgate.runfolder import RunFolder, RunMark
+from gymgate.streams import SCHEMA
 from gymgate.verdict import (
     BROKEN_CATEGORY,
     FAILING,
@@ -108,6 +109,7 @@ def _disagreements_json(item: PathComparison) -> dict[str, Any]:
 def write_results(comparison: Comparison, directory: Path) -> Path:
     base, cand = comparison.baseline_records, comparison.candidate_records
     data = {
+        "schema": SCHEMA,
         "summary": summary(comparison, directory),
         "verdict": comparison.verdict,
         "exit_code": comparison.exit_code,

@@ -3,7 +3,7 @@ verdict is gymgate.verdict's (run_verdict, via compare.alone.judge_run); these o
 
 from __future__ import annotations
 
-import sys
+from typing import TextIO
 
 from gymgate.outcomes import BROKEN, ERROR, FAIL, PASS, SKIP
 from gymgate.report.fidelity import fidelity, fidelity_lines
@@ -19,9 +19,9 @@ def _ordered(records: list[PathRecord]) -> list[PathRecord]:
     return sorted(records, key=lambda r: (ORDER.get(r.outcome, 9), r.path))
 
 
-def print_summary(judged: RunVerdict, run: RunFolder, out=sys.stdout) -> None:
+def print_summary(judged: RunVerdict, run: RunFolder, out: TextIO) -> None:
+    """A ref judged alone, as its verdict: every path's outcome, then the closing line."""
     records = _ordered(judged.records)
-    counts = {k: sum(1 for r in records if r.outcome == k) for k in ORDER}
     print("", file=out)
     print(f"{'path':<56} {'outcome':<7} {'blame':<8} {'reward':>6}  reason", file=out)
     for record in records:
@@ -38,13 +38,19 @@ def print_summary(judged: RunVerdict, run: RunFolder, out=sys.stdout) -> None:
     replayed = fidelity_lines(judged.records)
     if replayed:
         print("\nrecorded rollouts replayed: " + "; ".join(replayed), file=out)
-    print(
-        f"\n{counts[PASS]} passed, {counts[FAIL]} failed, {counts[ERROR]} errors, {counts[SKIP]} skipped"
+    print("\n" + summary_line(judged, run), file=out)
+
+
+def summary_line(judged: RunVerdict, run: RunFolder) -> str:
+    """One run's outcome counts and verdict in a line: what a bump shows of each ref while it runs (the paths
+    themselves are in its report)."""
+    counts = {k: sum(1 for r in judged.records if r.outcome == k) for k in ORDER}
+    return (
+        f"{counts[PASS]} passed, {counts[FAIL]} failed, {counts[ERROR]} errors, {counts[SKIP]} skipped"
         + (f", {counts[BROKEN]} broken" if counts[BROKEN] else "")
         + (", lifecycle check failed" if judged.lifecycle else "")
         + (f", {len(judged.disagreements)} nondeterministic" if judged.disagreements else "")
-        + f" — {judged.label}; records in {run.paths_dir}",
-        file=out,
+        + f" — {judged.label}; records in {run.paths_dir}"
     )
 
 

@@ -23,7 +23,7 @@ os.environ.update(RUN_ENVIRONMENT)
 
 from gymgate.cases.named import load_environments  # noqa: E402
 from gymgate.endpoint.server import ModelEndpoint, Sampling  # noqa: E402
-from gymgate.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK  # noqa: E402
+from gymgate.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNJUDGED  # noqa: E402
 from gymgate.options import UP, add_session_options  # noqa: E402
 from gymgate.outcomes import EnvState  # noqa: E402
 from gymgate.processes import RUN_MARKER  # noqa: E402
@@ -108,10 +108,10 @@ def main(argv: list[str] | None = None) -> int:
         record["complete"] = True
     except KeyboardInterrupt:
         print("interrupted: everything this run started has been stopped", file=sys.stderr, flush=True)
-        code = 130
+        code = EXIT_INTERRUPTED
     except Exception as exc:  # Ray itself could not start: nothing was judged
         print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
-        code = EXIT_ERROR
+        code = EXIT_UNJUDGED
     finally:
         record["finished"] = time.time()
         run.write_up_record(record)
