@@ -135,7 +135,9 @@ def test_exit_codes_of_a_ref_judged_alone():
     assert c.run_exit([passed, failed], 1) == 1
     assert c.run_exit([passed], 0, lifecycle=["mcqa: shutdown timed out"]) == 1
     assert c.run_exit([passed], 0, unstable=True) == 1  # attempts that disagree are a failure, never clean
-    assert c.run_exit([passed], 2) == EXIT_UNJUDGED and c.run_exit([], 0) == EXIT_UNJUDGED  # unfinished, or nothing judged
+    assert (
+        c.run_exit([passed], 2) == EXIT_UNJUDGED and c.run_exit([], 0) == EXIT_UNJUDGED
+    )  # unfinished, or nothing judged
 
 
 def test_the_matrix_and_a_bisection_exit_by_their_verdicts():

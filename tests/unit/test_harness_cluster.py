@@ -186,6 +186,8 @@ def test_load_units_carry_both_refs_and_their_share_and_come_back_merged(monkeyp
     assert first.envs == ["mcqa"] and [p["id"] for p in first.options["plan"]] == ["mcqa:accepted"]
     assert first.side(BASELINE).source["name"] == "0.7.0" and not first.side(BASELINE).payload
     assert first.side(CANDIDATE).payload  # the tree goes as a pack, named by its digest
-    assert run.verdict.code == EXIT_UNJUDGED and run.record["units"]["load-2-code_gen"]["ended"].endswith("refused: no uv")
+    assert run.verdict.code == EXIT_UNJUDGED and run.record["units"]["load-2-code_gen"]["ended"].endswith(
+        "refused: no uv"
+    )
     assert [line.split(":")[0] for line in run.verdict.unjudged] == ["code_gen"]
     assert (tmp_path / "out" / "load" / "report.md").is_file()
