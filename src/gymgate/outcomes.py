@@ -14,11 +14,20 @@ from enum import StrEnum
 class Outcome(StrEnum):
     """How one path ended."""
 
-    PASS = "PASS"  # ran to its end and every check passed
-    FAIL = "FAIL"  # ran to its end and a check failed
-    ERROR = "ERROR"  # did not run to its end (who is to blame says why)
-    SKIP = "SKIP"  # the environment is not in that Gym
-    BROKEN = "BROKEN"  # the ref could not be locked, built or started at all
+    PASS = "PASS"
+    FAIL = "FAIL"
+    ERROR = "ERROR"
+    SKIP = "SKIP"
+    BROKEN = "BROKEN"
+
+
+OUTCOME_MEANINGS = {
+    Outcome.PASS: "ran to its end and every check passed",
+    Outcome.FAIL: "ran to its end and a check failed",
+    Outcome.ERROR: "did not run to its end (who is to blame says why)",
+    Outcome.SKIP: "the environment is not in that Gym",
+    Outcome.BROKEN: "the ref could not be locked, built or started at all",
+}
 
 
 PASS, FAIL, ERROR, SKIP, BROKEN = Outcome.PASS, Outcome.FAIL, Outcome.ERROR, Outcome.SKIP, Outcome.BROKEN
@@ -28,9 +37,16 @@ OUTCOMES = tuple(Outcome)
 class Blame(StrEnum):
     """Who is to blame for a path that did not pass for a reason other than a failed check."""
 
-    GYM = "gym"  # a Gym server failed to start or died, answered with an error, timed out, or returned unusable data
-    CONTRACT = "contract"  # the endpoint refused a request: an RL override or sampling parameter missed the model
-    HARNESS = "harness"  # gymgate's own fault: its Ray cluster, its endpoint, a worker crash with no Gym cause
+    GYM = "gym"
+    CONTRACT = "contract"
+    HARNESS = "harness"
+
+
+BLAME_MEANINGS = {
+    Blame.GYM: "a Gym server failed to start or died, answered with an error, timed out, or returned unusable data",
+    Blame.CONTRACT: "the endpoint refused a request: an RL override or sampling parameter missed the model",
+    Blame.HARNESS: "gymgate's own fault: its Ray cluster, its endpoint, a worker crash with no Gym cause",
+}
 
 
 GYM, CONTRACT, HARNESS = Blame.GYM, Blame.CONTRACT, Blame.HARNESS

@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # a type only: importing the comparison here would load it wh
 @dataclass(frozen=True)
 class RunResult:
     dir: Path
-    code: int  # the run's own verdict: 0 clean, 1 failures (or broken), 2 not judged
+    code: int  # the run's own verdict: 0 clean, 1 failures (or broken), 3 not judged
     broken: str = ""  # why this ref could not be locked or built, if it could not
     cached: bool = False  # served from a stored run (nothing ran)
     judged: RunVerdict | None = None  # what decided `code` (gymgate.compare.alone.judge_run)

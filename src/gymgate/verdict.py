@@ -10,7 +10,7 @@ ref could not be locked, built or started at all), or None (the run was not aske
 
 The table fails closed: a path that passes on the baseline and fails, errors, left no record or is absent (its
 environment's config or data gone) on the candidate is regressed. Harness errors are not evidence either way: a
-side whose every attempt is a harness error makes the path unjudged (exit 2, rerun). A side is flaky only when some
+side whose every attempt is a harness error makes the path unjudged (exit 3, rerun). A side is flaky only when some
 attempt passed and some did not; a side that never passed is judged by its first informative attempt, whatever mix
 of FAIL / ERROR / BROKEN / no record its attempts show (a path that never passes is never flaky, and never exit 0).
 A candidate whose attempts disagree (flaky, or nondeterministic: compare/stability.py) where the baseline's agree is
@@ -21,7 +21,7 @@ on (a contract change, compare/observation.py) and no reviewed acknowledgement c
 which fails the gate like a regression (compare/runs.py decides it from the two observations).
 
 Exit codes, everywhere: 0 clean, 1 a regression or failure (a category in FAILING, a Gym that did not stop, a ref
-whose attempts disagree), 2 nothing could be judged (UNJUDGED, a BROKEN baseline, a session that did not finish).
+whose attempts disagree), 3 nothing could be judged (UNJUDGED, a BROKEN baseline, a session that did not finish).
 """
 
 from __future__ import annotations
@@ -55,6 +55,9 @@ class JudgedPath(Protocol):
     @property
     def nondeterministic_on_candidate(self) -> bool: ...
 
+    @property
+    def additive_only(self) -> bool: ...
+
 
 class JudgedBump(Protocol):
     baseline: dict[str, Any]  # each ref's source: name, version, …
@@ -74,16 +77,38 @@ class Category(StrEnum):
     """What a bump did to one path: the baseline's outcome against the candidate's (decided below)."""
 
     REGRESSED = "regressed"
-    BROKEN = "broken"  # either ref could not be locked, built or started
-    CHANGED = "changed"  # passes on both, but with an unacknowledged contract change
-    UNJUDGED = "unjudged"  # a harness error, or a path only one run was asked for: rerun
+    BROKEN = "broken"
+    CHANGED = "changed"
+    UNJUDGED = "unjudged"
     FLAKY = "flaky"
     FIXED = "fixed"
     NEW_PATH = "new path"
-    REMOVED_PATH = "removed path"  # failing on the baseline, absent from the candidate
+    REMOVED_PATH = "removed path"
     SAME_FAIL = "same-fail"
     SAME_PASS = "same-pass"
     SKIPPED = "skipped"
+
+
+# What each category means to the maintainer reading a verdict (reports, --help and the docs' reference read it).
+MEANINGS: dict[Category, str] = {
+    Category.REGRESSED: "passed on the baseline; on the candidate it fails, errs, left no record, disagrees with "
+    "itself, or its environment is gone. Fails the gate.",
+    Category.BROKEN: "either ref could not be locked, built or started, so the path could not run. Fails the gate "
+    "(a broken baseline: nothing can be judged).",
+    Category.CHANGED: "passes on both, but what the model received or what RL trains on changed (a contract "
+    "change) and no reviewed acknowledgement covers it. Fails the gate until reviewed (`gymgate ack`).",
+    Category.UNJUDGED: "gymgate's own error on a side (its Ray, its endpoint, a worker crash with no Gym cause), "
+    "or a path only one run was asked for: says nothing about Gym. Exit 3: rerun.",
+    Category.FLAKY: "its attempts on the baseline disagreed (some passed, some did not): named, not failing. A "
+    "candidate that disagrees with itself where the baseline agrees is regressed instead.",
+    Category.FIXED: "failed on the baseline, passes on the candidate.",
+    Category.NEW_PATH: "passes on the candidate; its environment is not in the baseline's Gym.",
+    Category.REMOVED_PATH: "failing on the baseline, its environment gone from the candidate.",
+    Category.SAME_FAIL: "fails or errs on both refs: the bump does not change it (a known Gym defect, shown with "
+    "its cause).",
+    Category.SAME_PASS: "passes on both, nothing RL reads changed (or every change is acknowledged).",
+    Category.SKIPPED: "its environment is in neither ref's Gym.",
+}
 
 
 class BisectVerdict(StrEnum):
@@ -107,7 +132,7 @@ CATEGORIES = tuple(Category)  # in the order reports list them
 # Categories a reviewer must look at; the "same" buckets are collapsed in reports.
 ACTIONABLE = (REGRESSED, BROKEN_CATEGORY, CHANGED, UNJUDGED, FLAKY, FIXED, NEW_PATH, REMOVED_PATH)
 FAILING = (REGRESSED, BROKEN_CATEGORY, CHANGED)  # exit 1
-CANNOT_JUDGE = (UNJUDGED,)  # exit 2 unless something failed
+CANNOT_JUDGE = (UNJUDGED,)  # exit 3 unless something failed
 
 _ROW_PASS = {
     PASS: SAME_PASS,
@@ -270,10 +295,7 @@ def _verdict_line(comparison: JudgedBump) -> str:
         noted += f", lifecycle check failed ({len(comparison.lifecycle['candidate'])} Gym stop problem(s))"
     code = comparison_exit(comparison)
     if code == EXIT_OK:
-        same = len(groups.get(SAME_PASS, []))
-        acked = sum(1 for p in comparison.changed if any(c.ack for c in p.changes))
-        noted = (f": {acked} acknowledged" if acked else "") + noted
-        return f"no regression ({same} paths pass on both, {len(comparison.changed)} changed{noted})"
+        return f"no regression ({_passing_counts(comparison, len(groups.get(SAME_PASS, [])))}{noted})"
     unjudged = len(groups.get(UNJUDGED, []))
     if code == EXIT_UNJUDGED:
         return f"cannot judge: {unjudged} path(s) unjudged (gymgate's own error; rerun){noted}"
@@ -283,6 +305,15 @@ def _verdict_line(comparison: JudgedBump) -> str:
     return judged + (f", {unjudged} unjudged" if unjudged else "") + noted
 
 
+def _passing_counts(comparison: JudgedBump, same: int) -> str:
+    """How the paths that pass on both refs changed, each kind of change counted apart: a reviewed contract change,
+    and a key Gym's result only adds (nothing to review), so neither reads as changes left unreviewed."""
+    reviewed = sum(1 for p in comparison.changed if any(c.ack for c in p.changes))
+    additive = sum(1 for p in comparison.changed if p.additive_only)
+    parts = [f"{n} {what}" for n, what in ((reviewed, "with reviewed changes"), (additive, "only adding keys")) if n]
+    return f"{same} paths pass on both" + (f": {', '.join(parts)}" if parts else "")
+
+
 RUN_VERDICTS = {EXIT_OK: "clean", EXIT_FAILED: "failures found", EXIT_UNJUDGED: "could not judge"}
 
 
@@ -290,7 +321,7 @@ def run_exit(
     records: Sequence[PathRecord], pytest_code: int, lifecycle: Sequence[str] = (), unstable: bool = False
 ) -> int:
     """A ref judged alone: 0 every path passed or was skipped; 1 a path failed or errored, a path's attempts
-    disagreed with each other (`unstable`), or a Gym did not stop within its bound; 2 the run could not judge
+    disagreed with each other (`unstable`), or a Gym did not stop within its bound; 3 the run could not judge
     anything (or its test session did not finish)."""
     if not records or pytest_code not in FINISHED_STATUSES:
         return EXIT_UNJUDGED  # nothing judged, or the test session itself did not finish
@@ -333,7 +364,7 @@ def unjudgeable(role: str, name: str, code: int, broken: str) -> str:
 
 
 def matrix_exit(last_bump: JudgedBump | None, runs: Sequence[tuple[int, bool]]) -> int:
-    """The matrix's exit: the last bump's verdict (0 clean, 1 regression or unreviewed change, 2 cannot judge);
+    """The matrix's exit: the last bump's verdict (0 clean, 1 regression or unreviewed change, 3 cannot judge);
     with one ref, that ref's own (`runs`: each ref's (exit code, broken); a BROKEN or failing ref is 1, as
     `accept --no-baseline` says)."""
     if last_bump is not None:

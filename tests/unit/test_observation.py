@@ -6,6 +6,7 @@ failure."""
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 
 from gymgate.cli import main
@@ -121,7 +122,7 @@ def test_ack_workflow(tmp_path, capsys):
     draft.write_text(draft.read_text().replace('reason = ""', 'reason = "Gym now sends a seed (reviewed)"'))
     assert main(["compare", str(base), str(cand), "--acks", str(acks)]) == 0
     report = (cand / "report.md").read_text()
-    assert "2 changed: 2 acknowledged" in report and "**Gym now sends a seed (reviewed)**" in report
+    assert "2 with reviewed changes" in report and "**Gym now sends a seed (reviewed)**" in report
     results = json.loads((cand / "results.json").read_text())
     assert results["paths"][0]["changed"][0]["acknowledged"] == "Gym now sends a seed (reviewed)"
 
@@ -132,6 +133,14 @@ def test_ack_workflow(tmp_path, capsys):
     assert [a.where for a in comparison.acks.stale] == [
         "acks/0.3.0-to-0.4.0.toml change 1 (requests.policy.*.body.seed)"
     ]
+
+    # An entry on paths the comparison did not judge (an environment outside the selection) is not stale.
+    reviewed = draft.read_text()
+    elsewhere = re.sub(r"paths = \[[^\]]*\]", 'paths = ["code_gen:accepted"]', reviewed)
+    assert elsewhere != reviewed
+    draft.write_text(elsewhere)
+    assert compare_runs(base, other, acks).acks.stale == []
+    draft.write_text(reviewed)
 
     # An ack never hides a failure.
     base, failing = _bump(tmp_path, candidate_outcome="FAIL")

@@ -357,3 +357,17 @@ def test_cases_list_reads_fidelity_from_the_newest_complete_run_of_the_ref(tmp_p
     run, found = measured(tmp_path, "d-0.4.0")
     assert run.root.name == "new" and found["mcqa"].line() == "mcqa: 1/1 reproduce"
     assert measured(tmp_path, "d-0.5.0") == (None, {})
+
+
+def test_families_of_derived_paths_are_named_by_their_shape():
+    """Forms and faults fold as recordings do: all of them by their name, a grid of forms by its counts, anything
+    else by how many (a line stays a line however many forms a bump touches)."""
+    forms = [f"mcqa:form.{f}.{o}" for f in ("a", "b", "c") for o in ("accepted", "rejected")]
+    faults = [f"mcqa:fault.{f}" for f in ("x", "y", "z")]
+    universe = ["mcqa:accepted", "mcqa:rejected", *forms, *faults]
+    grid = [p for p in forms if ".c." not in p]
+    assert describe_paths(grid, universe) == "mcqa × 2 forms × 2 paths"
+    assert describe_paths(forms, universe) == "mcqa × every form"
+    assert describe_paths(["mcqa:accepted", *faults], universe) == "mcqa × accepted, every fault"
+    ragged = ["mcqa:form.a.accepted", "mcqa:form.b.rejected", "mcqa:form.c.accepted"]
+    assert describe_paths(ragged, universe) == "mcqa × 3 of 6 forms (form.a.accepted, form.b.rejected, …)"

@@ -4,7 +4,7 @@ The way snapshot-testing tools treat a changed snapshot: `gymgate ack` writes a 
 unacknowledged contract change of a comparison (field, paths, values before and after) with an empty reason; a
 person fills in each reason and commits the file. An entry covers a change only when its ref pair, path, field
 (turn and item indices folded to `*`) and exact values (by digest) all match, and it has a reason: a draft entry
-without one is refused. A relevant entry that matches nothing is stale. Acks only ever cover contract changes on
+without one is refused. A relevant entry (one naming a path the comparison judged) that matches nothing is stale. Acks only ever cover contract changes on
 paths that pass on both refs: they never hide a FAIL, an ERROR or a missing path.
 
 One file per ref pair (`[baseline]` and `[candidate]` name the refs and carry their digests).
@@ -195,7 +195,9 @@ def apply(acks: list[Ack], changes: dict[str, list[Change]]) -> AckReport:
                 change.ack, change.ack_file = ack.reason, ack.ref
                 report.covered += 1
     report.refused = [a for a in acks if a.used and not a.reason]
-    report.stale = [a for a in acks if not a.used]
+    # Stale: an entry on a path this comparison judged that matched nothing there. An entry whose paths were not run
+    # (an environment outside the selection) says nothing either way.
+    report.stale = [a for a in acks if not a.used and any(p in changes for p in a.paths)]
     return report
 
 

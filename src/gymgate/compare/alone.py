@@ -9,7 +9,7 @@ from gymgate.verdict import RunVerdict, run_verdict
 
 
 def judge_run(run: RunFolder, pytest_code: int, expected: list[str] | None = None) -> RunVerdict:
-    """One stored run judged alone: 0 clean, 1 failures or disagreeing attempts, 2 nothing judged."""
+    """One stored run judged alone: 0 clean, 1 failures or disagreeing attempts, 3 nothing judged."""
     records = list(run.records(expected).values())
     found = {r.path: disagreement(r.attempt_records()) for r in records}
     unstable = {path: d.line("this ref") for path, d in found.items() if d is not None}

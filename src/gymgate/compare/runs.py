@@ -60,6 +60,11 @@ class PathComparison:
         """Regressed because the candidate disagreed with itself where the baseline did not."""
         return "candidate" in self.disagreements and "baseline" not in self.disagreements
 
+    @property
+    def additive_only(self) -> bool:
+        """Every change is a key the candidate's result adds (nothing a reviewer must acknowledge)."""
+        return bool(self.changes) and all(c.kind != CONTRACT for c in self.changes)
+
 
 @dataclass
 class ChangeGroup:

@@ -5,7 +5,7 @@ whose inputs are stored is not sent; a node's run is stored like a local one.
 
 A pin or an index version is resolved by its name on the node; a local tree, a git commit or a wheel travels as a
 pack named by its digest. What is never a verdict: a unit that was refused, lost twice, never placed or stopped:
-its run is marked incomplete with the reason, so the command reports it unjudged (exit 2), as it would an
+its run is marked incomplete with the reason, so the command reports it unjudged (exit 3), as it would an
 interrupted local run."""
 
 from __future__ import annotations

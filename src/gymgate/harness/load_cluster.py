@@ -2,7 +2,7 @@
 (remote/unit_spec.LoadUnitSpec) for a share of the environments (sweep.toml [cluster]); its node measures them as a
 local load run does (load/interleave.measure) and its folder streams back here; the caller merges what came back
 (load/merge.py) and judges it with this checkout's thresholds and this pair's acknowledgements. A unit that did not
-bring its environments back leaves them unjudged (exit 2), never passed."""
+bring its environments back leaves them unjudged (exit 3), never passed."""
 
 from __future__ import annotations
 

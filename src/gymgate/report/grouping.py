@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from gymgate.compare.observation import ABSENT, CONTRACT
 from gymgate.compare.runs import CHANGED_CAUSE, ChangeGroup, PathComparison
-from gymgate.pathid import MODES, PathId
+from gymgate.pathid import MODES, ORIGINAL, KindNames, PathId, kinds
 
 NAMES_SHOWN = 4  # field names or environments named in one line before "…"
 ENVS_NAMED = 3
@@ -30,10 +30,10 @@ def describe_paths(paths: Iterable[str], universe: Iterable[str]) -> str:
     modes_of: dict[str, list[str]] = {}
     for path in chosen:
         modes_of.setdefault(PathId(path).env, []).append(PathId(path).mode)
-    together: dict[tuple[str, str], set[str]] = {}  # (environment, what a kind's paths are called together)
+    together: dict[tuple[str, KindNames], set[str]] = {}  # (environment, a kind whose paths are named together)
     for path in map(PathId, everything):
         if path.kind.together:
-            together.setdefault((path.env, path.kind.together), set()).add(path.mode)
+            together.setdefault((path.env, path.kind), set()).add(path.mode)
     by_modes: dict[tuple[str, ...], list[str]] = {}
     for env, modes in modes_of.items():
         by_modes.setdefault(_modes(modes, {k: v for (e, k), v in together.items() if e == env}), []).append(env)
@@ -43,23 +43,40 @@ def describe_paths(paths: Iterable[str], universe: Iterable[str]) -> str:
     return "; ".join(parts)
 
 
-def _modes(modes: list[str], together: dict[str, set[str]]) -> tuple[str, ...]:
+def _modes(modes: list[str], together: dict[KindNames, set[str]]) -> tuple[str, ...]:
     """An environment's chosen paths by name: those named one by one, then each kind whose paths are named together
-    (pathkinds.toml `together`) — `every recording` when all of them, so environments that share a shape read as
-    one."""
+    (pathkinds.toml `together`) — `every recording` when all of them, a family's shape when it is one (`3 forms ×
+    6 paths`), else how many — so environments that share a shape read as one."""
     grouped = set().union(*together.values()) if together else set()
     shown = [*sorted((m for m in modes if m not in grouped), key=_mode_order)]
-    for called, every in together.items():
+    for kind, every in sorted(together.items(), key=lambda kv: kinds().index(kv[0])):
         chosen = sorted(m for m in modes if m in every)
         if not chosen:
             continue
         if set(chosen) == every and len(chosen) > 1:
-            shown.append(called)
+            shown.append(kind.together)
         elif len(chosen) <= 2:
             shown += chosen
         else:
-            shown.append(f"{len(chosen)} of {len(every)} {called.split()[-1]}s ({', '.join(chosen[:2])}, …)")
+            some = f"{len(chosen)} of {len(every)} {kind.together.split()[-1]}s ({', '.join(chosen[:2])}, …)"
+            shown.append(_family(kind, chosen) or some)
     return tuple(shown)
+
+
+def _family(kind: KindNames, chosen: list[str]) -> str:
+    """Paths of a kind named by two fields (a form of an original path) that are every pairing of theirs, by
+    their counts: `3 forms × 6 paths`; "" when they are not such a grid."""
+    parts = [kind.parts(mode) or {} for mode in chosen]
+    fields = sorted(parts[0], key=lambda f: f == ORIGINAL)
+    if len(fields) != 2:
+        return ""
+    values = [sorted({p[f] for p in parts}) for f in fields]
+    if len(values[0]) * len(values[1]) != len(chosen):
+        return ""
+    named = [
+        ("path" if f == ORIGINAL else f) + ("s" if len(v) > 1 else "") for f, v in zip(fields, values, strict=True)
+    ]
+    return f"{len(values[0])} {named[0]} × {len(values[1])} {named[1]}"
 
 
 def _mode_order(mode: str) -> tuple[int, str]:

@@ -35,6 +35,7 @@ from gymgate.verdict import (
 
 RETRY_CATEGORIES = (REGRESSED, UNJUDGED, FLAKY, BROKEN_CATEGORY)
 RESULTS = "results.json"
+RETRY = "retry.txt"  # the paths worth rerunning, one id per line: `--paths @retry.txt`
 
 
 def _run_provenance(info: dict[str, Any]) -> dict[str, Any]:
@@ -244,7 +245,7 @@ def _category_case(item: PathComparison) -> TestCase:
 
 def write_retry(comparison: Comparison, directory: Path) -> Path:
     lines = [p.path for p in comparison.paths if p.category in RETRY_CATEGORIES]
-    return write_text_atomic(directory / "retry.txt", "".join(f"{line}\n" for line in lines))
+    return write_text_atomic(directory / RETRY, "".join(f"{line}\n" for line in lines))
 
 
 def junit_categories(path: Path) -> dict[str, str]:

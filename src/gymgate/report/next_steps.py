@@ -1,0 +1,71 @@
+"""What a maintainer runs next after a verdict, as exact commands with the real run folders in them: review the
+unacknowledged contract changes, rerun what did not pass, bisect a regression between two commits, open the report.
+The terminal, report.md and report.html end with the same list."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from gymgate.compare.runs import Comparison
+from gymgate.refs.source import KIND_GIT, KIND_TREE, KIND_WHEEL
+from gymgate.report.outputs import RETRY, RETRY_CATEGORIES
+from gymgate.verdict import CHANGED, FAILING, REGRESSED
+
+
+@dataclass(frozen=True)
+class NextStep:
+    why: str
+    command: str
+
+
+def ref_argument(source: dict) -> str:
+    """How to ask for this ref again on the command line: a checkout or wheel by its path, a git ref by its
+    commit, a pin or an index version by its name."""
+    if source.get("kind") in (KIND_TREE, KIND_WHEEL) and source.get("path"):
+        return str(source["path"])
+    if source.get("kind") == KIND_GIT and source.get("commit"):
+        return str(source["commit"])
+    return str(source.get("name"))
+
+
+def next_steps(comparison: Comparison, out_dir: Path) -> list[NextStep]:
+    baseline, candidate = comparison.baseline, comparison.candidate
+    base_dir, cand_dir = shlex.quote(baseline["dir"]), shlex.quote(candidate["dir"])
+    steps = []
+    groups = comparison.by_category()
+    if groups.get(CHANGED):
+        steps.append(
+            NextStep(
+                "review the contract changes: draft their acknowledgements, fill in each reason, commit the file",
+                f"gymgate ack {base_dir} {cand_dir}",
+            )
+        )
+    if any(p.category in RETRY_CATEGORIES for p in comparison.paths):
+        refs = f"--gym-ref {shlex.quote(ref_argument(candidate))} --baseline {shlex.quote(ref_argument(baseline))}"
+        steps.append(
+            NextStep(
+                "rerun only the paths that did not pass",
+                f"gymgate accept {refs} --paths @{shlex.quote(str(out_dir / RETRY))}",
+            )
+        )
+    if groups.get(REGRESSED) and baseline.get("kind") == candidate.get("kind") == KIND_GIT:
+        steps.append(
+            NextStep(
+                "find the commit that regressed them",
+                f"gymgate bisect --good {baseline['commit']} --bad {candidate['commit']} "
+                f"--gym-repo {shlex.quote(str(candidate.get('origin')))} --paths @{shlex.quote(str(out_dir / RETRY))}",
+            )
+        )
+    if any(p.category in FAILING for p in comparison.paths) or steps:
+        steps.append(NextStep("read every path's evidence", f"open {shlex.quote(str(out_dir / 'report.html'))}"))
+    return steps
+
+
+def next_lines(comparison: Comparison, out_dir: Path) -> list[str]:
+    """The steps as a terminal or report.md shows them: the why, then the command to paste."""
+    lines = []
+    for step in next_steps(comparison, out_dir):
+        lines += [f"# {step.why}", step.command]
+    return lines
