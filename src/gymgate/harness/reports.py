@@ -11,8 +11,9 @@ from gymgate.atomic import write_text_atomic
 from gymgate.ci.github import comparison_annotations, publish
 from gymgate.compare.runs import compare_runs
 from gymgate.report.html import write_html
-from gymgate.report.markdown import render_markdown, render_terminal
+from gymgate.report.markdown import render_markdown
 from gymgate.report.outputs import REPORT_FILES, write_junit, write_results, write_retry
+from gymgate.report.terminal import print_terminal
 
 
 def write_reports(comparison, out_dir: Path) -> tuple[str, list[Path]]:
@@ -42,8 +43,7 @@ def compare_and_report(baseline: Path, candidate: Path, out_dir: Path, full: boo
         print("\n" + text, file=out)
         print("written: " + ", ".join(str(p) for p in written), file=out)
     else:  # report.md by its whole path, the files beside it by name
-        print(
-            "\n" + render_terminal(comparison, ", ".join([str(written[0]), *(p.name for p in written[1:])])), file=out
-        )
+        print(file=out)
+        print_terminal(comparison, ", ".join([str(written[0]), *(p.name for p in written[1:])]), out_dir, out)
     out.flush()
     return comparison.exit_code

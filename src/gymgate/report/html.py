@@ -21,6 +21,7 @@ from gymgate.report.fidelity import fidelity_columns
 from gymgate.report.grouping import ACKNOWLEDGED, bundle_changes, cause_lines, describe_paths
 from gymgate.report.grouping import FAILING as UNREVIEWED
 from gymgate.report.markdown import bundle_line, cause_groups, flaky_side_text, ref_label, sides
+from gymgate.report.next_steps import ack_command
 from gymgate.report.variants import variant_table
 from gymgate.verdict import ACTIONABLE, CATEGORIES, CHANGED, FAILING, FLAKY, UNJUDGED
 
@@ -148,6 +149,7 @@ def page_model(comparison: Comparison) -> dict[str, Any]:
             )
     return {
         **banner(code),
+        "ack_command": ack_command(comparison),
         "verdict": comparison.verdict,
         "exit_code": code,
         "baseline": ref_label(comparison.baseline),

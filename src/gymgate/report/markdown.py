@@ -20,12 +20,10 @@ from gymgate.report.grouping import (
     cause_lines,
     describe_paths,
 )
+from gymgate.report.next_steps import ack_command
 from gymgate.report.variants import KNOWN, disagreements, variant_table
 from gymgate.runfolder import PathRecord
-from gymgate.verdict import ACTIONABLE, CHANGED, FIXED, FLAKY, NEW_PATH, REMOVED_PATH, SAME_FAIL, downgrade
-
-TERMINAL_LINES = 40  # the terminal's view of a comparison fits one screen; `-v` prints report.md instead
-ACK_COMMAND = "`nox -s ack -- <candidate run>`"
+from gymgate.verdict import ACTIONABLE, CATEGORIES, CHANGED, FIXED, FLAKY, NEW_PATH, REMOVED_PATH, SAME_FAIL, downgrade
 
 
 def ref_label(info: dict[str, Any]) -> str:
@@ -39,21 +37,27 @@ def render_markdown(comparison: Comparison) -> str:
     return "\n".join(line for section in sections for line in section(comparison))
 
 
-def render_terminal(comparison: Comparison, reports: str = "report.md, report.html") -> str:
-    """What the terminal shows of a comparison, in at most TERMINAL_LINES lines: the verdict, the lifecycle check,
-    the categories, root causes and changes grouped (report/grouping.py), then where the full report is."""
-    footer = [f"Full report: {reports} (`-v` prints it here)."]
-    sections = [_header(comparison), _lifecycle(comparison), _terminal_locks(comparison), _summary(comparison)]
-    sections += [_terminal_causes(comparison), _terminal_others(comparison), _terminal_changes(comparison)]
-    sections += [_terminal_fidelity(comparison), _terminal_variants(comparison)]
-    budget = TERMINAL_LINES - len(footer)
-    lines: list[str] = []
-    for section in sections:
-        room = budget - len(lines)
-        if len(section) > room:  # a section cut short says how much more report.md holds
-            section = [*section[: max(room - 1, 0)], f"… {len(section) - room + 1} more lines in report.md"]
-        lines += section
-    return "\n".join([*lines[:budget], *footer])
+def terminal_sections(comparison: Comparison) -> list[list[str]]:
+    """What the terminal shows of a comparison, section by section, most important first (report/terminal.py lays
+    them out on one screen): the verdict, the lifecycle check, the lock diff, the categories counted, root causes
+    and changes grouped (report/grouping.py), the replays and forms in a line each."""
+    return [
+        _header(comparison),
+        _lifecycle(comparison),
+        _terminal_locks(comparison),
+        _terminal_summary(comparison),
+        _terminal_causes(comparison),
+        _terminal_others(comparison),
+        _terminal_changes(comparison),
+        [*_terminal_fidelity(comparison), *_terminal_variants(comparison)],
+    ]
+
+
+def _terminal_summary(comparison: Comparison) -> list[str]:
+    """The categories counted in one line, those a reader looks at first."""
+    groups = comparison.by_category()
+    counted = sorted(groups, key=lambda c: (c not in ACTIONABLE, CATEGORIES.index(c)))
+    return ["Paths: " + " · ".join(f"{len(groups[c])} {c}" for c in counted), ""] if counted else []
 
 
 def _terminal_locks(comparison: Comparison) -> list[str]:
@@ -105,7 +109,10 @@ def _terminal_changes(comparison: Comparison) -> list[str]:
     lines: list[str] = []
     failing = [b for b in bundles if b.status == FAILING]
     if failing:
-        lines += [f"### Contract changes (unacknowledged: they fail the gate until reviewed — {ACK_COMMAND})", ""]
+        lines += [
+            f"### Contract changes (unacknowledged: they fail the gate until reviewed — `{ack_command(comparison)}`)",
+            "",
+        ]
         lines += [f"- {bundle_line(comparison, b)}" for b in failing]
         lines.append("")
     acked = [b for b in bundles if b.status == ACKNOWLEDGED]
@@ -342,7 +349,7 @@ def _contract_changes(comparison: Comparison) -> list[str]:
         return []
     old, new = comparison.baseline.get("name", "baseline"), comparison.candidate.get("name", "candidate")
     lines = [
-        f"### Contract changes (unacknowledged: they fail the gate until reviewed — {ACK_COMMAND})",
+        f"### Contract changes (unacknowledged: they fail the gate until reviewed — `{ack_command(comparison)}`)",
         "",
         "What the model receives or what RL trains on differs, on paths that pass on both refs.",
         "",

@@ -30,16 +30,20 @@ def ref_argument(source: dict) -> str:
     return str(source.get("name"))
 
 
+def ack_command(comparison: Comparison) -> str:
+    """The command that drafts this comparison's acknowledgements, with its two run folders."""
+    return f"gymgate ack {shlex.quote(comparison.baseline['dir'])} {shlex.quote(comparison.candidate['dir'])}"
+
+
 def next_steps(comparison: Comparison, out_dir: Path) -> list[NextStep]:
     baseline, candidate = comparison.baseline, comparison.candidate
-    base_dir, cand_dir = shlex.quote(baseline["dir"]), shlex.quote(candidate["dir"])
     steps = []
     groups = comparison.by_category()
     if groups.get(CHANGED):
         steps.append(
             NextStep(
                 "review the contract changes: draft their acknowledgements, fill in each reason, commit the file",
-                f"gymgate ack {base_dir} {cand_dir}",
+                ack_command(comparison),
             )
         )
     if any(p.category in RETRY_CATEGORIES for p in comparison.paths):
