@@ -55,6 +55,26 @@ def test_each_path_to_look_at_gets_one_annotation_of_its_level(monkeypatch):
     assert "verifier said 0.0" in regressed and "more" not in regressed  # the reason's first line, escaped
 
 
+def test_annotations_are_one_per_root_cause_and_never_more_than_github_shows(monkeypatch, tmp_path):
+    """Thirty paths with one cause are one annotation; twenty-five causes are ten, the tenth counting the rest (GitHub
+    drops the eleventh error of a step without a word). Each points at the uv.lock line that pins Gym."""
+    (tmp_path / "uv.lock").write_text('version = 1\n\n[[package]]\nname = "nemo-gym"\nversion = "0.7.0"\n')
+    monkeypatch.setenv(github.WORKSPACE_VAR, str(tmp_path))
+    same = [
+        PathComparison(f"e{n}:accepted", "PASS", "FAIL", "regressed", causes=["[reward] 1.0 → 0.0"]) for n in range(30)
+    ]
+    lines = github.comparison_annotations(Comparison({"name": "a"}, {"name": "b"}, same, None))
+    assert len(lines) == 1 and "(30 paths)" in lines[0] and "file=uv.lock,line=4" in lines[0], lines
+    many = [
+        PathComparison(f"e{n}:accepted", "PASS", "FAIL", "regressed", causes=[f"[gym] cause {n}"]) for n in range(25)
+    ]
+    lines = github.comparison_annotations(Comparison({"name": "a"}, {"name": "b"}, many, None))
+    assert len(lines) == github.MAX_PER_LEVEL == 10
+    assert "16 more root causes on 16 paths" in lines[-1] and all(line.startswith("::error ") for line in lines)
+    monkeypatch.setenv(github.WORKSPACE_VAR, str(tmp_path / "elsewhere"))  # no uv.lock: no anchor, still annotated
+    assert "file=" not in github.comparison_annotations(Comparison({"name": "a"}, {"name": "b"}, same, None))[0]
+
+
 def test_run_annotations_name_every_path_that_did_not_pass():
     records = [record("mcqa:accepted", "PASS"), record("mcqa:rejected", "FAIL", reason="reward 1.0 != 0.0")]
     records.append(record("code_gen:accepted", "SKIP", reason="not in this Gym"))
@@ -137,3 +157,23 @@ def test_compare_json_is_alone_on_stdout(tmp_path, outside_ci):
     results = json.loads((cand / "results.json").read_text())
     assert verdict.pop("schema") == results["schema"] == 1  # both documents say which shape they follow
     assert results["summary"] == verdict
+
+
+def test_the_pr_comment_fits_github_and_says_where_the_rest_is(monkeypatch):
+    """GitHub refuses a comment over 65,536 characters: report.md is cut at a section that fits, never inside one,
+    and the cut says where the whole report is (this run's page, whose artifacts hold it)."""
+    for var, value in (
+        ("GITHUB_SERVER_URL", "https://github.com"),
+        ("GITHUB_REPOSITORY", "o/r"),
+        ("GITHUB_RUN_ID", "7"),
+    ):
+        monkeypatch.setenv(var, value)
+    small = "## gymgate\n\n**Verdict: no regression.**\n"
+    assert github.pr_comment(small) == f"{github.COMMENT_MARKER}\n{small}"
+    sections = [f"### section {n}\n\n" + "| a | b |\n|---|---|\n" + "| x | y |\n" * 400 for n in range(30)]
+    big = "## gymgate\n\n**Verdict: 1 regressed.**\n\n" + "\n".join(sections)
+    comment = github.pr_comment(big)
+    assert len(big) > github.COMMENT_LIMIT >= len(comment)
+    kept, note = comment.rsplit("\n\n", 1)
+    assert kept.rstrip().endswith("| x | y |") and kept.count("### section") < 30
+    assert "cut to fit a GitHub comment" in note and "https://github.com/o/r/actions/runs/7" in note

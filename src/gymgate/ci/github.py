@@ -1,5 +1,6 @@
-"""Results where GitHub Actions shows them: the comparison's Markdown in the job summary, one annotation per path a
-reviewer must look at, and long phases folded into log groups. Outside Actions (GITHUB_ACTIONS unset) nothing here
+"""Results where GitHub Actions shows them: the comparison's Markdown in the job summary, one annotation per root
+cause a reviewer must look at (within GitHub's 10 per level, anchored to the uv.lock line that pins Gym), and long
+phases folded into log groups. Outside Actions (GITHUB_ACTIONS unset) nothing here
 prints or writes anything; the step summary is written whenever GITHUB_STEP_SUMMARY names a file.
 
 Workflow commands: https://docs.github.com/actions/reference/workflow-commands-for-github-actions
@@ -74,50 +75,135 @@ def group(title: str, out: TextIO | None = None) -> Iterator[None]:
             print("::endgroup::", file=stream, flush=True)
 
 
-def path_annotation(item: PathComparison) -> str | None:
-    """The annotation of one compared path, or None when it needs no reader."""
-    if item.category in ERROR_CATEGORIES:
-        level = "error"
-    elif item.category in WARNING_CATEGORIES:
-        level = "warning"
-    else:
-        return None
-    title = f"gymgate: {item.path} {item.category}"
-    why = item.reason.splitlines()[0] if item.reason else ""
-    parts = [f"{item.path}: {item.category} ({item.baseline or '—'} → {item.candidate or '—'})"]
-    if item.flaky_on:
-        parts.append(f"flaky on {item.flaky_on}")
-    if item.blame:
-        parts.append(f"blame: {item.blame}")
-    if item.causes:
-        parts.append("causes: " + "; ".join(item.causes[:5]))
-    if why:
-        parts.append(why)
-    return command(level, "\n".join(parts)[:MAX_MESSAGE], title=title)
+# GitHub shows at most 10 error and 10 warning annotations of a step; one more would be dropped without a word. So
+# paths are annotated by root cause, and a level with more causes than that ends in one that counts the rest.
+MAX_PER_LEVEL = 10
+WORKSPACE_VAR = "GITHUB_WORKSPACE"
+GYM_PACKAGE_LINE = 'name = "nemo-gym"'
+
+
+def lock_anchor() -> dict[str, str]:
+    """Where an annotation points in the repository being judged: the line of its uv.lock that pins Gym (the bump's
+    own change), when there is one."""
+    lock = Path(os.environ.get(WORKSPACE_VAR, ".")) / "uv.lock"
+    try:
+        lines = lock.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return {}
+    found = next((n for n, line in enumerate(lines, 1) if line.strip() == GYM_PACKAGE_LINE), None)
+    return {"file": "uv.lock", "line": str(found)} if found else {}
+
+
+def capped(level: str, groups: list[tuple[str, str, int]], anchor: dict[str, str]) -> list[str]:
+    """One annotation per (title, message, paths) group, most widespread first, at most MAX_PER_LEVEL: the last
+    one counts what did not fit."""
+    shown = groups if len(groups) <= MAX_PER_LEVEL else groups[: MAX_PER_LEVEL - 1]
+    lines = [command(level, message[:MAX_MESSAGE], title=title, **anchor) for title, message, _ in shown]
+    rest = groups[len(shown) :]
+    if rest:
+        paths = sum(n for _, _, n in rest)
+        message = f"{len(rest)} more root causes on {paths} paths: the job summary and report.md list every one"
+        lines.append(command(level, message, title=f"gymgate: {len(rest)} more", **anchor))
+    return lines
 
 
 def comparison_annotations(comparison: Comparison) -> list[str]:
-    lines = [a for a in (path_annotation(p) for p in comparison.paths) if a]
-    for problem in comparison.lifecycle.get("candidate", []):
-        lines.append(
-            command("error", f"did not stop within its bound and was killed: {problem}", title="gymgate: lifecycle")
-        )
-    if comparison.baseline_broken:
-        lines.append(command("error", comparison.baseline_broken[:MAX_MESSAGE], title="gymgate: baseline BROKEN"))
-    return lines
+    """The paths a reviewer must look at, by root cause (report/grouping.py), errors before warnings, within what
+    GitHub shows; a Gym that did not stop and a broken baseline are errors of their own."""
+    from gymgate.report.grouping import cause_lines  # noqa: PLC0415 - reports load only under a comparison
+    from gymgate.report.markdown import cause_groups  # noqa: PLC0415 - reports load only under a comparison
+
+    universe = [p.path for p in comparison.paths]
+    anchor = lock_anchor()
+    out: list[str] = []
+    for level, categories in (("error", ERROR_CATEGORIES), ("warning", WARNING_CATEGORIES)):
+        chosen = [p for p in comparison.paths if p.category in categories]
+        lines = cause_lines(cause_groups(chosen))
+        groups = [
+            (_title(line.paths, line.causes[0]), line.text(universe) + _example(line.paths[0]), len(line.paths))
+            for line in lines
+        ]
+        caused = {p.path for line in lines for p in line.paths}
+        for category in categories:  # paths with no cause of their own, by category
+            bare = [p for p in chosen if p.category == category and p.path not in caused]
+            if bare:
+                said = f"{len(bare)} {category}: {describe(bare, universe)}" + _example(bare[0])
+                groups.append((_title(bare, category), said, len(bare)))
+        if level == "error":
+            groups += [
+                ("gymgate: lifecycle", f"did not stop within its bound and was killed: {problem}", 1)
+                for problem in comparison.lifecycle.get("candidate", [])
+            ]
+            if comparison.baseline_broken:
+                groups.append(("gymgate: baseline BROKEN", comparison.baseline_broken, 1))
+        out += capped(level, sorted(groups, key=lambda g: -g[2]), anchor)
+    return out
+
+
+def _title(items: list[PathComparison], cause: str) -> str:
+    """A path alone by its id and category; several by their shared cause and how many."""
+    if len(items) == 1:
+        return f"gymgate: {items[0].path} {items[0].category}"
+    return f"gymgate: {cause[:120]} ({len(items)} paths)"
+
+
+def describe(items: list[PathComparison], universe: list[str]) -> str:
+    from gymgate.report.grouping import describe_paths  # noqa: PLC0415 - reports load only under a comparison
+
+    return describe_paths([p.path for p in items], universe)
+
+
+def _example(item: PathComparison) -> str:
+    """What the first path's failure said, when it says more than its causes."""
+    said = item.reason.splitlines()[0] if item.reason else ""
+    return f"\ne.g. {item.path}: {said}" if said else ""
 
 
 def run_annotations(records: list[PathRecord]) -> list[str]:
-    """A run judged alone (no baseline): every path that did not pass or skip."""
-    lines = []
+    """A run judged alone (no baseline): the paths that did not pass or skip, grouped by how and why they ended."""
+    groups: dict[tuple[str, str], list[PathRecord]] = {}
     for record in records:
-        if record.outcome in (PASS, SKIP):
-            continue
-        why = record.reason.splitlines()[0] if record.reason else record.outcome
-        blame = f" [{record.blame}]" if record.blame else ""
-        message = f"{record.path}: {record.outcome}{blame} {why}"[:MAX_MESSAGE]
-        lines.append(command("error", message, title=f"gymgate: {record.path} {record.outcome}"))
-    return lines
+        if record.outcome not in (PASS, SKIP):
+            why = record.reason.splitlines()[0][:200] if record.reason else ""
+            groups.setdefault((f"{record.outcome}{f' [{record.blame}]' if record.blame else ''}", why), []).append(
+                record
+            )
+    found = [
+        (
+            f"gymgate: {items[0].path if len(items) == 1 else f'{len(items)} paths'} {how}",
+            f"{how} {why}\n" + ", ".join(r.path for r in items),
+            len(items),
+        )
+        for (how, why), items in groups.items()
+    ]
+    return capped("error", sorted(found, key=lambda g: -g[2]), lock_anchor())
+
+
+COMMENT_LIMIT = 65536  # characters GitHub takes in an issue or PR comment's body
+COMMENT_MARKER = "<!-- gymgate-report -->"  # how the workflow finds its own comment to update
+
+
+def run_url() -> str:
+    """This Actions run's page (its artifacts hold the run folders), or "" outside Actions."""
+    parts = [os.environ.get(k, "") for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")]
+    return f"{parts[0]}/{parts[1]}/actions/runs/{parts[2]}" if all(parts) else ""
+
+
+def pr_comment(markdown: str, limit: int = COMMENT_LIMIT) -> str:
+    """report.md as one PR comment: whole when it fits, else cut at the last section that fits (never inside a
+    table or a code block) with a line saying where the whole report is."""
+    where = run_url()
+    whole = (
+        f"the whole report is report.md in this run's artifacts: {where}" if where else "the whole report is report.md"
+    )
+    body = f"{COMMENT_MARKER}\n{markdown.rstrip()}\n"
+    if len(body) <= limit:
+        return body
+    note = f"\n\n**… cut to fit a GitHub comment ({len(body):,} characters): {whole}.**\n"
+    room = limit - len(note)
+    cut = body.rfind("\n### ", 0, room)
+    cut = cut if cut > 0 else body.rfind("\n\n", 0, room)
+    return body[: max(cut, 0)].rstrip() + note
 
 
 def append_summary(markdown: str) -> Path | None:

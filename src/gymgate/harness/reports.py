@@ -8,7 +8,7 @@ from pathlib import Path
 
 from gymgate import streams
 from gymgate.atomic import write_text_atomic
-from gymgate.ci.github import comparison_annotations, publish
+from gymgate.ci.github import comparison_annotations, pr_comment, publish
 from gymgate.compare.runs import compare_runs
 from gymgate.report.html import write_html
 from gymgate.report.markdown import render_markdown
@@ -18,7 +18,7 @@ from gymgate.report.terminal import print_terminal
 
 def write_reports(comparison, out_dir: Path) -> tuple[str, list[Path]]:
     """Every report file of one comparison into `out_dir`: report.md (returned), results.json, junit.xml, retry.txt,
-    report.html."""
+    report.html, and comment.md (report.md cut to fit a PR comment)."""
 
     text = render_markdown(comparison)
     written = [write_text_atomic(out_dir / REPORT_FILES["markdown"], text)]
@@ -27,6 +27,7 @@ def write_reports(comparison, out_dir: Path) -> tuple[str, list[Path]]:
         write_junit(comparison, out_dir),
         write_retry(comparison, out_dir),
         write_html(comparison, out_dir, REPORT_FILES["html"]),
+        write_text_atomic(out_dir / REPORT_FILES["comment"], pr_comment(text)),
     ]
     return text, written
 

@@ -61,7 +61,13 @@ def _run_provenance(info: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-REPORT_FILES = {"markdown": "report.md", "html": "report.html", "results": RESULTS, "junit": "junit.xml"}
+REPORT_FILES = {
+    "markdown": "report.md",
+    "html": "report.html",
+    "results": RESULTS,
+    "junit": "junit.xml",
+    "comment": "comment.md",  # report.md cut to fit a GitHub comment (ci/github.py pr_comment)
+}
 
 
 def summary(comparison: Comparison, directory: Path) -> dict[str, Any]:
