@@ -44,7 +44,6 @@ def compare_and_report(baseline: Path, candidate: Path, out_dir: Path, full: boo
         print("\n" + text, file=out)
         print("written: " + ", ".join(str(p) for p in written), file=out)
     else:  # report.md by its whole path, the files beside it by name
-        print(file=out)
         print_terminal(comparison, ", ".join([str(written[0]), *(p.name for p in written[1:])]), out_dir, out)
     out.flush()
     return comparison.exit_code

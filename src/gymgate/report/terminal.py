@@ -58,7 +58,7 @@ def _styled(line: str, code: int) -> tuple[list[str], str]:
 def _wrapped(text: str, width: int) -> list[str]:
     if not text:
         return [""]
-    indent = " " * (len(text) - len(text.lstrip(" •◦")))
+    indent = " " * (len(text) - len(text.lstrip(" •◦#")))  # a bullet's or a comment's text hangs under itself
     return textwrap.wrap(text, width, subsequent_indent=indent, break_on_hyphens=False, break_long_words=False) or [""]
 
 
