@@ -280,6 +280,19 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "format", "--check", "src", "tests", "tools", "noxfile.py")
 
 
+@nox.session(default=False)
+def docs(session: nox.Session) -> None:
+    """The docs site: the reference regenerated from the code (docs/reference/), then built strictly into .site/ (a
+    broken link fails). `nox -s docs -- serve` serves it while you write."""
+    _harness(session)
+    session.run("python", "-m", "gymgate.reference", "docs/reference")
+    quiet = {"NO_MKDOCS_2_WARNING": "1"}
+    if session.posargs[:1] == ["serve"]:
+        session.run("mkdocs", "serve", *session.posargs[1:], env=quiet)  # 127.0.0.1:8000, or --dev-addr
+    else:
+        session.run("mkdocs", "build", "--strict", *session.posargs, env=quiet)
+
+
 # What the test suite needs of the machine beyond nox and uv, provided by the test command itself (never only by
 # .ci/run): Debian's Chromium for the report page test, and a CPython that the newest Gym releases accept.
 NEWEST_GYM_PYTHON = ">=3.13.14"

@@ -153,7 +153,7 @@ def test_the_session_loads_only_its_own_pytest_plugins(tmp_path):
 
 def test_help_shows_each_option_under_its_group_and_every_setting_is_declared(capsys, monkeypatch):
     """`--help` reads as the declarations are grouped; the settings only a variable sets are declared with the
-    options (README's table lists them all), and a value they cannot take is refused, naming the variable."""
+    options (the generated reference lists them all), and a value they cannot take is refused, naming the variable."""
     with pytest.raises(SystemExit):
         build_parser().parse_args(["accept", "--help"])
     shown = capsys.readouterr().out
