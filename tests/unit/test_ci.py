@@ -9,7 +9,6 @@ import sys
 
 import pytest
 
-from gymgate import options
 from gymgate.ci import github
 from gymgate.cli import build_parser, main
 from gymgate.compare.runs import Comparison, PathComparison
