@@ -52,13 +52,17 @@ def test_the_last_bump_decides_and_every_bump_is_reported(stored, tmp_path):
     assert all((b.out / name).is_file() for b in matrix.bumps for name in ("report.md", "results.json", "junit.xml"))
     md, page = (p.read_text() for p in write_matrix_reports(matrix, tmp_path / "out"))
     assert "| `mcqa:rejected` | PASS 0.0 | FAIL 0.0 | PASS 0.0 |" in md
-    assert "### Bump 0.2.1 → 0.3.0" in md and "#### regressed" in md
+    # Each bump's verdict with its report, the environments × releases grid, then every path.
+    assert "| 0.2.1 → 0.3.0 | 1 regressed, 0 broken |" in md and "/report.md` |" in md
+    assert "| mcqa | 2/2 | 1/2 | 2/2 |" in md
     assert "**Verdict: 0.3.0 → 0.4.0: no regression" in md
-    # Every coloured cell links to its path's detail on its ref, and the detail is there.
-    links = re.findall(r"<td style='background:(#[0-9a-f]+)'><a href='#([^']+)'>([^<]+)</a></td>", page)
-    assert len(links) == 6 and ("#f99", "r1-mcqa-rejected", "FAIL 0.0") in links
+    # The page: the grid as a picture (each cell's tone and counts), every path cell linking to its detail.
+    tones = dict(re.findall(r'<g data-row="mcqa" data-column="([^"]+)" data-tone="([a-z]*)">', page))
+    assert tones == {"0.2.1": "good", "0.3.0": "warn", "0.4.0": "good"}
+    links = re.findall(r'<td class="cell (\w+)"><a href="#([^"]+)">([^<]+)</a></td>', page)
+    assert len(links) == 6 and ("bad", "r1-mcqa-rejected", "FAIL 0.0") in links
     for _, anchor, _ in links:
-        assert f"<div id='{anchor}' class='detail'>" in page
+        assert f'<div id="{anchor}" class="detail">' in page
     assert "[reward] reward: expected 0.0, got 1.0" in page
 
 

@@ -7,6 +7,7 @@ Rendered from the Comparison with Jinja2 (templates/report.html.j2, autoescaped)
 from __future__ import annotations
 
 import json
+import os
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -17,12 +18,16 @@ from gymgate.atomic import write_text_atomic
 from gymgate.compare.observation import side_by_side, text_diff
 from gymgate.compare.runs import Comparison, PathComparison
 from gymgate.errors import EXIT_FAILED, EXIT_OK
+from gymgate.pathid import PathId
 from gymgate.report.fidelity import fidelity_columns
+from gymgate.report.grid import bump_grid
 from gymgate.report.grouping import ACKNOWLEDGED, bundle_changes, cause_lines, describe_paths
 from gymgate.report.grouping import FAILING as UNREVIEWED
 from gymgate.report.markdown import bundle_line, cause_groups, flaky_side_text, ref_label, sides
-from gymgate.report.next_steps import ack_command
+from gymgate.report.next_steps import ack_command, next_steps
+from gymgate.report.outputs import RETRY, RETRY_CATEGORIES
 from gymgate.report.variants import variant_table
+from gymgate.runfolder import RunFolder
 from gymgate.verdict import ACTIONABLE, CATEGORIES, CHANGED, FAILING, FLAKY, UNJUDGED
 
 CARDS_OPEN = 30  # path cards shown before the rest are folded (a bump of hundreds of paths stays readable)
@@ -122,33 +127,76 @@ def _variants(comparison: Comparison) -> dict[str, Any]:
     }
 
 
-def page_model(comparison: Comparison) -> dict[str, Any]:
-    """What the template shows, read off the comparison."""
+def answer(comparison: Comparison) -> str:
+    """The question a maintainer opens the page with — can I bump? — answered in a sentence."""
+    groups = comparison.by_category()
+    code = comparison.exit_code
+    if code == EXIT_OK:
+        return "Yes: no path regresses, and every change to what RL receives was reviewed."
+    if code == EXIT_FAILED:
+        said = [f"{len(groups[c])} {c}" for c in FAILING if groups.get(c)]
+        if comparison.lifecycle.get("candidate"):
+            said.append("a Gym that did not stop")
+        return f"Not yet: {', '.join(said) or 'the candidate fails'}. What to do is below."
+    return "Cannot say: nothing could be judged (gymgate's own error, or the machine's). Rerun."
+
+
+def _links(comparison: Comparison, item: PathComparison, out_dir: Path) -> dict[str, str]:
+    """Where a path's evidence is on the candidate, relative to the page: its record and its environment's log."""
+    run = RunFolder(Path(comparison.candidate["dir"]))
+    found = {"record": run.record_file(item.path), "log": run.log(PathId(item.path).env)}
+    return {name: os.path.relpath(target, out_dir) for name, target in found.items() if target.is_file()}
+
+
+def _card(comparison: Comparison, item: PathComparison, category: str, out_dir: Path) -> dict[str, Any]:
+    return {
+        "path": item.path,
+        "category": category,
+        "tone": tone(category),
+        "baseline": item.baseline or "—",
+        "candidate": item.candidate or "—",
+        "blame": item.blame,
+        "reason": item.reason,
+        "flaky_on": flaky_side_text(item.flaky_on) if item.flaky_on else "",
+        "attempts": {r: [str(o) for o in h] for r, h in item.attempts.items() if len(h) > 1},
+        "causes": item.causes,
+        "checks": _checks(comparison, item),
+        "links": _links(comparison, item, out_dir),
+    }
+
+
+def _cause_cards(comparison: Comparison, out_dir: Path) -> list[dict[str, Any]]:
+    """Every path to look at but the changed ones (their changes are shown in bundles), one card per root cause:
+    the first path's evidence, the others with the same causes listed under it."""
+    groups = comparison.by_category()
+    cards: dict[tuple, dict[str, Any]] = {}
+    for category in [c for c in ACTIONABLE if c in groups and c != CHANGED]:
+        for item in sorted(groups[category], key=lambda i: (not i.nondeterministic_on_candidate, i.path)):
+            said = item.reason.splitlines()[0] if item.reason and not item.causes else ""
+            key = (category, tuple(item.causes), said)
+            if key in cards:
+                cards[key]["same"].append(item.path)
+            else:
+                alike = "with the same cause" if item.causes or said else category
+                cards[key] = {**_card(comparison, item, category, out_dir), "same": [], "alike": alike}
+    return list(cards.values())
+
+
+def page_model(comparison: Comparison, out_dir: Path | None = None) -> dict[str, Any]:
+    """What the template shows, read off the comparison (`out_dir`: where the page is written, so its links to
+    the run folders are relative to it)."""
+    out_dir = out_dir or Path(comparison.candidate["dir"])
     groups = comparison.by_category()
     code = comparison.exit_code
     universe = [p.path for p in comparison.paths]
     unreviewed, acknowledged = _bundles(comparison)
-    attention = []
-    # Changed paths are shown by their bundles of changes; every other path to look at gets a card.
-    for category in [c for c in ACTIONABLE if c in groups and c != CHANGED]:
-        for item in sorted(groups[category], key=lambda i: (not i.nondeterministic_on_candidate, i.path)):
-            attention.append(
-                {
-                    "path": item.path,
-                    "category": category,
-                    "tone": tone(category),
-                    "baseline": item.baseline or "—",
-                    "candidate": item.candidate or "—",
-                    "blame": item.blame,
-                    "reason": item.reason,
-                    "flaky_on": flaky_side_text(item.flaky_on) if item.flaky_on else "",
-                    "attempts": {r: [str(o) for o in h] for r, h in item.attempts.items() if len(h) > 1},
-                    "causes": item.causes,
-                    "checks": _checks(comparison, item),
-                }
-            )
+    attention = _cause_cards(comparison, out_dir)
     return {
         **banner(code),
+        "answer": answer(comparison),
+        "next": [{"why": s.why, "command": s.command} for s in next_steps(comparison, out_dir) if not s.to_report],
+        "grid": bump_grid(comparison),
+        "retry": RETRY if any(p.category in RETRY_CATEGORIES for p in comparison.paths) else "",
         "ack_command": ack_command(comparison),
         "verdict": comparison.verdict,
         "exit_code": code,
@@ -191,9 +239,9 @@ def page_model(comparison: Comparison) -> dict[str, Any]:
     }
 
 
-def render_html(comparison: Comparison) -> str:
-    return templates().get_template("report.html.j2").render(**page_model(comparison))
+def render_html(comparison: Comparison, out_dir: Path | None = None) -> str:
+    return templates().get_template("report.html.j2").render(**page_model(comparison, out_dir))
 
 
 def write_html(comparison: Comparison, directory: Path, name: str) -> Path:
-    return write_text_atomic(directory / name, render_html(comparison))
+    return write_text_atomic(directory / name, render_html(comparison, directory))

@@ -1,22 +1,26 @@
-"""The matrix report: a refs × paths table (outcome and reward), then each neighbouring bump as `accept` reports it.
+"""The matrix report: which environments pass on which release (a grid), each neighbouring bump's verdict with a
+link to its full report, and every path on every ref for whoever wants them.
 
-matrix.md for reading in a terminal or a PR; matrix.html as one self-contained page where every cell is coloured by
-its outcome and links to that path's detail on that ref.
+matrix.md for reading in a terminal or a PR (the bumps' own reports are linked, not repeated); matrix.html as one
+self-contained page (templates/matrix.html.j2): the grid as a picture, every path cell linking to that path's
+detail on that ref.
 """
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 
 from gymgate.atomic import write_text_atomic
+from gymgate.errors import EXIT_FAILED, EXIT_OK
 from gymgate.outcomes import BROKEN, ERROR, FAIL, PASS, SKIP
 from gymgate.refs.source import nemo_gym_label
+from gymgate.report.grid import BAD, GOOD, PLAIN, WARN, matrix_grid
+from gymgate.report.html import banner, templates
 from gymgate.results import Matrix, MatrixRef
 from gymgate.runfolder import PathRecord
 from gymgate.text import reward_text
 
-CELL_COLOUR = {PASS: "#cfc", FAIL: "#f99", ERROR: "#fc9", SKIP: "#eee", BROKEN: "#c66"}
+OUTCOME_TONE = {PASS: GOOD, FAIL: BAD, ERROR: WARN, SKIP: PLAIN, BROKEN: BAD}
 
 
 def _cell(record: PathRecord | None) -> str:
@@ -44,75 +48,80 @@ def render_matrix_markdown(matrix: Matrix) -> str:
     refs = matrix.refs
     lines = [f"## gymgate matrix: {' → '.join(r.asked for r in refs)}", "", f"**Verdict: {_verdict(matrix)}**", ""]
     lines += ["### Refs", ""] + [f"- {_ref_title(r)}: `{r.run.dir}`" for r in refs] + [""]
-    lines += ["### Paths", "", "| path | " + " | ".join(r.asked for r in refs) + " |"]
-    lines.append("|---|" + "---|" * len(refs))
+    if matrix.bumps:
+        lines += ["### Each bump", "", "| bump | verdict | report |", "|---|---|---|"]
+        for bump in matrix.bumps:
+            name = f"{bump.baseline.asked} → {bump.candidate.asked}"
+            lines.append(f"| {name} | {bump.comparison.verdict} | `{bump.out / 'report.md'}` |")
+        lines.append("")
+    grid = matrix_grid(matrix)
+    lines += ["### Environments × releases (paths passing)", "", "| environment | " + " | ".join(grid.columns) + " |"]
+    lines.append("|---|" + "---|" * len(grid.columns))
+    for env in grid.rows:
+        lines.append(f"| {env} | " + " | ".join(grid.cell(env, c).text or "—" for c in grid.columns) + " |")
+    lines += ["", "<details><summary>every path on every ref</summary>", ""]
+    lines += ["| path | " + " | ".join(r.asked for r in refs) + " |", "|---|" + "---|" * len(refs)]
     for path in matrix.paths:
         lines.append(f"| `{path}` | " + " | ".join(_cell(r.records.get(path)) for r in refs) + " |")
-    lines.append("")
-    for bump in matrix.bumps:
-        text = bump.report
-        body = text.split("\n", 1)[1] if text.startswith("## ") else text  # its own title is the heading below
-        lines += [f"### Bump {bump.baseline.asked} → {bump.candidate.asked}", "", f"(full report: `{bump.out}`)", ""]
-        lines += [line.replace("### ", "#### ", 1) if line.startswith("### ") else line for line in body.splitlines()]
-        lines.append("")
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, "", "</details>", ""])
 
 
 def _anchor(column: int, path: str) -> str:
     return f"r{column}-" + "".join(c if c.isalnum() else "-" for c in path)
 
 
-def write_matrix_html(matrix: Matrix, markdown_text: str, directory: Path) -> Path:
-    """One page, no external assets: the coloured table, each cell linking to that path's detail on that ref."""
-    refs = matrix.refs
-    head = "".join(f"<th>{html.escape(r.asked)}</th>" for r in refs)
-    rows = []
-    for path in matrix.paths:
-        cells = []
-        for column, ref in enumerate(refs):
-            record = ref.records.get(path)
-            colour = CELL_COLOUR.get(record.outcome, "#fff") if record else "#fff"
-            text = html.escape(_cell(record))
-            cells.append(
-                f"<td style='background:{colour}'><a href='#{_anchor(column, path)}'>{text}</a></td>"
-                if record
-                else f"<td>{text}</td>"
-            )
-        rows.append(f"<tr><td><code>{html.escape(path)}</code></td>{''.join(cells)}</tr>")
-    details = []
-    for column, ref in enumerate(refs):
-        details.append(f"<h3>{html.escape(_ref_title(ref))}</h3><p><code>{html.escape(str(ref.run.dir))}</code></p>")
-        for path in matrix.paths:
-            record = ref.records.get(path)
-            if record is None:
-                continue
-            failures = "".join(f"<li>{html.escape(f.line())}</li>" for f in record.failures)
-            details.append(
-                f"<div id='{_anchor(column, path)}' class='detail'><b>{html.escape(path)}</b> on "
-                f"{html.escape(ref.asked)}: {html.escape(_cell(record))}"
-                + (f" ({html.escape(record.blame)})" if record.blame else "")
-                + (f"<pre>{html.escape(record.reason)}</pre>" if record.reason else "")
-                + (f"<ul>{failures}</ul>" if failures else "")
-                + "</div>"
-            )
-    bumps = "".join(
-        f"<li><a href='{html.escape(str(b.out / 'report.html'))}'>{html.escape(b.baseline.asked)} → "
-        f"{html.escape(b.candidate.asked)}</a>: {html.escape(b.comparison.verdict)}</li>"
+def _ref_view(column: int, ref: MatrixRef, paths: list[str]) -> dict:
+    cells, details = {}, []
+    for path in paths:
+        record = ref.records.get(path)
+        if record is None:
+            cells[path] = None
+            continue
+        anchor = _anchor(column, path)
+        cells[path] = {"text": _cell(record), "tone": OUTCOME_TONE.get(record.outcome, PLAIN), "anchor": anchor}
+        details.append(
+            {
+                "anchor": anchor,
+                "path": path,
+                "text": _cell(record),
+                "blame": record.blame,
+                "reason": record.reason,
+                "failures": [f.line() for f in record.failures],
+            }
+        )
+    return {"asked": ref.asked, "title": _ref_title(ref), "dir": str(ref.run.dir), "cells": cells, "details": details}
+
+
+def write_matrix_html(matrix: Matrix, directory: Path) -> Path:
+    """One page, no external assets: the verdict, each bump, the environments × releases grid, every path."""
+    bumps = [
+        {
+            "baseline": b.baseline.asked,
+            "candidate": b.candidate.asked,
+            "verdict": b.comparison.verdict,
+            "tone": {EXIT_OK: GOOD, EXIT_FAILED: BAD}.get(b.comparison.exit_code, WARN),
+            "report": str(b.out / "report.html"),
+        }
         for b in matrix.bumps
+    ]
+    page = (
+        templates()
+        .get_template("matrix.html.j2")
+        .render(
+            **banner(matrix.exit_code),
+            verdict=_verdict(matrix),
+            exit_code=matrix.exit_code,
+            refs=[_ref_view(column, ref, matrix.paths) for column, ref in enumerate(matrix.refs)],
+            paths=matrix.paths,
+            bumps=bumps,
+            grid=matrix_grid(matrix),
+        )
     )
-    page = f"""<!doctype html><html><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1"><title>gymgate matrix</title>
-<style>body{{font-family:sans-serif;margin:1em}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;
-padding:.3em .6em}}td a{{color:inherit;text-decoration:none;display:block}}.detail{{margin:.4em 0}}
-pre{{background:#f6f6f6;padding:.6em;white-space:pre-wrap}}</style></head><body>
-<h1>{html.escape(_verdict(matrix))}</h1>
-<table><tr><th>path</th>{head}</tr>{"".join(rows)}</table>
-<h2>Bumps</h2><ul>{bumps}</ul>
-<h2>Path detail</h2>{"".join(details)}
-<h2>Full report</h2><pre>{html.escape(markdown_text)}</pre></body></html>"""
     return write_text_atomic(directory / "matrix.html", page)
 
 
 def write_matrix_reports(matrix: Matrix, directory: Path) -> list[Path]:
-    text = render_matrix_markdown(matrix)
-    return [write_text_atomic(directory / "matrix.md", text), write_matrix_html(matrix, text, directory)]
+    return [
+        write_text_atomic(directory / "matrix.md", render_matrix_markdown(matrix)),
+        write_matrix_html(matrix, directory),
+    ]

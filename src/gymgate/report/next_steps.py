@@ -18,6 +18,7 @@ from gymgate.verdict import CHANGED, FAILING, REGRESSED
 class NextStep:
     why: str
     command: str
+    to_report: bool = False  # opens the report itself: the report's own page leaves it out
 
 
 def ref_argument(source: dict) -> str:
@@ -63,7 +64,8 @@ def next_steps(comparison: Comparison, out_dir: Path) -> list[NextStep]:
             )
         )
     if any(p.category in FAILING for p in comparison.paths) or steps:
-        steps.append(NextStep("read every path's evidence", f"open {shlex.quote(str(out_dir / 'report.html'))}"))
+        report = f"open {shlex.quote(str(out_dir / 'report.html'))}"
+        steps.append(NextStep("read every path's evidence", report, to_report=True))
     return steps
 
 
