@@ -78,3 +78,23 @@ def test_a_matrix_of_one_broken_ref_fails(stored, tmp_path, monkeypatch):
     broken = RunResult(stored["0.4.0"], 1, broken="build: requires Python >=3.13.14")
     monkeypatch.setattr(executor, "run_refs", lambda calls: [broken for _ in calls])
     assert _matrix(["0.4.0"], tmp_path).exit_code == 1
+
+
+def test_matrix_json_names_every_bump_and_ref(stored, tmp_path, capfd):
+    """`matrix --json`: the verdict for machines, each bump's verdict and exit code, each ref's run, the schema."""
+    from gymgate import streams
+
+    result = _matrix(["0.2.1", "0.3.0", "0.4.0"], tmp_path)
+    document = matrix.matrix_document(result, write_matrix_reports(result, tmp_path / "out"))
+    capfd.readouterr()  # the runs' progress
+    with streams.split(json=True):
+        streams.write_document(document)
+    import json
+
+    printed = json.loads(capfd.readouterr().out)
+    assert printed["schema"] == streams.SCHEMA and printed["kind"] == "matrix" and printed["exit_code"] == 0
+    assert [(b["baseline"], b["candidate"], b["exit_code"]) for b in printed["bumps"]] == [
+        ("0.2.1", "0.3.0", 1),
+        ("0.3.0", "0.4.0", 0),
+    ]
+    assert [r["ref"] for r in printed["refs"]] == ["0.2.1", "0.3.0", "0.4.0"]
