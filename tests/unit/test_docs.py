@@ -58,6 +58,12 @@ def test_a_declaration_the_pages_do_not_show_yet_makes_them_stale(monkeypatch, t
     assert reference.stale(tmp_path) == ["verdicts.md"]
 
 
+def test_the_findings_pictures_are_what_the_committed_figures_draw():
+    from tools import findings
+
+    assert findings.stale() == [], "run: python -m tools.findings"
+
+
 def _mkdocs(config: Path, site: Path) -> subprocess.CompletedProcess:
     mkdocs = Path(sys.executable).with_name("mkdocs")
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
