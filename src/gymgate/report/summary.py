@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from gymgate.outcomes import BROKEN, ERROR, FAIL, PASS, SKIP
-from gymgate.report.fidelity import fidelity, fidelity_lines
+from gymgate.report.fidelity import fidelity
 from gymgate.report.variants import KNOWN, disagreements, known_reason
 from gymgate.runfolder import PathRecord, RunFolder
 from gymgate.text import reward_text
@@ -19,26 +19,37 @@ def _ordered(records: list[PathRecord]) -> list[PathRecord]:
     return sorted(records, key=lambda r: (ORDER.get(r.outcome, 9), r.path))
 
 
+SHOWN_ROWS = 30  # paths a ref's own verdict lists before it counts the rest (the records hold every one)
+
+
 def print_summary(judged: RunVerdict, run: RunFolder, out: TextIO) -> None:
-    """A ref judged alone, as its verdict: every path's outcome, then the closing line."""
-    records = _ordered(judged.records)
-    print("", file=out)
-    print(f"{'path':<56} {'outcome':<7} {'blame':<8} {'reward':>6}  reason", file=out)
-    for record in records:
-        reward = reward_text(record.reward)
-        reason = (record.reason.splitlines()[0] if record.reason else known_reason(record))[:110]
-        print(f"{record.path:<56} {record.outcome:<7} {record.blame:<8} {reward:>6}  {reason}", file=out)
-    for problem in judged.lifecycle:
-        print(f"{'lifecycle':<56} {FAIL:<7} {'':<8} {'':>6}  did not stop within its bound: {problem}", file=out)
-    for path, line in judged.disagreements.items():
-        print(f"{path:<56} {'NONDET':<7} {'gym':<8} {'':>6}  {line[:200]}", file=out)
+    """A ref judged alone, as its verdict: each path that did not pass (at most SHOWN_ROWS; the passing ones are
+    counted, every one is in the records), then the closing line."""
+    records = [r for r in _ordered(judged.records) if r.outcome not in (PASS, SKIP)]
+    rows = [(r.path, r.outcome, r.blame, reward_text(r.reward), _reason(r)) for r in records]
+    rows += [("lifecycle", FAIL, "", "", f"did not stop within its bound: {p}") for p in judged.lifecycle]
+    rows += [(path, "NONDET", "gym", "", line[:200]) for path, line in judged.disagreements.items()]
+    if rows:
+        print("", file=out)
+        print(f"{'path':<56} {'outcome':<7} {'blame':<8} {'reward':>6}  reason", file=out)
+    for path, outcome, blame, reward, reason in rows[:SHOWN_ROWS]:
+        print(f"{path:<56} {outcome:<7} {blame:<8} {reward:>6}  {reason}", file=out)
+    if len(rows) > SHOWN_ROWS:
+        print(f"… {len(rows) - SHOWN_ROWS} more in {run.paths_dir}", file=out)
     known = [d for d in disagreements(judged.records).values() if d.known]
     if known:
-        print(f"\nforms the verifier gets wrong, reviewed ({KNOWN}s): " + ", ".join(d.path for d in known), file=out)
-    replayed = fidelity_lines(judged.records)
+        print(f"\nforms the verifier gets wrong, reviewed ({KNOWN}s): {len(known)}", file=out)
+    replayed = list(fidelity(judged.records).values())
     if replayed:
-        print("\nrecorded rollouts replayed: " + "; ".join(replayed), file=out)
+        done, of = sum(f.reproduce for f in replayed), sum(f.replays for f in replayed)
+        short = [f.line() for f in replayed if f.reproduce < f.replays]
+        shown = "; ".join(short[:4]) + (f"; {len(short) - 4} more environments (results)" if len(short) > 4 else "")
+        print(f"\nrecorded rollouts replayed: {done}/{of} reproduce" + (f" ({shown})" if shown else ""), file=out)
     print("\n" + summary_line(judged, run), file=out)
+
+
+def _reason(record: PathRecord) -> str:
+    return (record.reason.splitlines()[0] if record.reason else known_reason(record))[:110]
 
 
 def summary_line(judged: RunVerdict, run: RunFolder) -> str:
