@@ -138,7 +138,7 @@ def judge_once(mutant: dict, gym: Path, runs: Path, tmp_path: Path, *extra: str)
     assert bool(lifecycle) == mutant.get("lifecycle", False), lifecycle
     report = (candidate / "report.md").read_text()
     if mutant["exit"] == 0:
-        assert f"**Verdict: no regression ({len(by_path)} paths pass on both, 0 changed)" in report, report
+        assert f"**Verdict: no regression ({len(by_path)} paths pass on both).**" in report, report
     if lifecycle:
         assert "### Lifecycle check" in report and "shutdown" in report
     if "ack" in mutant:

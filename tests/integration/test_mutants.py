@@ -58,4 +58,4 @@ def test_two_runs_of_the_same_ref_agree_exactly(runs, tmp_path):
     results = json.loads((out / "results.json").read_text())
     assert {p["category"] for p in results["paths"]} == {"same-pass"}
     assert [p["path"] for p in results["paths"] if p["changed"]] == []
-    assert results["verdict"] == "no regression (4 paths pass on both, 0 changed)"
+    assert results["verdict"] == "no regression (4 paths pass on both)"

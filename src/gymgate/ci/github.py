@@ -85,7 +85,10 @@ GYM_PACKAGE_LINE = 'name = "nemo-gym"'
 def lock_anchor() -> dict[str, str]:
     """Where an annotation points in the repository being judged: the line of its uv.lock that pins Gym (the bump's
     own change), when there is one."""
-    lock = Path(os.environ.get(WORKSPACE_VAR, ".")) / "uv.lock"
+    workspace = os.environ.get(WORKSPACE_VAR)
+    if not workspace:  # not a checkout Actions made: nothing to point into
+        return {}
+    lock = Path(workspace) / "uv.lock"
     try:
         lines = lock.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
