@@ -171,7 +171,6 @@ EXAMPLES = (
     "gymgate matrix                                    # every pin, each bump judged",
     "gymgate ack runs/<candidate run>                  # draft reviews of contract changes",
 )
-DOCS = "https://github.com/gymgate/gymgate/tree/main/docs (or docs/ in the checkout)"
 
 
 def exit_codes_text() -> str:
@@ -186,7 +185,11 @@ def exit_codes_text() -> str:
 
 def _epilog(examples: tuple[str, ...]) -> str:
     shown = ("examples:\n" + "\n".join(f"  {line}" for line in examples) + "\n\n") if examples else ""
-    return shown + exit_codes_text()
+    return (
+        shown
+        + exit_codes_text()
+        + "\n\nEvery command, option and variable: docs/reference/ (nox -s docs builds the site)."
+    )
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):
