@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from gymgate.errors import EXIT_UNJUDGED
+from gymgate.errors import EXIT_INTERRUPTED, EXIT_UNJUDGED
 from gymgate.locations import cache_dir, repo_root
 from gymgate.processes import marked_pids
 from gymgate.remote.node import UNIT_MARKER
@@ -108,11 +108,12 @@ def _started_unit(address: str, ray_python: str, runs: Path, into_s: float = 10,
     pytest.fail("the unit never started: " + "".join(seen)[-2000:])
 
 
-def _unjudged_and_gone(caller: subprocess.Popen, runs: Path, bound_s: float) -> None:
-    """The caller exits 3 (unjudged) within `bound_s`, its run is incomplete (never a verdict) and nothing of the unit runs."""
+def _unjudged_and_gone(caller: subprocess.Popen, runs: Path, bound_s: float, code: int = EXIT_UNJUDGED) -> None:
+    """The caller exits `code` within `bound_s` (3, unjudged; 130 when a person stopped it), its run is incomplete
+    (never a verdict) and nothing of the unit runs."""
     stopped = time.monotonic()
     out, _ = caller.communicate(timeout=bound_s + 60)
-    assert caller.returncode == EXIT_UNJUDGED, out[-3000:]
+    assert caller.returncode == code, out[-3000:]
     assert time.monotonic() - stopped < bound_s
     # The driver's stop signal reaches its own handler only, never Ray's failure handler (which logs a stack trace
     # from inside the signal handler: it hung a driver's stop under load).
@@ -133,7 +134,7 @@ def test_a_stopped_caller_stops_every_unit_and_leaves_nothing_running(cluster, r
     address, _, _ = cluster
     caller = _started_unit(address, ray_python, tmp_path)
     caller.send_signal(signum)
-    _unjudged_and_gone(caller, tmp_path, 200)  # the stop deadline: each unit's grace, then its actor
+    _unjudged_and_gone(caller, tmp_path, 200, EXIT_INTERRUPTED)  # the stop deadline: each unit's grace, then its actor
 
 
 def _cmdline(proc: Path) -> str:
