@@ -55,3 +55,21 @@ def test_a_copy_points_its_scripts_at_itself_and_leaves_the_neighbour_as_it_was(
     assert script.read_text() == f"#!{near}/bin/python\nprint('hi')\n"  # the neighbour's own script is untouched
     assert (new / "lib.py").stat().st_ino == (near / "lib.py").stat().st_ino  # the rest is shared, not copied
     assert not (new / MARK).exists() and not (new / neighbour.LOCK_COPY).exists()  # incomplete until marked
+
+
+def test_a_copy_missing_a_file_its_distributions_installed_is_not_trusted(tmp_path):
+    """A copy is checked against its distributions' RECORDs (bytecode and scripts outside site-packages aside):
+    a hole is named, so the build syncs from scratch instead of passing it on."""
+    from gymgate.envs.neighbour import missing_files
+
+    site = tmp_path / "env" / "lib" / "python3.13" / "site-packages"
+    (site / "pytest-9.2.0.dist-info").mkdir(parents=True)
+    (site / "py.py").write_text("")
+    (site / "pytest" / "__pycache__").mkdir(parents=True)
+    (site / "pytest" / "__init__.py").write_text("")
+    rows = ["py.py,sha256=x,1", "pytest/__init__.py,sha256=y,1", "pytest/__pycache__/__init__.cpython-313.pyc,,",
+            "../../../bin/pytest,sha256=z,1", "pytest-9.2.0.dist-info/RECORD,,"]  # fmt: skip
+    (site / "pytest-9.2.0.dist-info" / "RECORD").write_text("\n".join(rows) + "\n")
+    assert missing_files(tmp_path / "env") == []
+    (site / "py.py").unlink()
+    assert missing_files(tmp_path / "env") == ["py.py"]

@@ -91,6 +91,24 @@ def copy_env(neighbour: Path, path: Path, mark_name: str) -> None:
             os.chmod(script, mode)
 
 
+def missing_files(env: Path, most: int = 5) -> list[str]:
+    """Files the environment's distributions say they installed (their RECORDs) that are not there, at most `most`:
+    a copy must be whole before it is trusted (CI once met a copy without pytest's `py.py`, and every environment
+    built from it inherited the hole)."""
+    missing: list[str] = []
+    for record in sorted(env.glob("lib/python*/site-packages/*.dist-info/RECORD")):
+        site = record.parent.parent
+        for row in record.read_text(errors="replace").splitlines():
+            name = row.split(",", 1)[0]
+            if not name or name.startswith("..") or "__pycache__" in name or name.endswith(".pyc"):
+                continue  # scripts outside site-packages are rewritten; bytecode is made as it is needed
+            if not (site / name).exists():
+                missing.append(name)
+                if len(missing) >= most:
+                    return missing
+    return missing
+
+
 def compile_changed(python: Path, names: list[str]) -> None:
     """Byte-compile the distributions the sync installed (the rest came compiled from the neighbour)."""
     if names:

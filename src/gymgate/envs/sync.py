@@ -142,6 +142,9 @@ def _build(project: Path, path: Path, interp: Interpreter, source: GymSource) ->
             neighbour.copy_env(near.path, path, MARK)
             _sync(project, path, interp, source)
             neighbour.compile_changed(path / "bin" / "python", near.changed)
+            missing = neighbour.missing_files(path)
+            if missing:
+                raise OSError(f"the copy lacks files its distributions installed: {', '.join(missing)}")
             return {"built_from": near.key, "installed": near.changed}
         except (OSError, subprocess.SubprocessError, BuildError) as exc:
             print(f"environment from {near.key} failed ({type(exc).__name__}: {exc}); syncing from scratch", flush=True)
