@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from gymgate.compare.runs import Comparison
 from gymgate.outcomes import PASS, SKIP
 from gymgate.pathid import PathId, kinds
 from gymgate.results import Matrix
+from gymgate.runfolder import RunFolder
 from gymgate.verdict import ACTIONABLE, CATEGORIES, FAILING, FLAKY, UNJUDGED
 
 # A cell's tone is one of the report's colours (style.css.j2): bad, warn, good, plain; "" is an empty cell.
@@ -81,6 +83,46 @@ def bump_grid(comparison: Comparison) -> Grid:
         title = ", ".join(f"{n} {c}" for c, n in sorted(counted.items(), key=lambda kv: _severity(kv[0])))
         grid.cells[key] = Cell(f"{counted[shown]} {shown}", tone, title)
     return folded(grid)
+
+
+RECORDED = "recorded"  # the replay grid's first column
+REPLAYS = "recording"  # the kind of path (pathkinds.toml) a replay is
+
+
+def _recorded_rewards(comparison: Comparison) -> dict[str, float]:
+    """The reward each replayed recording earned against its real model: what its path expects (the runs' plans)."""
+    found: dict[str, float] = {}
+    for info in (comparison.baseline, comparison.candidate):
+        for spec in RunFolder(Path(info["dir"])).plan() or []:
+            reward = (spec.get("expect") or {}).get("reward")
+            if PathId(spec["id"]).kind.name == REPLAYS and isinstance(reward, (int, float)):
+                found.setdefault(spec["id"], float(reward))
+    return found
+
+
+def replay_grid(comparison: Comparison, labels: tuple[str, str]) -> Grid:
+    """Environments × (recorded, baseline, candidate): the mean reward Gym's own recordings earned, and what their
+    replays earn on each ref — green where every replay earns its recording's reward."""
+    recorded = _recorded_rewards(comparison)
+    sides = {labels[0]: comparison.baseline_records, labels[1]: comparison.candidate_records}
+    envs = sorted({PathId(p).env for p in recorded})
+    grid = Grid(envs, [RECORDED, *labels])
+    for env in envs:
+        mine = {p: r for p, r in recorded.items() if PathId(p).env == env}
+        grid.cells[(env, RECORDED)] = Cell(
+            f"{sum(mine.values()) / len(mine):.2f}", PLAIN, f"mean of {len(mine)} recordings"
+        )
+        for label, records in sides.items():
+            got = {p: r.reward for p, r in records.items() if p in mine and isinstance(r.reward, (int, float))}
+            ran = [records[p] for p in mine if p in records and records[p].outcome != SKIP]
+            if not ran:  # not in that Gym, or not replayable here (the records say why)
+                grid.cells[(env, label)] = Cell("not replayed", PLAIN, "no replay of this environment ran on this ref")
+                continue
+            same = sum(1 for p, reward in got.items() if abs(reward - mine[p]) < 1e-9)
+            tone = GOOD if same == len(mine) else BAD if same == 0 else WARN
+            text = f"{sum(got.values()) / len(got):.2f}" if got else "no reward"
+            grid.cells[(env, label)] = Cell(text, tone, f"{same} of {len(mine)} replays earn their recorded reward")
+    return grid
 
 
 def folded(grid: Grid) -> Grid:

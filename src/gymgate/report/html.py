@@ -20,7 +20,7 @@ from gymgate.compare.runs import Comparison, PathComparison
 from gymgate.errors import EXIT_FAILED, EXIT_OK
 from gymgate.pathid import PathId
 from gymgate.report.fidelity import fidelity_columns
-from gymgate.report.grid import bump_grid
+from gymgate.report.grid import bump_grid, replay_grid
 from gymgate.report.grouping import ACKNOWLEDGED, bundle_changes, cause_lines, describe_paths
 from gymgate.report.grouping import FAILING as UNREVIEWED
 from gymgate.report.markdown import bundle_line, cause_groups, flaky_side_text, ref_label, sides
@@ -196,6 +196,9 @@ def page_model(comparison: Comparison, out_dir: Path | None = None) -> dict[str,
         "answer": answer(comparison),
         "next": [{"why": s.why, "command": s.command} for s in next_steps(comparison, out_dir) if not s.to_report],
         "grid": bump_grid(comparison),
+        "replay_grid": replay_grid(
+            comparison, (comparison.baseline.get("name", "baseline"), comparison.candidate.get("name", "candidate"))
+        ),
         "retry": RETRY if any(p.category in RETRY_CATEGORIES for p in comparison.paths) else "",
         "ack_command": ack_command(comparison),
         "verdict": comparison.verdict,
