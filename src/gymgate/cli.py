@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gymgate import __version__, options, streams
-from gymgate.errors import EXIT_CODES, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, GymgateError, UsageError
+from gymgate.errors import EXIT_CODES, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, GymgateError, UsageError
 from gymgate.processes import terminate_as_interrupt
 
 EXIT_FILE = "GYMGATE_EXIT_FILE"  # where the exit code is also written (nox sessions read it)
@@ -235,11 +235,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    code = _main(argv)
+    try:
+        code = _main(argv)
+    except SystemExit as exc:  # argparse itself: --help and --version (0), a usage error (2)
+        _tell_nox(exc.code if isinstance(exc.code, int) else EXIT_OK if exc.code is None else EXIT_USAGE)
+        raise
+    _tell_nox(code)
+    return code
+
+
+def _tell_nox(code: int) -> None:
     exit_file = os.environ.get(EXIT_FILE)  # how `nox -s …` learns the exit code through nox's own runner
     if exit_file:
         Path(exit_file).write_text(str(code))
-    return code
 
 
 def _main(argv: list[str] | None) -> int:

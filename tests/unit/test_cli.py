@@ -224,3 +224,13 @@ def test_a_judging_command_prints_its_verdict_alone_on_stdout(tmp_path):
     )
     assert done.returncode == 1, done.stderr
     assert "Verdict:" in done.stdout and "Verdict:" not in done.stderr
+
+
+@pytest.mark.parametrize(("argv", "code"), [(["accept", "--help"], 0), (["--version"], 0), (["accept"], 2)])
+def test_nox_learns_the_code_of_help_and_of_a_usage_error(tmp_path, monkeypatch, argv, code):
+    """`nox -s accept -- --help` must end 0, not as a run that said nothing (argparse exits before the command)."""
+    exit_file = tmp_path / "exit-code"
+    monkeypatch.setenv("GYMGATE_EXIT_FILE", str(exit_file))
+    with pytest.raises(SystemExit):
+        main(argv)
+    assert exit_file.read_text() == str(code)
