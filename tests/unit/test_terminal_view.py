@@ -20,6 +20,14 @@ from tests.helpers import NEWER_RESULT_FIELDS, bump_runs, default_environments
 SEVEN = default_environments()
 
 
+@pytest.fixture(autouse=True)
+def outside_nox(monkeypatch):
+    """The next steps name `gymgate …` when gymgate ran on its own, `nox -s … --` under nox (as the test suite runs)."""
+    from gymgate.report.next_steps import NOX_SESSION_VAR
+
+    monkeypatch.delenv(NOX_SESSION_VAR, raising=False)
+
+
 def shown_at(comparison, width: int = 100) -> list[str]:
     """The view at `width` columns: never more rows than a screen, no row past the width but a command (pasted
     whole)."""
@@ -27,7 +35,7 @@ def shown_at(comparison, width: int = 100) -> list[str]:
     assert len(rows) <= SCREEN_ROWS, rows
     # A row runs past the width only where one word does (a long path), or where it is a command to paste: the
     # terminal wraps it whole (and it is counted for every row it takes).
-    commands = ("  gymgate ", "  open ")
+    commands = ("  gymgate ", "  nox ", "  open ")
     assert all(len(r) <= width or r.startswith(commands) or max(map(len, r.split())) > width - 10 for r in rows), [
         r for r in rows if len(r) > width
     ]
@@ -144,3 +152,13 @@ def test_one_field_with_other_values_on_other_paths_is_one_line(tmp_path):
     report = render_markdown(comparison)
     assert "| `requests.policy.*.body.seed` | code_gen × accepted | `<absent>` | `0` |" in report
     assert report.count("| `requests.policy.*.body.seed` |") == 7
+
+
+def test_under_nox_the_next_steps_are_nox_sessions(tmp_path, monkeypatch):
+    """Who ran `nox -s accept` has nox, not a `gymgate` on PATH: the commands it is shown are its sessions."""
+    from gymgate.report.next_steps import NOX_SESSION_VAR
+
+    monkeypatch.setenv(NOX_SESSION_VAR, "accept")
+    base, cand = bump_runs(tmp_path, SEVEN, contract=SEVEN, baseline="0.4.0", candidate="0.4.0")
+    rerun = [line for line in shown_at(compare_runs(base, cand)) if "--paths @" in line]
+    assert rerun == ["  nox -s accept -- --gym-ref 0.4.0 --baseline 0.4.0 --paths @/runs/cand/retry.txt"]

@@ -4,6 +4,7 @@ The terminal, report.md and report.html end with the same list."""
 
 from __future__ import annotations
 
+import os
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +13,16 @@ from gymgate.compare.runs import Comparison
 from gymgate.refs.source import KIND_GIT, KIND_TREE, KIND_WHEEL
 from gymgate.report.outputs import RETRY, RETRY_CATEGORIES
 from gymgate.verdict import CHANGED, FAILING, REGRESSED
+
+NOX_SESSION_VAR = "NOX_CURRENT_SESSION"  # set by nox in a session's commands: gymgate runs through nox here
+
+
+def invocation(command: str, args: str) -> str:
+    """How the person who ran this asks gymgate again: through nox when nox ran it (the noxfile has a session per
+    command: `nox -s ack -- …`), else the `gymgate` command itself."""
+    if os.environ.get(NOX_SESSION_VAR):
+        return f"nox -s {command} -- {args}"
+    return f"gymgate {command} {args}"
 
 
 @dataclass(frozen=True)
@@ -33,7 +44,7 @@ def ref_argument(source: dict) -> str:
 
 def ack_command(comparison: Comparison) -> str:
     """The command that drafts this comparison's acknowledgements, with its two run folders."""
-    return f"gymgate ack {shlex.quote(comparison.baseline['dir'])} {shlex.quote(comparison.candidate['dir'])}"
+    return invocation("ack", f"{shlex.quote(comparison.baseline['dir'])} {shlex.quote(comparison.candidate['dir'])}")
 
 
 def next_steps(comparison: Comparison, out_dir: Path) -> list[NextStep]:
@@ -52,15 +63,18 @@ def next_steps(comparison: Comparison, out_dir: Path) -> list[NextStep]:
         steps.append(
             NextStep(
                 "rerun only the paths that did not pass",
-                f"gymgate accept {refs} --paths @{shlex.quote(str(out_dir / RETRY))}",
+                invocation("accept", f"{refs} --paths @{shlex.quote(str(out_dir / RETRY))}"),
             )
         )
     if groups.get(REGRESSED) and baseline.get("kind") == candidate.get("kind") == KIND_GIT:
         steps.append(
             NextStep(
                 "find the commit that regressed them",
-                f"gymgate bisect --good {baseline['commit']} --bad {candidate['commit']} "
-                f"--gym-repo {shlex.quote(str(candidate.get('origin')))} --paths @{shlex.quote(str(out_dir / RETRY))}",
+                invocation(
+                    "bisect",
+                    f"--good {baseline['commit']} --bad {candidate['commit']} "
+                    f"--gym-repo {shlex.quote(str(candidate.get('origin')))} --paths @{shlex.quote(str(out_dir / RETRY))}",
+                ),
             )
         )
     if any(p.category in FAILING for p in comparison.paths) or steps:
