@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gymgate.locations import repo_root
-from gymgate.report.grid import BAD, GOOD, PLAIN, WARN, Cell, Grid
+from gymgate.report.grid import BAD, GOOD, PLAIN, WARN, Cell, Grid, share_tone
 from gymgate.report.html import templates
 
 FIGURES = repo_root() / "docs" / "benchmarks"
@@ -38,7 +38,7 @@ def replays() -> Grid:
                 grid.cells[(env, pin)] = Cell(head, PLAIN, said)
                 continue
             done, of = (int(n) for n in head.split("/"))
-            tone = GOOD if done == of else BAD if done == 0 else WARN
+            tone = share_tone(done, of)
             grid.cells[(env, pin)] = Cell(head, tone, said)
     return grid
 
@@ -54,7 +54,7 @@ def faults() -> Grid:
             judged = sum(1 for r in by_env.values() if r["outcome"] != "SKIP")
             if not judged:
                 continue
-            tone = GOOD if passed == judged else BAD if passed == 0 else WARN
+            tone = share_tone(passed, judged)
             failed = [
                 f"{env}: {r['handled'] or r['outcome']}"
                 for env, r in by_env.items()

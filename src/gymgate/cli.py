@@ -283,7 +283,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"gymgate: internal error: {type(exc).__name__}: {exc} (trace: {where})", file=sys.stderr)
         return EXIT_INTERNAL
     code, document = result if isinstance(result, tuple) else (result, None)
-    if getattr(args, "json", False) and document is not None and args.handler.judges:
+    if getattr(args, "json", False) and document is not None:  # --json: declared on the judging commands only
         streams.write_document(document)
     return code
 

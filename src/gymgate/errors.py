@@ -37,6 +37,7 @@ EXIT_CODES = (
 )
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNJUDGED, EXIT_INTERNAL, EXIT_INTERRUPTED = (e.code for e in EXIT_CODES)
 JUDGED = (EXIT_OK, EXIT_FAILED)  # the codes of a verdict; any other code judged nothing
+DECLARED = tuple(e.code for e in EXIT_CODES)  # every code gymgate ends with; another is a death without one
 
 
 class GymgateError(Exception):

@@ -106,3 +106,12 @@ def test_the_terminal_views_the_docs_show_fit_their_screen(name):
     shown = sum(max(1, -(-len(row) // width)) for row in rows)
     assert shown <= SCREEN_ROWS, name
     assert all(len(row) <= width or row.startswith(("  gymgate ", "  nox ", "  open ")) for row in rows), name
+
+
+def test_ci_runs_the_test_command_the_readme_gives():
+    """.ci/run is the README's test command and nothing else: what CI installs, a new user's copy installs too."""
+    script = (ROOT / ".ci" / "run").read_text().splitlines()
+    commands = [line for line in script if line.strip() and not line.startswith(("#", "set ", "cd "))]
+    assert len(commands) == 1, commands
+    readme = (ROOT / "README.md").read_text()
+    assert f"```bash\n{commands[0]}\n```" in readme

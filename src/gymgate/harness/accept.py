@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from gymgate import streams
-from gymgate.errors import EXIT_CODES, EXIT_UNJUDGED, UsageError
+from gymgate.errors import DECLARED, EXIT_UNJUDGED, UsageError
 from gymgate.harness.asked import Asked
 from gymgate.harness.environments import judged_environments, with_derived
 from gymgate.harness.run_options import RunOptions
@@ -143,7 +143,7 @@ def up(gym_ref: str, gym_repo: str | None, asked: Asked, run: RunOptions) -> int
     record_environment(folder, env)
     child = ["-m", "gymgate.session.up", *service_args(folder, opts)]  # Gym is pointed at gymgate's own endpoint
     code = run_in_env(env, child, run_id).code
-    if code not in {e.code for e in EXIT_CODES}:  # the services run died without saying (a signal, a crash)
+    if code not in DECLARED:  # the services run died without saying (a signal, a crash)
         print(f"gymgate: services run ended with status {code}", file=sys.stderr)
         return EXIT_UNJUDGED
     return code

@@ -19,6 +19,11 @@ from gymgate.verdict import ACTIONABLE, CATEGORIES, FAILING, FLAKY, UNJUDGED
 BAD, WARN, GOOD, PLAIN, EMPTY = "bad", "warn", "good", "plain", ""
 
 
+def share_tone(done: int, of: int) -> str:
+    """Green when all of them, red when none, amber in between."""
+    return GOOD if done == of else BAD if done == 0 else WARN
+
+
 @dataclass(frozen=True)
 class Cell:
     text: str
@@ -50,7 +55,7 @@ def matrix_grid(matrix: Matrix) -> Grid:
                     grid.cells[(env, ref.asked)] = Cell("absent", PLAIN, "not in this Gym")
                 continue
             passed = outcomes.get(PASS, 0)
-            tone = GOOD if passed == judged else BAD if passed == 0 else WARN
+            tone = share_tone(passed, judged)
             title = ", ".join(f"{n} {o}" for o, n in sorted(outcomes.items()))
             grid.cells[(env, ref.asked)] = Cell(f"{passed}/{judged}", tone, title)
     return grid
@@ -119,7 +124,7 @@ def replay_grid(comparison: Comparison, labels: tuple[str, str]) -> Grid:
                 grid.cells[(env, label)] = Cell("not replayed", PLAIN, "no replay of this environment ran on this ref")
                 continue
             same = sum(1 for p, reward in got.items() if abs(reward - mine[p]) < 1e-9)
-            tone = GOOD if same == len(mine) else BAD if same == 0 else WARN
+            tone = share_tone(same, len(mine))
             text = f"{sum(got.values()) / len(got):.2f}" if got else "no reward"
             grid.cells[(env, label)] = Cell(text, tone, f"{same} of {len(mine)} replays earn their recorded reward")
     return grid

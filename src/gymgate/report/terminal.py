@@ -42,17 +42,17 @@ def _rows(line: str, width: int) -> int:
     return max(1, math.ceil(len(line) / width))
 
 
-def _styled(line: str, code: int) -> tuple[list[str], str]:
-    """One line of the sections as the rows it is shown on and their style."""
+def _styled(line: str, code: int) -> tuple[str, str]:
+    """One Markdown line of the sections as the terminal shows it (before wrapping), and its style."""
     if line.startswith("**Verdict:"):
-        return [_plain(line)], VERDICT_STYLE.get(code, "bold yellow")
+        return _plain(line), VERDICT_STYLE.get(code, "bold yellow")
     if line.startswith("#"):
-        return [_plain(line.lstrip("#").strip())], "bold"
+        return _plain(line.lstrip("#").strip()), "bold"
     if line.startswith("- "):
-        return ["• " + _plain(line[2:])], ""
+        return "• " + _plain(line[2:]), ""
     if line.startswith("  - "):
-        return ["    ◦ " + _plain(line[4:])], "dim"
-    return [_plain(line)], ""
+        return "    ◦ " + _plain(line[4:]), "dim"
+    return _plain(line), ""
 
 
 def _wrapped(text: str, width: int) -> list[str]:
@@ -80,8 +80,8 @@ def view_rows(comparison: Comparison, reports: str, out_dir: Path, width: int) -
     for section in terminal_sections(comparison):
         rows: list[tuple[str, str]] = []
         for line in section:
-            texts, style = _styled(line, code)
-            rows += [(row, style) for text in texts for row in _wrapped(text, width)]
+            text, style = _styled(line, code)
+            rows += [(row, style) for row in _wrapped(text, width)]
         room = budget - _shown(body, width)
         if _shown(rows, width) > room:  # a section cut short says how much more report.md holds
             kept = rows[:0]
