@@ -141,6 +141,12 @@ class Step:
     digests: tuple[str, str]
     acks: list[Ack]
     load: list[LoadAck] = field(default_factory=list)  # reviewed load regressions (`[[load]]`)
+    # Every other table of the file, as written: what its own reader interprets (gymgate.gymtests.acks: `[[test]]`,
+    # `[[interface]]`).
+    tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+
+OWN_TABLES = ("baseline", "candidate", "change", "load")
 
 
 def read(directory: Path) -> list[Step]:
@@ -158,9 +164,16 @@ def read(directory: Path) -> list[Step]:
                 LoadAck(path, i, e["env"], e["metric"], float(e["up_to"]), str(e["reason"]).strip())
                 for i, e in enumerate(data.get("load", []), 1)
             ]
+            tables = {k: list(v) for k, v in data.items() if k not in OWN_TABLES and isinstance(v, list)}
             found.append(
                 Step(
-                    path, base.get("name", "?"), cand.get("name", "?"), (base["digest"], cand["digest"]), entries, load
+                    path,
+                    base.get("name", "?"),
+                    cand.get("name", "?"),
+                    (base["digest"], cand["digest"]),
+                    entries,
+                    load,
+                    tables,
                 )
             )
         except (tomllib.TOMLDecodeError, KeyError, TypeError, AttributeError) as exc:
@@ -283,8 +296,7 @@ def draft(
     """Write (or extend) the ack file of this ref pair with every unacknowledged contract change, grouped across
     paths; existing entries and their reasons are kept. Returns the file, how many entries were added, and the
     paths added to entries that already had a reason (the same change, reviewed, reaching a path it did not name)."""
-    name = f"{_slug(baseline)}-to-{_slug(candidate)}.toml"
-    path = directory / name
+    path = pair_file(directory, baseline, candidate)
     existing: dict[str, Any] = tomllib.loads(path.read_text()) if path.is_file() else {}
     entries: list[dict[str, Any]] = list(existing.get("change", []))
     by_match = {e["match"]: e for e in entries}
@@ -312,15 +324,27 @@ def draft(
                 entry["paths"] = sorted([*entry["paths"], route])
                 if entry["reason"]:
                     extended.append(route)
+    write_pair(path, baseline, candidate, {**existing, "change": entries})
+    return path, added, sorted(set(extended))
+
+
+def pair_file(directory: Path, baseline: dict[str, Any], candidate: dict[str, Any]) -> Path:
+    """The ack file of this ref pair (what `draft` writes)."""
+    return directory / f"{_slug(baseline)}-to-{_slug(candidate)}.toml"
+
+
+def write_pair(path: Path, baseline: dict[str, Any], candidate: dict[str, Any], tables: dict[str, Any]) -> None:
+    """Write a pair's ack file: its refs, then every table given (entries a draft did not touch are kept as read)."""
     document = {
         "baseline": {"name": str(baseline.get("name")), "digest": str(baseline.get("digest"))},
         "candidate": {"name": str(candidate.get("name")), "digest": str(candidate.get("digest"))},
-        "change": entries,
+        **{k: v for k, v in tables.items() if k not in ("baseline", "candidate") and v},
     }
+    if "change" not in document:
+        document["change"] = []
     header = HEADER.format(baseline=baseline.get("name"), candidate=candidate.get("name"))
-    directory.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(path, header + "\n" + tomli_w.dumps(document, multiline_strings=True))
-    return path, added, sorted(set(extended))
 
 
 def _slug(info: dict[str, Any]) -> str:

@@ -77,18 +77,21 @@ def accept(
     asked: Asked,
     run: RunOptions,
     load: bool = False,
+    gym_tests: str = "none",
 ) -> tuple[int, dict]:
     """The exit code and the verdict document (what --json prints). `load`: also both refs under RL's load
-    (harness/load.py), after the acceptance comparison."""
+    (harness/load.py), after the acceptance comparison; `gym_tests`: also each release's own tests against the
+    other (harness/gym_tests.py)."""
 
-    if load and no_baseline:
-        raise UsageError(
-            "--load compares two refs under load: drop --no-baseline (--baseline REF names the other side)"
-        )
+    for asked_for, flag in ((load, "--load"), (gym_tests != "none", "--gym-tests")):
+        if asked_for and no_baseline:
+            raise UsageError(f"{flag} compares two refs: drop --no-baseline (--baseline REF names the other side)")
     envs, uncased = judged_environments(asked)
     candidate = resolve_ref(gym_ref, gym_repo)
     base_ref = None if no_baseline else (baseline or baseline_pin())
     base = resolve_ref(base_ref, gym_repo) if base_ref else None
+    if gym_tests != "none" and (base is None or base.digest == candidate.digest):
+        raise UsageError("--gym-tests compares two refs: give a --baseline other than the candidate")
     envs = with_derived(asked, envs, uncased, [candidate, base])
     if shard:
         from gymgate.shards.split import Shard, shard_envs  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
@@ -120,6 +123,12 @@ def accept(
         if bump.why_not_compared:
             return bump.code, not_compared(bump.dir, bump.code, bump.why_not_compared)
         code, document = bump.code, read_summary(bump.dir)
+    if gym_tests != "none":
+        from gymgate.harness.gym_tests import judge_bump_tests, with_gym_tests  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
+
+        code, document = with_gym_tests(
+            code, document, judge_bump_tests(base, candidate, gym_tests, opts, bump.dir, acks)
+        )
     if not load:
         return code, document
     from gymgate.harness.load import judge_load, with_load  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)

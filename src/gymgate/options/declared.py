@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gymgate import faults, locations, variants
+from gymgate.gymtests import roots as gym_test_scopes
 from gymgate.options.readers import attempts, live_envs, reruns, seconds, workers
 from gymgate.options.shapes import SESSION, UP, Group, Option, Variable
 
@@ -67,6 +68,18 @@ GROUPS: tuple[Group, ...] = (
                 ("accept",),
                 default=False,
                 extra={"action": "store_true"},
+            ),
+            Option(
+                "gym_tests",
+                ("--gym-tests",),
+                "also run each ref's own Gym tests against the other ref's code (and against its own, the control): "
+                "`envs` (the chosen environments' servers, their agents and the model server), `core` (Gym's core), "
+                "`all` or `none`; a test of the baseline that passes there and fails on the candidate fails the gate "
+                "until reviewed (default: {default})",
+                ("accept",),
+                default="none",
+                var="GYMGATE_GYM_TESTS",
+                extra={"choices": gym_test_scopes.SCOPES, "metavar": "SCOPE"},
             ),
             Option(
                 "refs",

@@ -52,7 +52,10 @@ def load_pin(name: str, directory: Path | None = None) -> GymSource | None:
         requires_python=data["requires-python"],
         digest=data["artifact"]["sha256"],
         origin="index",
-        extra={"filename": data["artifact"].get("filename", "")},
+        extra={
+            "filename": data["artifact"].get("filename", ""),
+            **{f"sdist_{k}": str(v) for k, v in data.get("sdist", {}).items() if k in ("filename", "sha256")},
+        },
     )
 
 

@@ -1,0 +1,98 @@
+"""Reviews of Gym's own tests across a bump, in the same ack files as contract changes (compare/acks.py: one file
+per ref pair, directed, an entry acknowledges only with a reason).
+
+`[[test]]`: a test of the baseline, as the baseline wrote it (its file's digest), that the candidate no longer
+passes: the behaviour it pinned changed on purpose. `[[interface]]`: a module or name the baseline's tests import
+that the candidate no longer has, for every test that imports it. A bump with no file of its own is covered by the
+reviewed steps chaining its baseline to its candidate: a step's entry covers the same test with the same text (the
+same pinned behaviour), or the same vanished name.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from gymgate.compare import acks as ack_files
+from gymgate.gymtests.judge import Side, TestCategory, TestVerdict
+
+TEST, INTERFACE = "test", "interface"
+
+
+def _covers(entry: dict[str, Any], verdict: TestVerdict) -> bool:
+    if verdict.of != Side.BASELINE:
+        return False
+    if verdict.category == TestCategory.NEWLY_FAILING:
+        return entry.get("test") == verdict.test and entry.get("text") == verdict.text
+    if verdict.category == TestCategory.INTERFACE:
+        return bool(verdict.vanished) and entry.get("vanished") == verdict.vanished
+    return False
+
+
+def _table(verdict: TestVerdict) -> str:
+    return INTERFACE if verdict.category == TestCategory.INTERFACE else TEST
+
+
+def apply(directory: Path, baseline: dict[str, Any], candidate: dict[str, Any], verdicts: Sequence[TestVerdict]):
+    """Mark every verdict a reviewed entry covers (`ack`, `ack_file`): the pair's own file, then the chains of
+    reviewed steps. Returns the entries of the pair's own file that matched nothing judged here (stale)."""
+    steps = ack_files.read(directory)
+    pair = (baseline.get("digest"), candidate.get("digest"))
+    own = [s for s in steps if s.digests == pair]
+    routes = ack_files.chains(steps, baseline, candidate)
+    used: set[tuple[str, int]] = set()
+    for verdict in verdicts:
+        if verdict.category not in (TestCategory.NEWLY_FAILING, TestCategory.INTERFACE) or verdict.of != Side.BASELINE:
+            continue
+        for step in [*own, *(s for route in routes for s in route)]:
+            entries = step.tables.get(_table(verdict), [])
+            index = next((i for i, e in enumerate(entries, 1) if _covers(e, verdict)), None)
+            if index is None:
+                continue
+            used.add((str(step.file), index))
+            reason = str(entries[index - 1].get("reason", "")).strip()
+            if reason:
+                prefix = "" if step in own else f"{step.baseline} → {step.candidate}: "
+                verdict.ack = prefix + reason
+                verdict.ack_file = f"acks/{step.file.name} {_table(verdict)} {index}"
+                break
+    stale = []
+    for step in own:
+        for table in (TEST, INTERFACE):
+            for i, entry in enumerate(step.tables.get(table, []), 1):
+                if (str(step.file), i) not in used:
+                    stale.append(f"acks/{step.file.name} {table} {i} ({entry.get('test') or entry.get('vanished')})")
+    return stale
+
+
+def draft(directory: Path, baseline: dict[str, Any], candidate: dict[str, Any], verdicts: Sequence[TestVerdict]):
+    """Add to the pair's ack file an entry (reason empty) for every unreviewed newly failing test and vanished
+    name, with the evidence a reviewer reads: the failure, and how the candidate changed the test's file. Returns
+    the file and how many entries were added."""
+    path = ack_files.pair_file(directory, baseline, candidate)
+    existing: dict[str, Any] = tomllib.loads(path.read_text()) if path.is_file() else {}
+    tests: list[dict[str, Any]] = list(existing.get(TEST, []))
+    interfaces: list[dict[str, Any]] = list(existing.get(INTERFACE, []))
+    added = 0
+    for verdict in verdicts:
+        if not verdict.gating:
+            continue
+        if verdict.category == TestCategory.NEWLY_FAILING:
+            if any(_covers(e, verdict) for e in tests):
+                continue
+            entry = {"reason": "", "test": verdict.test, "text": verdict.text, "failure": verdict.why}
+            entry["changed"] = verdict.diff or "the candidate's copy of the file is the same"
+            tests.append(entry)
+            added += 1
+        else:
+            found = next((e for e in interfaces if _covers(e, verdict)), None)
+            if found is None:
+                found = {"reason": "", "vanished": verdict.vanished, "error": verdict.why, "tests": []}
+                interfaces.append(found)
+                added += 1
+            if verdict.test not in found["tests"]:
+                found["tests"] = sorted([*found["tests"], verdict.test])
+    ack_files.write_pair(path, baseline, candidate, {**existing, TEST: tests, INTERFACE: interfaces})
+    return path, added

@@ -1,0 +1,202 @@
+"""Gym's own tests across a bump: each release's tests over its own code (the control) and over the other release's
+code, in that release's locked environment plus the test layer; the tests whose category rests on one run of each
+side confirmed by running both sides again; then every test judged (gymtests.judge) and reviewed (gymtests.acks)."""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import shutil
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gymgate.atomic import write_json_atomic
+from gymgate.cases.environments import Environment
+from gymgate.errors import EXIT_FAILED, EXIT_OK, EXIT_UNJUDGED
+from gymgate.gymtests import acks as gym_acks
+from gymgate.gymtests import overlay
+from gymgate.gymtests.execute import RootRun, Suite, run_suite
+from gymgate.gymtests.judge import Side, SideRuns, TestCategory, TestVerdict, judge_side, to_confirm
+from gymgate.gymtests.layer import test_layer
+from gymgate.gymtests.roots import Root, root_of, roots_for
+from gymgate.gymtests.trees import NoTests, source_tree
+
+CONFIRMATIONS = 1  # further runs of each side for a test whose category rests on one run of each
+RESULTS_FILE = "gym-tests.json"
+SCHEMA = 1
+
+
+@dataclass
+class GymTestsRun:
+    """A bump's judged tests, where they were run, and the exit code they give the gate."""
+
+    folder: Path
+    baseline: dict  # each ref's source (name, digest, …): what the ack files name
+    candidate: dict
+    scope: str
+    verdicts: list[TestVerdict] = field(default_factory=list)
+    roots: dict[str, dict] = field(default_factory=dict)  # per suite ("0.6.0 on 0.7.0"), each root's status
+    seconds: float = 0.0
+    why_not: str = ""  # set when the tests could not run at all
+    stale_acks: list[str] = field(default_factory=list)
+
+    @property
+    def code(self) -> int:
+        if any(v.gating for v in self.verdicts):
+            return EXIT_FAILED
+        if self.why_not or any(v.category == TestCategory.UNJUDGED for v in self.verdicts):
+            return EXIT_UNJUDGED
+        return EXIT_OK
+
+    @classmethod
+    def read(cls, folder: Path) -> GymTestsRun:
+        """A stored run (its RESULTS_FILE)."""
+        data = json.loads((folder / RESULTS_FILE).read_text())
+        run = cls(folder, data["baseline"], data["candidate"], data["scope"], seconds=data["seconds"])
+        run.why_not, run.stale_acks, run.roots = data["why_not"], data["stale_acks"], data["suites"]
+        run.verdicts = [TestVerdict.from_json(t) for t in data["tests"]]
+        return run
+
+    def to_json(self) -> dict:
+        return {
+            "schema": SCHEMA,
+            "folder": str(self.folder),
+            "baseline": self.baseline,
+            "candidate": self.candidate,
+            "scope": self.scope,
+            "code": self.code,
+            "seconds": round(self.seconds, 1),
+            "why_not": self.why_not,
+            "stale_acks": self.stale_acks,
+            "suites": self.roots,
+            "tests": [v.to_json() for v in self.verdicts],
+        }
+
+
+def _workers(value: str) -> int:
+    return (os.cpu_count() or 1) if value == "auto" else max(1, int(value))
+
+
+@dataclass
+class _Ref:
+    name: str
+    tree: Path
+    env: object  # envs.sync.SyncedEnv
+    layer: Path
+
+
+def _suite(tests: _Ref, code: _Ref, roots: Sequence[Root], folder: Path) -> Suite:
+    label = f"{tests.name}-on-{code.name}".replace("/", "_")
+    tree = folder / "trees" / label
+    config = overlay.build(code.tree, tests.tree, roots, tree)
+    return Suite(tests.name, code.name, tree, config, code.env, code.layer)
+
+
+def judge_gym_tests(
+    baseline,
+    candidate,
+    envs: Sequence[Environment],
+    scope: str,
+    prepared: dict[str, object],
+    folder: Path,
+    workers: str = "auto",
+    acks: Path | None = None,
+) -> GymTestsRun:
+    """Run and judge both releases' tests of `scope` for `envs`. `prepared`: each ref's environment by name;
+    `acks`: the folder of reviewed acknowledgements whose `[[test]]` and `[[interface]]` entries apply."""
+    started = time.monotonic()
+    result = GymTestsRun(folder, baseline.to_json(), candidate.to_json(), scope)
+    folder.mkdir(parents=True, exist_ok=True)
+    roots = roots_for(envs, scope)
+    try:
+        refs = {}
+        for source in (baseline, candidate):
+            env = prepared[source.name]
+            refs[source.name] = _Ref(
+                source.name, source_tree(source), env, test_layer(env.python, env.interpreter.version)
+            )
+    except NoTests as exc:
+        result.why_not = str(exc)
+        return _finish(result, started)
+    a, b = refs[baseline.name], refs[candidate.name]
+    n = _workers(workers)
+    pairs = {(Side.BASELINE, "own"): (a, a), (Side.BASELINE, "other"): (a, b)}
+    pairs |= {(Side.CANDIDATE, "own"): (b, b), (Side.CANDIDATE, "other"): (b, a)}
+    suites: dict[tuple[Side, str], Suite] = {}
+    runs: dict[tuple[Side, str], SideRuns] = {key: SideRuns() for key in pairs}
+    try:
+        for key, (tests, code) in pairs.items():
+            suites[key] = _suite(tests, code, roots, folder)
+            print(f"gym tests: {tests.name}'s tests on {code.name}'s code", flush=True)
+            done = run_suite(suites[key], roots, folder / "logs" / suites[key].tree.name, n)
+            runs[key].add(done)
+            result.roots[f"{tests.name} on {code.name}"] = {r.root.label: _root_summary(r) for r in done}
+        labels = {r.path: r.label for r in roots}
+        verdicts = _judge(runs, labels)
+        confirm = to_confirm(verdicts)
+        if confirm:
+            print(f"gym tests: confirming {len(confirm)} tests on both releases", flush=True)
+            for side in Side:
+                only: dict[str, list[str]] = {}
+                for v in confirm:
+                    if v.of == side:
+                        owner = root_of(v.test, roots)
+                        only.setdefault(owner.path if owner else "", []).append(v.test)
+                for key in ((side, "own"), (side, "other")):
+                    for attempt in range(CONFIRMATIONS):
+                        logs = folder / "logs" / f"{suites[key].tree.name}.confirm{attempt + 1}"
+                        runs[key].add(run_suite(suites[key], roots, logs, n, only=only))
+            verdicts = _judge(runs, labels)
+        result.verdicts = verdicts
+        evidence(verdicts, a.tree, b.tree)
+    finally:
+        shutil.rmtree(folder / "trees", ignore_errors=True)  # what the tests wrote goes with them; logs stay
+    if acks is not None:
+        result.stale_acks = gym_acks.apply(acks, result.baseline, result.candidate, result.verdicts)
+    return _finish(result, started)
+
+
+DIFF_LINES = 60
+
+
+def evidence(verdicts: Sequence[TestVerdict], baseline_tree: Path, candidate_tree: Path) -> None:
+    """For each newly failing test: its file's digest as the baseline wrote it, and how the candidate changed it."""
+    for verdict in verdicts:
+        if verdict.category != TestCategory.NEWLY_FAILING or verdict.of != Side.BASELINE:
+            continue
+        file = verdict.test.split("::", 1)[0]
+        before = (baseline_tree / file).read_text(errors="replace") if (baseline_tree / file).is_file() else ""
+        verdict.text = "sha256:" + hashlib.sha256(before.encode()).hexdigest()[:16]
+        if not (candidate_tree / file).is_file():
+            verdict.diff = "the candidate deleted this file"
+            continue
+        after = (candidate_tree / file).read_text(errors="replace")
+        lines = list(difflib.unified_diff(before.splitlines(), after.splitlines(), file, file, lineterm="", n=1))
+        cut = f"\n… ({len(lines) - DIFF_LINES} more lines)" if len(lines) > DIFF_LINES else ""
+        verdict.diff = "\n".join(lines[:DIFF_LINES]) + cut
+
+
+def _judge(runs: dict[tuple[Side, str], SideRuns], labels: dict[str, str]) -> list[TestVerdict]:
+    return [v for side in Side for v in judge_side(side, runs[(side, "own")], runs[(side, "other")], labels)]
+
+
+def _root_summary(run: RootRun) -> dict:
+    counts: dict[str, int] = {}
+    for test in run.tests.values():
+        counts[test.outcome] = counts.get(test.outcome, 0) + 1
+    return {
+        "status": run.status,
+        "seconds": round(run.seconds, 1),
+        "tests": counts,
+        "uncollected": len(run.uncollected),
+    }
+
+
+def _finish(result: GymTestsRun, started: float) -> GymTestsRun:
+    result.seconds = time.monotonic() - started
+    write_json_atomic(result.folder / RESULTS_FILE, result.to_json())
+    return result

@@ -1,0 +1,57 @@
+"""Which of a Gym tree's test folders a run covers: Gym's core (`tests/`), and per environment its resources server,
+its agent and the model server every environment is routed through, each the way Gym's own `ng_test` runs it (from
+the server's folder, so its own modules import as its tests expect)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gymgate.cases.environments import Environment
+
+CORE = "core"
+ENVS = "envs"
+SCOPES = ("none", ENVS, CORE, "all")  # --gym-tests: none, the run's environments' servers, Gym's core, both
+
+
+@dataclass(frozen=True)
+class Root:
+    """One test folder: `path` is its server's folder in the tree ("" for the core), `label` what reports call it."""
+
+    path: str
+    label: str
+
+    @property
+    def tests(self) -> str:
+        """The folder of test files, relative to the tree."""
+        return f"{self.path}/tests" if self.path else "tests"
+
+
+def _label(server_dir: str, owners: Sequence[str]) -> str:
+    kind, name = server_dir.split("/", 1)
+    if kind == "resources_servers":
+        return ", ".join(owners)
+    return f"{'agent' if kind == 'responses_api_agents' else 'model'} {name}"
+
+
+def roots_for(envs: Sequence[Environment], scope: str) -> list[Root]:
+    """The roots of `scope` for these environments, each once, servers before agents and models, the core last."""
+    owners: dict[str, list[str]] = {}
+    if scope in (ENVS, "all"):
+        for env in envs:
+            for server_dir in env.all_server_dirs:
+                owners.setdefault(server_dir, []).append(env.name)
+    order = sorted(owners, key=lambda d: (not d.startswith("resources_servers/"), d))
+    roots = [Root(d, _label(d, owners[d])) for d in order]
+    if scope in (CORE, "all"):
+        roots.append(Root("", CORE))
+    return roots
+
+
+def root_of(nodeid: str, roots: Sequence[Root]) -> Root | None:
+    """The root a node id (from the tree's top) belongs to: the longest root folder it is in; the core's tests
+    belong to the core."""
+    inside = [r for r in roots if r.path and nodeid.startswith(f"{r.path}/")]
+    if inside:
+        return max(inside, key=lambda r: len(r.path))
+    return next((r for r in roots if not r.path and nodeid.startswith("tests/")), None)

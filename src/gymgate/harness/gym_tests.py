@@ -1,0 +1,45 @@
+"""`accept --gym-tests SCOPE`: after the bump's comparison, each release's own tests run against the other release
+(gymgate.gymtests), into the candidate's run folder (`gym-tests/`); their verdict is printed after the bump's, and a
+test of the baseline the candidate breaks fails the gate like a regression."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from gymgate import streams
+from gymgate.cases.environments import all_environments
+from gymgate.compare import acks as ack_files
+from gymgate.errors import EXIT_FAILED
+from gymgate.gymtests import report
+from gymgate.gymtests.bump import GymTestsRun, judge_gym_tests
+from gymgate.harness.run import prepare
+from gymgate.harness.run_options import RunOptions
+
+FOLDER = "gym-tests"  # in the candidate's run folder
+
+
+def folder_of(run_dir: Path) -> Path:
+    return run_dir / FOLDER
+
+
+def judge_bump_tests(
+    baseline, candidate, scope: str, opts: RunOptions, run_dir: Path, acks: Path | None = None
+) -> GymTestsRun:
+    """Both refs' environments (reused), both releases' tests of `scope` for the run's environments, judged and
+    reviewed; the verdict printed, the reports written."""
+    names = set(opts.envs or [])
+    envs = [e for e in all_environments() if e.name in names]
+    prepared = {source.name: prepare(source, opts.wide) for source in (baseline, candidate)}
+    run = judge_gym_tests(
+        baseline, candidate, envs, scope, prepared, folder_of(run_dir), opts.workers, acks or ack_files.acks_dir()
+    )
+    report.write(run)
+    print("\n".join(report.terminal_lines(run)), file=streams.view(), flush=True)
+    return run
+
+
+def with_gym_tests(code: int, document: dict[str, Any], run: GymTestsRun) -> tuple[int, dict[str, Any]]:
+    """The command's exit code and verdict document with Gym's own tests in: a regression either way fails (1)."""
+    combined = EXIT_FAILED if EXIT_FAILED in (code, run.code) else max(code, run.code)
+    return combined, {**document, "gym_tests": {"verdict": report.verdict_line(run), **run.to_json()}}
