@@ -7,7 +7,7 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import cluster, environments, judging, load, runs, selections, startup
+from . import cluster, environments, gymtests, judging, load, runs, selections, startup
 
 # Every bench but `faults` measures what it always has, without fault paths (the default set gained them with
 # issue 30): the series stay comparable, and the faults bench says what they cost (it is given GYMGATE_FAULTS=none
@@ -93,6 +93,29 @@ WITH_BASELINE = {  # a bench of a bump: measure(pin, baseline, repeats), render(
 }
 
 BENCHES: tuple[Bench, ...] = (
+    Bench(
+        "gym-tests",
+        "Gym's own tests across releases (`--gym-tests all`, the default set's servers and Gym's core): each "
+        "consecutive pair of pins (`--pins A,B,C` for some), each release's tests over the other's code, nothing "
+        "cached: tests judged, excluded and why, newly failing and their reviews, the time per bump.",
+        gymtests.bench_gym_tests,
+        gymtests.render_gym_tests,
+        takes=("pins",),
+        shows=(),
+        command="{name}{pins_option}",
+        label="every",
+        every_env=Bench(
+            "gym-tests",
+            "`--env-set all`: one bump (`--pin B --baseline A`) with every runnable environment's servers.",
+            gymtests.bench_gym_tests_every,
+            gymtests.render_gym_tests_every,
+            takes=("pin", "baseline"),
+            shows=("pin", "baseline"),
+            command="{name} --env-set all --pin {pin} --baseline {baseline}",
+            label="{baseline}-to-{pin}-all",
+            key="gym_tests_every",
+        ),
+    ),
     Bench(
         "services",
         "environment build (cold, warm reuse), all Gym services ready (`gymgate up`), stop, peak memory.",

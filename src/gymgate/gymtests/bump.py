@@ -18,7 +18,7 @@ from gymgate.atomic import write_json_atomic
 from gymgate.cases.environments import Environment
 from gymgate.errors import EXIT_FAILED, EXIT_OK, EXIT_UNJUDGED
 from gymgate.gymtests import acks as gym_acks
-from gymgate.gymtests import overlay
+from gymgate.gymtests import cached, overlay
 from gymgate.gymtests.execute import RootRun, Suite, run_suite
 from gymgate.gymtests.judge import Side, SideRuns, TestCategory, TestVerdict, judge_side, to_confirm
 from gymgate.gymtests.layer import test_layer
@@ -84,6 +84,7 @@ def _workers(value: str) -> int:
 @dataclass
 class _Ref:
     name: str
+    digest: str  # the ref's content digest (GymSource.digest)
     tree: Path
     env: object  # envs.sync.SyncedEnv
     layer: Path
@@ -105,6 +106,7 @@ def judge_gym_tests(
     folder: Path,
     workers: str = "auto",
     acks: Path | None = None,
+    reuse: bool = True,
 ) -> GymTestsRun:
     """Run and judge both releases' tests of `scope` for `envs`. `prepared`: each ref's environment by name;
     `acks`: the folder of reviewed acknowledgements whose `[[test]]` and `[[interface]]` entries apply."""
@@ -117,7 +119,7 @@ def judge_gym_tests(
         for source in (baseline, candidate):
             env = prepared[source.name]
             refs[source.name] = _Ref(
-                source.name, source_tree(source), env, test_layer(env.python, env.interpreter.version)
+                source.name, source.digest, source_tree(source), env, test_layer(env.python, env.interpreter.version)
             )
     except NoTests as exc:
         result.why_not = str(exc)
@@ -130,9 +132,13 @@ def judge_gym_tests(
     runs: dict[tuple[Side, str], SideRuns] = {key: SideRuns() for key in pairs}
     try:
         for key, (tests, code) in pairs.items():
-            suites[key] = _suite(tests, code, roots, folder)
-            print(f"gym tests: {tests.name}'s tests on {code.name}'s code", flush=True)
-            done = run_suite(suites[key], roots, folder / "logs" / suites[key].tree.name, n)
+            stored = cached.path(tests, code, roots)
+            done = cached.read(stored) if reuse else None
+            print(f"gym tests: {tests.name}'s tests on {code.name}'s code" + (" (cached)" if done else ""), flush=True)
+            if done is None:
+                suites[key] = _suite(tests, code, roots, folder)
+                done = run_suite(suites[key], roots, folder / "logs" / suites[key].tree.name, n)
+                cached.write(stored, done)
             runs[key].add(done)
             result.roots[f"{tests.name} on {code.name}"] = {r.root.label: _root_summary(r) for r in done}
         labels = {r.path: r.label for r in roots}
@@ -147,6 +153,8 @@ def judge_gym_tests(
                         owner = root_of(v.test, roots)
                         only.setdefault(owner.path if owner else "", []).append(v.test)
                 for key in ((side, "own"), (side, "other")):
+                    if key not in suites:
+                        suites[key] = _suite(*pairs[key], roots, folder)
                     for attempt in range(CONFIRMATIONS):
                         logs = folder / "logs" / f"{suites[key].tree.name}.confirm{attempt + 1}"
                         runs[key].add(run_suite(suites[key], roots, logs, n, only=only))

@@ -127,7 +127,7 @@ def accept(
         from gymgate.harness.gym_tests import judge_bump_tests, with_gym_tests  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
 
         code, document = with_gym_tests(
-            code, document, judge_bump_tests(base, candidate, gym_tests, opts, bump.dir, acks)
+            code, document, judge_bump_tests(base, candidate, envs, gym_tests, opts, bump.dir, acks)
         )
     if not load:
         return code, document

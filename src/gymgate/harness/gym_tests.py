@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from gymgate import streams
-from gymgate.cases.environments import all_environments
 from gymgate.compare import acks as ack_files
 from gymgate.errors import EXIT_FAILED
 from gymgate.gymtests import report
@@ -24,15 +23,21 @@ def folder_of(run_dir: Path) -> Path:
 
 
 def judge_bump_tests(
-    baseline, candidate, scope: str, opts: RunOptions, run_dir: Path, acks: Path | None = None
+    baseline, candidate, envs: list, scope: str, opts: RunOptions, run_dir: Path, acks: Path | None = None
 ) -> GymTestsRun:
-    """Both refs' environments (reused), both releases' tests of `scope` for the run's environments, judged and
-    reviewed; the verdict printed, the reports written."""
-    names = set(opts.envs or [])
-    envs = [e for e in all_environments() if e.name in names]
+    """Both refs' environments (reused), both releases' tests of `scope` for the run's environments (cases and
+    derived alike), judged and reviewed; the verdict printed, the reports written."""
     prepared = {source.name: prepare(source, opts.wide) for source in (baseline, candidate)}
     run = judge_gym_tests(
-        baseline, candidate, envs, scope, prepared, folder_of(run_dir), opts.workers, acks or ack_files.acks_dir()
+        baseline,
+        candidate,
+        envs,
+        scope,
+        prepared,
+        folder_of(run_dir),
+        opts.workers,
+        acks or ack_files.acks_dir(),
+        reuse=opts.cache,
     )
     report.write(run)
     print("\n".join(report.terminal_lines(run)), file=streams.view(), flush=True)

@@ -28,6 +28,7 @@ def ack_command(runs: list[Path], acks: Path | None) -> int:
     if len(runs) > 2:
         raise UsageError("gymgate ack takes one compared candidate run, or a baseline run and a candidate run")
     baseline, candidate = runs if len(runs) == 2 else (_compared_baseline(runs[0]), runs[0])
+    _draft_gym_tests(candidate, acks or ack_files.acks_dir())
     comparison = compare_runs(baseline, candidate, acks)
     pending = {p.path: p.changes for p in comparison.changed}
     directory = acks or ack_files.acks_dir()
@@ -51,6 +52,27 @@ def ack_command(runs: list[Path], acks: Path | None) -> int:
         )
     print("Write a one-line reason for each new change, commit the file, and compare again.")
     return EXIT_OK
+
+
+def _draft_gym_tests(candidate: Path, directory: Path) -> None:
+    """The candidate's run judged Gym's own tests (`accept --gym-tests`): draft an entry for each unreviewed test of
+    the baseline it breaks and each name those tests import that it lost, with the evidence (the failure, how the
+    candidate changed the test's file)."""
+    from gymgate.gymtests import acks as gym_acks  # noqa: PLC0415 - only when the run judged Gym's own tests
+    from gymgate.gymtests.bump import RESULTS_FILE, GymTestsRun  # noqa: PLC0415 - only when the run judged Gym's own tests
+    from gymgate.harness.gym_tests import folder_of  # noqa: PLC0415 - only when the run judged Gym's own tests
+
+    folder = folder_of(candidate)
+    if not (folder / RESULTS_FILE).is_file():
+        return
+    run = GymTestsRun.read(folder)
+    gym_acks.apply(directory, run.baseline, run.candidate, run.verdicts)  # reviewed since the run: not drafted again
+    open_tests = [v for v in run.verdicts if v.gating]
+    if not open_tests:
+        print(f"Gym's own tests: nothing to acknowledge in {folder}")
+        return
+    path, added = gym_acks.draft(directory, run.baseline, run.candidate, open_tests)
+    print(f"wrote {path}: {added} new entr(ies) for Gym's own tests ({len(open_tests)} unreviewed tests).")
 
 
 def _compared_baseline(candidate: Path) -> Path:
