@@ -19,6 +19,9 @@ from pathlib import Path
 from gymgate import cli, options
 from gymgate.compare import acks
 from gymgate.errors import EXIT_CODES, EXIT_FAILED, EXIT_OK, EXIT_UNJUDGED
+from gymgate.gymtests import acks as gym_acks
+from gymgate.gymtests.judge import GATING as GYM_TEST_GATING
+from gymgate.gymtests.judge import MEANINGS as GYM_TEST_MEANINGS
 from gymgate.options import Option
 from gymgate.outcomes import BLAME_MEANINGS, OUTCOME_MEANINGS
 from gymgate.runfolder import folder
@@ -126,6 +129,11 @@ def verdicts_page() -> str:
     ]
     lines += ["", "| blame | meaning |", "|---|---|"]
     lines += [f"| {b} | {_cell(m)} |" for b, m in BLAME_MEANINGS.items()]
+    lines += ["", "## Gym's own tests", "", "What a bump did to one of Gym's own tests (`accept --gym-tests`)."]
+    lines += ["", "| category | exit | meaning |", "|---|---|---|"]
+    for category, meaning in GYM_TEST_MEANINGS.items():
+        code = EXIT_FAILED if category in GYM_TEST_GATING else EXIT_UNJUDGED if category == "unjudged" else EXIT_OK
+        lines.append(f"| {category} | {code} | {_cell(meaning)} |")
     lines += ["", "## From outcomes to a category", ""]
     lines += [
         "Each side's attempts are first reduced to a label (`ERROR(harness)`: gymgate's own error; `NO_RECORD`: an "
@@ -154,7 +162,8 @@ def run_folder_page() -> str:
 
 def acks_page() -> str:
     return (
-        f"# Acknowledgement files\n\n{GENERATED}{_docstring(acks)}\n\nEach file begins:\n\n```toml\n{acks.HEADER}```\n"
+        f"# Acknowledgement files\n\n{GENERATED}{_docstring(acks)}\n\n## Gym's own tests\n\n{_docstring(gym_acks)}\n\n"
+        f"Each file begins:\n\n```toml\n{acks.HEADER}```\n"
     )
 
 

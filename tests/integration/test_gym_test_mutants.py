@@ -40,6 +40,7 @@ def test_gym_tests_name_exactly_the_test_a_change_breaks(name, tmp_path):
     runs, acks = tmp_path / "runs", tmp_path / "acks"
     done = accept(gym, runs, acks)
     out = done.stdout + done.stderr
+    assert done.stdout.startswith("{"), out[-3000:]
     document = json.loads(done.stdout)
     tests = document["gym_tests"]["tests"]
     ours = [t for t in tests if t["of"] == "baseline"]

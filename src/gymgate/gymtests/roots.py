@@ -8,10 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gymgate.cases.environments import Environment
+from gymgate.options.declared import GYM_TEST_SCOPES as SCOPES
 
-CORE = "core"
-ENVS = "envs"
-SCOPES = ("none", ENVS, CORE, "all")  # --gym-tests: none, the run's environments' servers, Gym's core, both
+NONE, ENVS, CORE, ALL = SCOPES  # --gym-tests: none, the run's environments' servers, Gym's core, both
 
 
 @dataclass(frozen=True)
@@ -37,13 +36,13 @@ def _label(server_dir: str, owners: Sequence[str]) -> str:
 def roots_for(envs: Sequence[Environment], scope: str) -> list[Root]:
     """The roots of `scope` for these environments, each once, servers before agents and models, the core last."""
     owners: dict[str, list[str]] = {}
-    if scope in (ENVS, "all"):
+    if scope in (ENVS, ALL):
         for env in envs:
             for server_dir in env.all_server_dirs:
                 owners.setdefault(server_dir, []).append(env.name)
     order = sorted(owners, key=lambda d: (not d.startswith("resources_servers/"), d))
     roots = [Root(d, _label(d, owners[d])) for d in order]
-    if scope in (CORE, "all"):
+    if scope in (CORE, ALL):
         roots.append(Root("", CORE))
     return roots
 

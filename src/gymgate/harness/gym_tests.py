@@ -14,12 +14,12 @@ from gymgate.gymtests import report
 from gymgate.gymtests.bump import GymTestsRun, judge_gym_tests
 from gymgate.harness.run import prepare
 from gymgate.harness.run_options import RunOptions
-
-FOLDER = "gym-tests"  # in the candidate's run folder
+from gymgate.runfolder import RunFolder
 
 
 def folder_of(run_dir: Path) -> Path:
-    return run_dir / FOLDER
+    """Where a candidate's run keeps its bump's verdict on Gym's own tests (the run folder's layout says)."""
+    return RunFolder(run_dir).gym_tests_dir
 
 
 def judge_bump_tests(
@@ -47,4 +47,5 @@ def judge_bump_tests(
 def with_gym_tests(code: int, document: dict[str, Any], run: GymTestsRun) -> tuple[int, dict[str, Any]]:
     """The command's exit code and verdict document with Gym's own tests in: a regression either way fails (1)."""
     combined = EXIT_FAILED if EXIT_FAILED in (code, run.code) else max(code, run.code)
-    return combined, {**document, "gym_tests": {"verdict": report.verdict_line(run), **run.to_json()}}
+    judged = {"verdict": report.verdict_line(run), **run.to_json()}
+    return combined, {**document, "exit_code": combined, "gym_tests": judged}

@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from gymgate import faults, locations, variants
-from gymgate.gymtests import roots as gym_test_scopes
 from gymgate.options.readers import attempts, live_envs, reruns, seconds, workers
 from gymgate.options.shapes import SESSION, UP, Group, Option, Variable
 
@@ -22,6 +21,8 @@ RUNNING = ("up", "accept", "matrix", "bisect")  # commands that start Gyms
 JUDGING = ("accept", "matrix", "bisect")  # commands that run paths and judge them
 JUDGED_COMMANDS = ("accept", "compare", "merge", "matrix", "bisect")  # commands that end in a verdict
 ACKING = ("accept", "matrix", "bisect", "merge", "compare", "ack")  # commands that read acknowledgements
+# --gym-tests: none, the run's environments' servers, Gym's core, both (gymgate.gymtests.roots reads them)
+GYM_TEST_SCOPES = ("none", "envs", "core", "all")
 
 GROUPS: tuple[Group, ...] = (
     Group(
@@ -79,7 +80,7 @@ GROUPS: tuple[Group, ...] = (
                 ("accept",),
                 default="none",
                 var="GYMGATE_GYM_TESTS",
-                extra={"choices": gym_test_scopes.SCOPES, "metavar": "SCOPE"},
+                extra={"choices": GYM_TEST_SCOPES, "metavar": "SCOPE"},
             ),
             Option(
                 "refs",

@@ -14,6 +14,8 @@ inside a pin's environment. Layout:
     pytest.log, crash.txt    the session's output; gymgate's own traceback when a command crashed
     reruns/reruns.json, reruns/<role>-<n>/   attempts in fresh Gyms (each one a run folder itself)
     originals/paths/         an original path run again as a variant's oracle when this run holds no record of it
+    gym-tests/               Gym's own tests across the bump (`accept --gym-tests`): gym-tests.json (every test's
+                             category), gym-tests.md/.html, logs/ (each suite's pytest output and report logs)
 
 Readers get one record per expected path: an expected path that left no record is an ERROR ("no record: …"), and
 a record that cannot be read is an ERROR naming the file: never silently absent, never a pass. A folder written by
@@ -59,6 +61,7 @@ SERVICES = "services"
 WORKERS = "workers"
 UP_RECORD = "services.json"
 LOGS = "logs"
+GYM_TESTS = "gym-tests"
 SETUP = "setup"
 PYTEST_LOG = "pytest.log"
 CRASH = "crash.txt"
@@ -135,6 +138,10 @@ class RunFolder:
     @property
     def logs_dir(self) -> Path:
         return self.root / LOGS
+
+    @property
+    def gym_tests_dir(self) -> Path:
+        return self.root / GYM_TESTS
 
     @property
     def setup_dir(self) -> Path:
