@@ -120,6 +120,8 @@ COMMANDS = (
         examples=(
             "gymgate bisect --good v0.4.0 --bad main --env mcqa",
             "gymgate bisect --good v0.6.0 --bad v0.7.0 --load-metric math_with_judge:cpu_per_rollout",
+            "gymgate bisect --good v0.6.0 --bad v0.7.0 --gym-test "
+            "resources_servers/math_with_judge/tests/test_app.py::TestApp::test_verify",
         ),
     ),
     Command(

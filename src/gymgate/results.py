@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gymgate.refs.source import GymSource
 from gymgate.runfolder import PathRecord
@@ -50,6 +50,9 @@ class Bump:
     comparison: Comparison
     out: Path
     report: str  # its report.md, as written into `out`
+    gym_tests: Any = None  # its verdict on Gym's own tests (gymgate.gymtests.bump.GymTestsRun), when asked for
+    gym_tests_verdict: str = ""  # that verdict's line and exit code, for the reports
+    gym_tests_code: int | None = None
 
 
 @dataclass

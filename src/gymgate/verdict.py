@@ -427,3 +427,9 @@ def load_exit_code(categories: Sequence[str]) -> int:
     if LoadCategory.INSUFFICIENT in categories:
         return EXIT_UNJUDGED
     return EXIT_OK
+
+
+def combined_exit(code: int, other: int) -> int:
+    """Two verdicts of one command (a bump and its load run, or Gym's own tests): a failure either way fails (1),
+    else the graver of the two."""
+    return EXIT_FAILED if EXIT_FAILED in (code, other) else max(code, other)

@@ -13,11 +13,12 @@ from gymgate.compare import acks as ack_files
 from gymgate.errors import EXIT_FAILED, EXIT_OK, EXIT_UNJUDGED
 from gymgate.gymtests import acks as gym_acks
 from gymgate.gymtests import overlay
-from gymgate.gymtests.bump import GymTestsRun, evidence
+from gymgate.gymtests.bump import GymTestsRun
+from gymgate.gymtests.evidence import evidence
 from gymgate.gymtests.execute import ABSENT, FINISHED, RootRun, TestRun, read_report_log
 from gymgate.gymtests.judge import Observed, Side, SideRuns, TestCategory, judge_side, judge_test, to_confirm, vanished
 from gymgate.gymtests.report import terminal_lines, verdict_line
-from gymgate.gymtests.roots import CORE, Root, root_of, roots_for
+from gymgate.gymtests.roots import CORE, Root, root_of, root_of_test, roots_for
 
 P, F, S = TestRun("passed"), TestRun("failed", "AssertionError: assert None == '1'"), TestRun("skipped", "needs a GPU")
 
@@ -199,8 +200,8 @@ def _run(tmp_path: Path, *verdicts) -> GymTestsRun:
 def _failing(tmp_path: Path):
     (tmp_path / "old/t").mkdir(parents=True)
     (tmp_path / "new/t").mkdir(parents=True)
-    (tmp_path / "old/t/test_a.py").write_text("def test_x():\n    assert f() == '1'\n")
-    (tmp_path / "new/t/test_a.py").write_text("def test_x():\n    assert f() is None\n")
+    (tmp_path / "old/t/test_a.py").write_text("def test_x():\n    assert f() == '1'\n\n\ndef test_w():\n    pass\n")
+    (tmp_path / "new/t/test_a.py").write_text("def test_x():\n    assert f() is None\n\n\ndef test_w():\n    return\n")
     verdict = judge_test("t/test_a.py::test_x", "math_with_judge", Side.BASELINE, obs(P, P), obs(F, F), None, FINISHED)
     evidence([verdict], tmp_path / "old", tmp_path / "new")
     return verdict
@@ -209,6 +210,7 @@ def _failing(tmp_path: Path):
 def test_a_newly_failing_test_fails_the_gate_until_a_reviewed_entry_covers_it(tmp_path):
     verdict = _failing(tmp_path)
     assert verdict.text.startswith("sha256:") and "+    assert f() is None" in verdict.diff
+    assert "test_w" not in verdict.diff  # the test's own change, not its file's
     gone = judge_test("t/test_b.py::test_y", "mcqa", Side.BASELINE, obs(P), obs(), "No module named 'x.y'", FINISHED)
     run = _run(tmp_path, verdict, gone)
     assert run.code == EXIT_FAILED
@@ -263,3 +265,21 @@ def test_nothing_judged_is_unjudged_and_stored_runs_read_back(tmp_path):
     assert run.code == EXIT_UNJUDGED
     (tmp_path / "gym-tests.json").write_text(json.dumps(run.to_json()))
     assert GymTestsRun.read(tmp_path).verdicts == run.verdicts
+
+
+def test_a_node_id_alone_names_its_root():
+    assert root_of_test("tests/unit_tests/test_x.py::t") == Root("", CORE)
+    assert root_of_test("resources_servers/mcqa/tests/test_app.py::T::t") == Root("resources_servers/mcqa", "mcqa")
+    agent = root_of_test("responses_api_agents/simple_agent/tests/test_app.py::t")
+    assert agent == Root("responses_api_agents/simple_agent", "agent simple_agent")
+    with pytest.raises(ValueError, match="not in Gym's core"):
+        root_of_test("docs/conf.py::t")
+
+
+def test_bisecting_a_test_refuses_what_is_not_a_node_id(capsys):
+    from gymgate.cli import main  # noqa: PLC0415 - this test only
+
+    assert main(["bisect", "--good", "a", "--bad", "b", "--gym-test", "test_x"]) == 2
+    assert "give a test's node id" in capsys.readouterr().err
+    assert main(["bisect", "--good", "a", "--bad", "b", "--gym-test", "x.py::t", "--load-metric", "e:m"]) == 2
+    assert "not both" in capsys.readouterr().err

@@ -428,6 +428,7 @@ def test_bisect_under_load_names_the_commit_that_brought_the_regression(tmp_path
     from types import SimpleNamespace  # noqa: PLC0415 - this test only
 
     from gymgate.harness import load_bisect  # noqa: PLC0415 - this test only
+    from gymgate.harness.bisection import write_predicate_bisect  # noqa: PLC0415 - this test only
     from gymgate.harness.run_options import RunOptions  # noqa: PLC0415 - this test only
     from gymgate.refs.scratch import commit_all, git  # noqa: PLC0415 - this test only
 
@@ -463,9 +464,9 @@ def test_bisect_under_load_names_the_commit_that_brought_the_regression(tmp_path
     bad = [s for s in result.steps if s.verdict == "bad"]
     assert bad and "Gym CPU per rollout 15 → 30 ms" in bad[0].why
     assert tried.count(commits[1]) in (0, 2)  # an unsure step is measured again, never guessed
-    written = load_bisect.write_load_bisect(result, tmp_path / "out")
+    written = write_predicate_bisect(result, tmp_path / "out", "bisect-load", "Bisect under load")
     assert "First bad commit: " + commits[3] in written[0].read_text()
-    with pytest.raises(Exception, match="does not regress under load"):
+    with pytest.raises(Exception, match="cpu_per_rollout_ms under load: .* is not bad"):
         load_bisect.load_bisect(good, commits[2], str(repo), "e", "cpu_per_rollout_ms", RunOptions(), None)
 
 

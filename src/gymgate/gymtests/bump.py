@@ -4,8 +4,6 @@ side confirmed by running both sides again; then every test judged (gymtests.jud
 
 from __future__ import annotations
 
-import difflib
-import hashlib
 import json
 import os
 import shutil
@@ -19,6 +17,7 @@ from gymgate.cases.environments import Environment
 from gymgate.errors import EXIT_FAILED, EXIT_OK, EXIT_UNJUDGED
 from gymgate.gymtests import acks as gym_acks
 from gymgate.gymtests import cached, overlay
+from gymgate.gymtests.evidence import evidence
 from gymgate.gymtests.execute import RootRun, Suite, run_suite
 from gymgate.gymtests.judge import Side, SideRuns, TestCategory, TestVerdict, judge_side, to_confirm
 from gymgate.gymtests.layer import test_layer
@@ -166,26 +165,6 @@ def judge_gym_tests(
     if acks is not None:
         result.stale_acks = gym_acks.apply(acks, result.baseline, result.candidate, result.verdicts)
     return _finish(result, started)
-
-
-DIFF_LINES = 60
-
-
-def evidence(verdicts: Sequence[TestVerdict], baseline_tree: Path, candidate_tree: Path) -> None:
-    """For each newly failing test: its file's digest as the baseline wrote it, and how the candidate changed it."""
-    for verdict in verdicts:
-        if verdict.category != TestCategory.NEWLY_FAILING or verdict.of != Side.BASELINE:
-            continue
-        file = verdict.test.split("::", 1)[0]
-        before = (baseline_tree / file).read_text(errors="replace") if (baseline_tree / file).is_file() else ""
-        verdict.text = "sha256:" + hashlib.sha256(before.encode()).hexdigest()[:16]
-        if not (candidate_tree / file).is_file():
-            verdict.diff = "the candidate deleted this file"
-            continue
-        after = (candidate_tree / file).read_text(errors="replace")
-        lines = list(difflib.unified_diff(before.splitlines(), after.splitlines(), file, file, lineterm="", n=1))
-        cut = f"\n… ({len(lines) - DIFF_LINES} more lines)" if len(lines) > DIFF_LINES else ""
-        verdict.diff = "\n".join(lines[:DIFF_LINES]) + cut
 
 
 def _judge(runs: dict[tuple[Side, str], SideRuns], labels: dict[str, str]) -> list[TestVerdict]:

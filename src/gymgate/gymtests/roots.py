@@ -54,3 +54,14 @@ def root_of(nodeid: str, roots: Sequence[Root]) -> Root | None:
     if inside:
         return max(inside, key=lambda r: len(r.path))
     return next((r for r in roots if not r.path and nodeid.startswith("tests/")), None)
+
+
+def root_of_test(nodeid: str) -> Root:
+    """The root a test's node id alone says it is in: the core's (`tests/…`) or a server's (`kind/name/tests/…`)."""
+    parts = nodeid.split("::", 1)[0].split("/")
+    if parts[0] == "tests":
+        return Root("", CORE)
+    if len(parts) > 3 and parts[2] == "tests":
+        path = "/".join(parts[:2])
+        return Root(path, _label(path, [parts[1]]))
+    raise ValueError(f"{nodeid}: not in Gym's core tests/ nor in a server's tests/ folder")

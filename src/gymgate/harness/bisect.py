@@ -196,9 +196,17 @@ def bisect_command(
     asked: Asked,
     run: RunOptions,
     load_metric: str | None = None,
+    gym_test: str | None = None,
 ) -> tuple[int, dict]:
     """`gymgate bisect`: exit 1 when a first bad commit (or its suspects) was found, 0 when nothing regresses."""
     from gymgate.report.bisect import verdict_line  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
+
+    if load_metric and gym_test:
+        raise UsageError("bisect takes --load-metric or --gym-test, not both")
+    if gym_test:
+        from gymgate.harness.gym_test_bisect import gym_test_bisect_command  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
+
+        return gym_test_bisect_command(good, bad, gym_repo, out, runs_dir, gym_test)
 
     if load_metric:
         from gymgate.harness.load_bisect import load_bisect_command  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)

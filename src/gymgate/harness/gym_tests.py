@@ -9,12 +9,12 @@ from typing import Any
 
 from gymgate import streams
 from gymgate.compare import acks as ack_files
-from gymgate.errors import EXIT_FAILED
 from gymgate.gymtests import report
 from gymgate.gymtests.bump import GymTestsRun, judge_gym_tests
 from gymgate.harness.run import prepare
 from gymgate.harness.run_options import RunOptions
 from gymgate.runfolder import RunFolder
+from gymgate.verdict import combined_exit
 
 
 def folder_of(run_dir: Path) -> Path:
@@ -46,6 +46,6 @@ def judge_bump_tests(
 
 def with_gym_tests(code: int, document: dict[str, Any], run: GymTestsRun) -> tuple[int, dict[str, Any]]:
     """The command's exit code and verdict document with Gym's own tests in: a regression either way fails (1)."""
-    combined = EXIT_FAILED if EXIT_FAILED in (code, run.code) else max(code, run.code)
+    combined = combined_exit(code, run.code)
     judged = {"verdict": report.verdict_line(run), **run.to_json()}
     return combined, {**document, "exit_code": combined, "gym_tests": judged}

@@ -8,7 +8,6 @@ from typing import Any
 
 from gymgate import streams
 from gymgate.compare import acks as ack_files
-from gymgate.errors import EXIT_FAILED
 from gymgate.harness.load_cluster import load_on_cluster
 from gymgate.harness.run import prepare
 from gymgate.harness.run_options import RunOptions
@@ -16,6 +15,7 @@ from gymgate.load.interleave import LoadRun, run_load
 from gymgate.load.measures import BASELINE, CANDIDATE
 from gymgate.load.report import verdict_lines
 from gymgate.runfolder import new_run_id, runs_dir
+from gymgate.verdict import combined_exit
 
 
 def judge_load(baseline, candidate, envs: list[str], opts: RunOptions, acks: Path | None = None) -> LoadRun:
@@ -40,6 +40,5 @@ def judge_load(baseline, candidate, envs: list[str], opts: RunOptions, acks: Pat
 
 def with_load(code: int, document: dict[str, Any], run: LoadRun) -> tuple[int, dict[str, Any]]:
     """The command's exit code and verdict document with the load verdict in: a regression either way fails (1)."""
-    load = run.verdict.code
-    combined = EXIT_FAILED if EXIT_FAILED in (code, load) else max(code, load)
+    combined = combined_exit(code, run.verdict.code)
     return combined, {**document, "load": {"folder": str(Path(run.folder)), **run.verdict.to_json()}}

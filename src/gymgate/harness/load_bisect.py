@@ -8,41 +8,34 @@ never guessed."""
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
+from dataclasses import replace
 
 from gymgate import streams
-from gymgate.atomic import write_text_atomic
 from gymgate.errors import EXIT_FAILED, EXIT_OK, UsageError
 from gymgate.harness.accept import planned
 from gymgate.harness.asked import Asked
-from gymgate.harness.bisection import ATTEMPTS, BAD, FLAKY, GOOD, SKIP, UNSURE, resolve_pair, search
+from gymgate.harness.bisection import (
+    ATTEMPTS,
+    BAD,
+    FLAKY,
+    GOOD,
+    SKIP,
+    UNSURE,
+    PredicateBisect,
+    bisect_by,
+    resolve_pair,
+    write_predicate_bisect,
+)
 from gymgate.harness.environments import judged_environments, with_derived
 from gymgate.harness.load import judge_load
 from gymgate.harness.matrix import report_dir
 from gymgate.harness.run_options import RunOptions
 from gymgate.load import declared
 from gymgate.load.interleave import LoadRun
-from gymgate.refs import git
 from gymgate.refs.resolve import resolve_ref
-from gymgate.results import Step
 from gymgate.verdict import LoadCategory, LoadCorrectness
 
 CORRECTNESS = "correctness"  # the metric name that bisects a rollout lost, failed or changed under load
-
-
-@dataclass
-class LoadBisect:
-    env: str
-    metric: str
-    good: str
-    bad: str
-    commits: list[str]
-    steps: list[Step] = field(default_factory=list)
-    last_good: str = ""
-    first_bad: str | None = None
-    suspects: list[str] = field(default_factory=list)
 
 
 def parse_metric(value: str) -> tuple[str, str]:
@@ -74,64 +67,20 @@ def step_verdict(run: LoadRun, env: str, metric: str) -> tuple[str, str]:
     return GOOD, worst.figure(verdict.confidence) if worst else "no such metric measured"
 
 
-def load_bisect(good_ref, bad_ref, repo, env: str, metric: str, opts: RunOptions, acks) -> LoadBisect:
+def load_bisect(good_ref, bad_ref, repo, env: str, metric: str, opts: RunOptions, acks) -> PredicateBisect:
     good, bad = resolve_pair(good_ref, bad_ref, repo)
-    repo_dir = git.open_repo(good.origin)
-    base = git.merge_base(repo_dir, good.commit, bad.commit)
-    if base != good.commit:
-        raise UsageError(f"bisect --load-metric needs {good_ref} to be an ancestor of {bad_ref}")
-    commits = git.first_parent_commits(repo_dir, base, bad.commit)
-    if not commits:
-        raise UsageError(f"{good_ref} and {bad_ref} are the same commit")
-    result = LoadBisect(env, metric, good.commit, bad.commit, commits)
-    print(f"== bisect under load ({env}: {metric}): {len(commits)} commit(s) after {good_ref} up to {bad_ref}")
 
-    def judge_commit(commit: str) -> Step:
-        info = git.commit_info(repo_dir, commit)
-        print(f"== step: {commit[:12]} {info.get('subject', '')[:70]}", flush=True)
-        source = resolve_ref(commit, good.origin)
-        attempts = []
+    def judge(source) -> tuple[str, str, list]:
+        folders = []
         for _ in range(ATTEMPTS):
             run = judge_load(good, source, [env], opts, acks)
             verdict, why = step_verdict(run, env, metric)
-            attempts.append(str(run.folder))
+            folders.append(str(run.folder))
             if verdict != UNSURE:
-                break
-        else:
-            verdict, why = FLAKY, f"not significant either way after {ATTEMPTS} load comparisons: {why}"
-        print(f"   {verdict}: {why}", flush=True)
-        return Step(commit, info.get("subject", ""), verdict, why, [Path(a) for a in attempts])
+                return verdict, why, folders
+        return FLAKY, f"not significant either way after {ATTEMPTS} load comparisons: {why}", folders
 
-    first = judge_commit(bad.commit)
-    if first.verdict != BAD:
-        raise UsageError(f"{env}: {metric} does not regress under load from {good_ref} to {bad_ref} ({first.why})")
-    result.steps.append(first)
-    lo, hi, steps, skipped = search(commits, lambda i: judge_commit(commits[i]))
-    result.steps += steps
-    result.last_good = commits[lo] if lo >= 0 else good.commit
-    hidden = sorted(i for i in skipped if lo < i < hi)
-    result.first_bad = None if hidden else commits[hi]
-    result.suspects = [commits[i] for i in hidden] + [commits[hi]]
-    return result
-
-
-def write_load_bisect(result: LoadBisect, out: Path) -> list[Path]:
-    out.mkdir(parents=True, exist_ok=True)
-    found = result.first_bad or f"one of {', '.join(c[:12] for c in result.suspects)} (skipped steps hide which)"
-    lines = [
-        f"# Bisect under load: {result.env}: {result.metric}",
-        "",
-        f"First bad commit: {found}; last good: {result.last_good[:12]}.",
-        "",
-        "| commit | subject | verdict | why |",
-        "|---|---|---|---|",
-        *(f"| {s.commit[:12]} | {s.subject[:60]} | {s.verdict} | {s.why.replace('|', '/')} |" for s in result.steps),
-    ]
-    data = {**asdict(result), "steps": [{**asdict(s), "runs": [str(r) for r in s.runs]} for s in result.steps]}
-    return [
-        write_text_atomic(out / "bisect-load.md", "\n".join(lines) + "\n"),
-        write_text_atomic(out / "bisect-load.json", json.dumps(data, indent=2, default=str) + "\n"),
-    ]
+    return bisect_by(good, bad, f"{env}: {metric} under load", judge)
 
 
 def load_bisect_command(good, bad, gym_repo, out, runs_dir, acks, asked: Asked, run: RunOptions, load_metric: str):
@@ -142,7 +91,7 @@ def load_bisect_command(good, bad, gym_repo, out, runs_dir, acks, asked: Asked, 
     envs = with_derived(asked, envs, uncased, sources)
     _, opts = planned(envs, sources, replace(asked, paths=None), run)
     result = load_bisect(good, bad, gym_repo, env, metric, opts, acks)
-    written = write_load_bisect(result, out or report_dir(runs_dir, "bisect"))
+    written = write_predicate_bisect(result, out or report_dir(runs_dir, "bisect"), "bisect-load", "Bisect under load")
     line = f"bisect under load: first bad commit {result.first_bad or 'hidden by skipped steps'}"
     print("\n" + line, file=streams.view())
     print("written: " + ", ".join(str(p) for p in written), file=streams.view())

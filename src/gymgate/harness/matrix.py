@@ -22,7 +22,13 @@ from gymgate.refs.pins import pins_in_order
 from gymgate.refs.source import GymSource
 from gymgate.results import Bump, Matrix, MatrixRef
 from gymgate.runfolder import RunFolder, runs_dir
-from gymgate.verdict import RUN_VERDICTS
+from gymgate.verdict import RUN_VERDICTS, combined_exit
+
+
+def verdict_line(run) -> str:
+    from gymgate.gymtests.report import verdict_line as line  # noqa: PLC0415 - only when Gym's own tests ran
+
+    return line(run)
 
 
 def report_dir(base: Path | None, kind: str) -> Path:
@@ -32,9 +38,15 @@ def report_dir(base: Path | None, kind: str) -> Path:
 
 
 def run_matrix(
-    refs: list[tuple[str, GymSource]], expected: list[str], opts: RunOptions, out: Path, acks: Path | None = None
+    refs: list[tuple[str, GymSource]],
+    expected: list[str],
+    opts: RunOptions,
+    out: Path,
+    acks: Path | None = None,
+    gym_tests: tuple[str, list] = ("none", []),
 ) -> Matrix:
-    """Run (or serve from the cache) every ref in the order given, then compare each pair of neighbours."""
+    """Run (or serve from the cache) every ref in the order given, then compare each pair of neighbours (and, with
+    `gym_tests` = (scope, environments), each release's own tests against its neighbour: harness/gym_tests.py)."""
     from gymgate.compare.runs import compare_runs  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
     from gymgate.harness.executor import run_refs  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
     from gymgate.harness.reports import write_reports  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
@@ -58,6 +70,13 @@ def run_matrix(
         text, _ = write_reports(comparison, target)
         print(f"== {before.asked} → {after.asked}: {comparison.verdict}", flush=True)
         bumps.append(Bump(before, after, comparison, target, text))
+        if gym_tests[0] != "none":
+            from gymgate.harness.gym_tests import judge_bump_tests  # noqa: PLC0415 - only when Gym's own tests are asked for
+
+            scope, envs = gym_tests
+            judged = judge_bump_tests(before.source, after.source, envs, scope, opts, target, acks)
+            bumps[-1].gym_tests, bumps[-1].gym_tests_code = judged, judged.code
+            bumps[-1].gym_tests_verdict = verdict_line(judged)
     return Matrix(columns, bumps, expected)
 
 
@@ -70,6 +89,8 @@ def print_matrix(matrix: Matrix, written: list[Path], out: TextIO) -> None:
     print("", file=out)
     for bump in matrix.bumps:
         print(f"{bump.baseline.asked} → {bump.candidate.asked}: {bump.comparison.verdict}", file=out)
+        if bump.gym_tests is not None:
+            print(f"  {verdict_line(bump.gym_tests)}", file=out)
     if not matrix.bumps:
         for ref in matrix.refs:
             print(f"{ref.asked}: {RUN_VERDICTS.get(ref.run.code, 'could not judge')}", file=out)
@@ -89,6 +110,11 @@ def matrix_document(matrix: Matrix, written: list[Path]) -> dict:
                 "verdict": b.comparison.verdict,
                 "exit_code": b.comparison.exit_code,
                 "report_dir": str(b.out),
+                **(
+                    {"gym_tests": {"verdict": verdict_line(b.gym_tests), **b.gym_tests.to_json()}}
+                    if b.gym_tests
+                    else {}
+                ),
             }
             for b in matrix.bumps
         ],
@@ -105,9 +131,10 @@ def matrix_command(
     acks: Path | None,
     asked: Asked,
     run: RunOptions,
+    gym_tests: str = "none",
 ) -> tuple[int, dict]:
     """`gymgate matrix`: resolve every ref first, run them in order, write the matrix reports; the last bump's
-    verdict is the exit code."""
+    verdict is the exit code (with `--gym-tests`, combined with its verdict on Gym's own tests)."""
     from gymgate.report.matrix import write_matrix_reports  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
 
     require_judged_attempts(run)
@@ -124,7 +151,12 @@ def matrix_command(
     if only is not None:
         resolved = [(ref, source) for ref, source in resolved if ref == only]
     out = out or report_dir(runs_dir, "matrix")  # made when there is something to write
-    matrix = run_matrix(resolved, expected, opts, out, acks)
+    matrix = run_matrix(resolved, expected, opts, out, acks, (gym_tests, envs))
     written = write_matrix_reports(matrix, out)
     print_matrix(matrix, written, streams.view())
-    return matrix.exit_code, matrix_document(matrix, written)
+    code, document = matrix.exit_code, matrix_document(matrix, written)
+    last = matrix.bumps[-1].gym_tests if matrix.bumps else None
+    if last is not None:
+        code = combined_exit(code, last.code)
+        document["exit_code"] = code
+    return code, document

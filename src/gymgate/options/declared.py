@@ -77,7 +77,7 @@ GROUPS: tuple[Group, ...] = (
                 "`envs` (the chosen environments' servers, their agents and the model server), `core` (Gym's core), "
                 "`all` or `none`; a test of the baseline that passes there and fails on the candidate fails the gate "
                 "until reviewed (default: {default})",
-                ("accept",),
+                ("accept", "matrix"),
                 default="none",
                 var="GYMGATE_GYM_TESTS",
                 extra={"choices": GYM_TEST_SCOPES, "metavar": "SCOPE"},
@@ -112,6 +112,14 @@ GROUPS: tuple[Group, ...] = (
                 "a later commit, tag or branch where they regress",
                 ("bisect",),
                 extra={"required": True, "metavar": "REF"},
+            ),
+            Option(
+                "gym_test",
+                ("--gym-test",),
+                "bisect one of Gym's own tests instead of a path: the node id of a test of the good ref (as a report "
+                "lists it); each step runs that test, as the good ref wrote it, against the commit's code",
+                ("bisect",),
+                extra={"metavar": "NODEID"},
             ),
             Option(
                 "load_metric",

@@ -19,6 +19,7 @@ from gymgate.report.html import banner, templates
 from gymgate.results import Matrix, MatrixRef
 from gymgate.runfolder import PathRecord
 from gymgate.text import reward_text
+from gymgate.verdict import combined_exit
 
 OUTCOME_TONE = {PASS: GOOD, FAIL: BAD, ERROR: WARN, SKIP: PLAIN, BROKEN: BAD}
 
@@ -44,6 +45,18 @@ def _verdict(matrix: Matrix) -> str:
     return f"{last.baseline.asked} → {last.candidate.asked}: {last.comparison.verdict}"
 
 
+def _bump_verdict(bump) -> str:
+    """A bump's verdict, and its verdict on Gym's own tests when they ran (`--gym-tests`)."""
+    if bump.gym_tests_code is None:
+        return bump.comparison.verdict
+    return f"{bump.comparison.verdict}; {bump.gym_tests_verdict}"
+
+
+def _bump_code(bump) -> int:
+    code = bump.comparison.exit_code
+    return code if bump.gym_tests_code is None else combined_exit(code, bump.gym_tests_code)
+
+
 def render_matrix_markdown(matrix: Matrix) -> str:
     refs = matrix.refs
     lines = [f"## gymgate matrix: {' → '.join(r.asked for r in refs)}", "", f"**Verdict: {_verdict(matrix)}**", ""]
@@ -52,7 +65,7 @@ def render_matrix_markdown(matrix: Matrix) -> str:
         lines += ["### Each bump", "", "| bump | verdict | report |", "|---|---|---|"]
         for bump in matrix.bumps:
             name = f"{bump.baseline.asked} → {bump.candidate.asked}"
-            lines.append(f"| {name} | {bump.comparison.verdict} | `{bump.out / 'report.md'}` |")
+            lines.append(f"| {name} | {_bump_verdict(bump)} | `{bump.out / 'report.md'}` |")
         lines.append("")
     grid = matrix_grid(matrix)
     lines += ["### Environments × releases (paths passing)", "", "| environment | " + " | ".join(grid.columns) + " |"]
@@ -98,8 +111,8 @@ def write_matrix_html(matrix: Matrix, directory: Path) -> Path:
         {
             "baseline": b.baseline.asked,
             "candidate": b.candidate.asked,
-            "verdict": b.comparison.verdict,
-            "tone": {EXIT_OK: GOOD, EXIT_FAILED: BAD}.get(b.comparison.exit_code, WARN),
+            "verdict": _bump_verdict(b),
+            "tone": {EXIT_OK: GOOD, EXIT_FAILED: BAD}.get(_bump_code(b), WARN),
             "report": str(b.out / "report.html"),
         }
         for b in matrix.bumps
