@@ -1,7 +1,9 @@
 """Gym's own tests as an oracle (`accept --gym-tests`), on real Gyms: 0.7.0's sdist as a local checkout judged against
-the 0.7.0 pin. Unchanged, none of 0.7.0's tests fails on it. With one verifier change a 0.7.0 test pins (math_with_judge
-takes the first boxed answer instead of the last; the tests untouched), exactly that test is newly failing, named
-with its assertion, the gate exits 1 until a reviewed entry covers it, and `gymgate ack` drafts that entry."""
+the 0.7.0 pin, with one verifier change a 0.7.0 test pins (math_with_judge takes the first boxed answer instead of
+the last; the tests untouched). Exactly that test is newly failing, named with its assertion; every other test of
+0.7.0's servers passes on both (the sdist as a checkout and the wheel pin agree: no false alarm, as the unchanged
+sdist alone showed: docs/benchmarks.md); the gate exits 1 until a reviewed entry covers it, and `gymgate ack` drafts
+that entry."""
 
 from __future__ import annotations
 
@@ -10,20 +12,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.integration.mutation import build_mutant
 
 ENV = "math_with_judge"
 PINNED = "resources_servers/math_with_judge/tests/test_app.py::TestApp::test_extract_last_boxed_answer"
-MUTANTS = {
-    "unchanged": {"version": "0.7.0"},
-    "first-boxed": {
-        "version": "0.7.0",
-        "file": "resources_servers/math_with_judge/app.py",
-        "line": '    boxed_start = response.rfind("\\\\boxed{")',
-        "new": '    boxed_start = response.find("\\\\boxed{")',
-    },
+MUTANT = {
+    "version": "0.7.0",
+    "file": "resources_servers/math_with_judge/app.py",
+    "line": '    boxed_start = response.rfind("\\\\boxed{")',
+    "new": '    boxed_start = response.find("\\\\boxed{")',
 }
 
 
@@ -34,9 +31,8 @@ def accept(gym: Path, runs: Path, acks: Path) -> subprocess.CompletedProcess:
     return subprocess.run(command, capture_output=True, text=True, timeout=1500)
 
 
-@pytest.mark.parametrize("name", list(MUTANTS))
-def test_gym_tests_name_exactly_the_test_a_change_breaks(name, tmp_path):
-    gym = build_mutant(MUTANTS[name], tmp_path / "gym")
+def test_gym_tests_name_exactly_the_test_a_change_breaks(tmp_path):
+    gym = build_mutant(MUTANT, tmp_path / "gym")
     runs, acks = tmp_path / "runs", tmp_path / "acks"
     done = accept(gym, runs, acks)
     out = done.stdout + done.stderr
@@ -47,11 +43,6 @@ def test_gym_tests_name_exactly_the_test_a_change_breaks(name, tmp_path):
     passing = [t for t in ours if t["category"] == "pass on both"]
     assert len(passing) > 300, out  # the servers' tests of 0.7.0 ran on both sides
     failing = [t for t in ours if t["category"] in ("newly failing", "cannot import", "unjudged")]
-    if name == "unchanged":
-        assert done.returncode == 0, out
-        assert failing == [], failing
-        assert "Gym's own tests: no regression" in done.stderr, out
-        return
     assert done.returncode == 1, out
     assert [t["test"] for t in failing] == [PINNED], failing
     assert "assert" in failing[0]["why"] and not failing[0].get("diff"), failing  # the test file is the same

@@ -20,7 +20,7 @@ from gymgate.gymtests import cached, overlay
 from gymgate.gymtests.evidence import evidence
 from gymgate.gymtests.execute import RootRun, Suite, run_suite
 from gymgate.gymtests.judge import Side, SideRuns, TestCategory, TestVerdict, judge_side, to_confirm
-from gymgate.gymtests.layer import test_layer
+from gymgate.gymtests.layer import layer_for
 from gymgate.gymtests.roots import Root, root_of, roots_for
 from gymgate.gymtests.trees import NoTests, source_tree
 
@@ -118,7 +118,7 @@ def judge_gym_tests(
         for source in (baseline, candidate):
             env = prepared[source.name]
             refs[source.name] = _Ref(
-                source.name, source.digest, source_tree(source), env, test_layer(env.python, env.interpreter.version)
+                source.name, source.digest, source_tree(source), env, layer_for(env.python, env.interpreter.version)
             )
     except NoTests as exc:
         result.why_not = str(exc)

@@ -25,7 +25,7 @@ def layer_digest(python_version: str) -> str:
     return hashlib.sha256(LOCK_FILE.read_bytes() + b"\0" + python_version.encode()).hexdigest()[:20]
 
 
-def test_layer(python: Path, python_version: str) -> Path:
+def layer_for(python: Path, python_version: str) -> Path:
     """The layer for this interpreter, installed (from the package index, hashes required) the first time."""
     target = cache_dir() / "gymtest-layers" / layer_digest(python_version)
     if target.is_dir():

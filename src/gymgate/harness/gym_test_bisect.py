@@ -14,7 +14,7 @@ from gymgate.envs.prepare import prepare_env
 from gymgate.errors import EXIT_FAILED, EXIT_OK, BuildError, UsageError
 from gymgate.gymtests import overlay
 from gymgate.gymtests.execute import FINISHED, PASSED, Suite, run_suite
-from gymgate.gymtests.layer import test_layer
+from gymgate.gymtests.layer import layer_for
 from gymgate.gymtests.roots import Root, root_of_test
 from gymgate.gymtests.trees import source_tree
 from gymgate.harness.bisection import ATTEMPTS, BAD, FLAKY, GOOD, SKIP, bisect_by, resolve_pair, write_predicate_bisect
@@ -29,7 +29,7 @@ def run_one(test: str, root: Root, tests_tree: Path, code, folder: Path) -> tupl
         return SKIP, f"cannot be built: {str(exc).splitlines()[0]}"
     tree = folder / "tree"
     config = overlay.build(source_tree(code), tests_tree, [root], tree)
-    suite = Suite("good", code.name, tree, config, env, test_layer(env.python, env.interpreter.version))
+    suite = Suite("good", code.name, tree, config, env, layer_for(env.python, env.interpreter.version))
     (result,) = run_suite(suite, [root], folder / "logs", workers=1, only={root.path: [test]})
     found = result.tests.get(test)
     if found is not None:
