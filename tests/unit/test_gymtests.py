@@ -17,7 +17,7 @@ from gymgate.gymtests.bump import GymTestsRun
 from gymgate.gymtests.evidence import evidence
 from gymgate.gymtests.execute import ABSENT, FINISHED, RootRun, TestRun, read_report_log
 from gymgate.gymtests.judge import Observed, Side, SideRuns, TestCategory, judge_side, judge_test, to_confirm, vanished
-from gymgate.gymtests.report import terminal_lines, verdict_line
+from gymgate.gymtests.report import terminal_lines
 from gymgate.gymtests.roots import CORE, Root, root_of, root_of_test, roots_for
 
 P, F, S = TestRun("passed"), TestRun("failed", "AssertionError: assert None == '1'"), TestRun("skipped", "needs a GPU")
@@ -224,7 +224,7 @@ def test_a_newly_failing_test_fails_the_gate_until_a_reviewed_entry_covers_it(tm
     path.write_text(text.replace('reason = ""', 'reason = "x.y moved"', 1))
     assert gym_acks.apply(acks, *SOURCES, run.verdicts) == []
     assert verdict.ack.startswith("0.7.0 returns None") and gone.ack == "x.y moved"
-    assert run.code == EXIT_OK and "no regression" in verdict_line(run) and "2 reviewed" in verdict_line(run)
+    assert run.code == EXIT_OK and "no regression" in run.verdict and "2 reviewed" in run.verdict
     assert ack_files.read(acks)[0].tables["test"][0]["test"] == "t/test_a.py::test_x"
 
 
@@ -259,7 +259,7 @@ def test_a_chain_of_reviewed_steps_covers_the_same_test_text(tmp_path):
 def test_nothing_judged_is_unjudged_and_stored_runs_read_back(tmp_path):
     run = _run(tmp_path)
     run.why_not = "a local wheel ships no tests"
-    assert run.code == EXIT_UNJUDGED and "cannot judge" in verdict_line(run)
+    assert run.code == EXIT_UNJUDGED and "cannot judge" in run.verdict
     unjudged = judge_test("t.py::t", "mcqa", Side.BASELINE, obs(P), obs(), None, "stopped after 900 s")
     run = _run(tmp_path, unjudged)
     assert run.code == EXIT_UNJUDGED

@@ -106,6 +106,9 @@ class Comparison:
     # What did not stop within its bounds (and was killed), per side.
     lifecycle: dict[str, list[str]] = field(default_factory=dict)
     acks: ack_files.AckReport = field(default_factory=ack_files.AckReport)
+    # What the candidate's run judged of Gym's own tests against this baseline (`accept --gym-tests`), if it did:
+    # shown beside the paths' verdict, its own verdict (harness/gym_tests.py combines the exit codes).
+    gym_tests: dict[str, Any] | None = None
 
     def by_category(self) -> dict[str, list[PathComparison]]:
         groups: dict[str, list[PathComparison]] = {}
@@ -249,7 +252,9 @@ def compare_runs(baseline_dir: Path, candidate_dir: Path, acks_dir: Path | None 
     if base_run.lock.is_file() and cand_run.lock.is_file():
         locks = diff(base_run.lock, cand_run.lock, (nemo_gym_label(base_info), nemo_gym_label(cand_info)))
     lifecycle = {"baseline": base_run.lifecycle_failures(), "candidate": cand_run.lifecycle_failures()}
-    return Comparison(base_info, cand_info, paths, locks, base_broken, cand_broken, base, cand, lifecycle, report)
+    comparison = Comparison(base_info, cand_info, paths, locks, base_broken, cand_broken, base, cand, lifecycle, report)
+    comparison.gym_tests = RunFolder(candidate_dir).gym_tests(str(base_info.get("digest")))
+    return comparison
 
 
 def root_causes(record: PathRecord) -> list[str]:

@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,9 +24,10 @@ from gymgate.gymtests.judge import Side, SideRuns, TestCategory, TestVerdict, ju
 from gymgate.gymtests.layer import layer_for
 from gymgate.gymtests.roots import Root, root_of, roots_for
 from gymgate.gymtests.trees import NoTests, source_tree
+from gymgate.runfolder.folder import GYM_TESTS_RESULTS
 
 CONFIRMATIONS = 1  # further runs of each side for a test whose category rests on one run of each
-RESULTS_FILE = "gym-tests.json"
+RESULTS_FILE = GYM_TESTS_RESULTS
 SCHEMA = 1
 
 
@@ -51,6 +53,36 @@ class GymTestsRun:
             return EXIT_UNJUDGED
         return EXIT_OK
 
+    @property
+    def verdict(self) -> str:
+        """The verdict line: what the exit code says, in words."""
+        base, cand = str(self.baseline.get("name")), str(self.candidate.get("name"))
+        if self.why_not:
+            return f"Gym's own tests: cannot judge: {self.why_not}"
+        ours = [v for v in self.verdicts if v.of == Side.BASELINE]
+        counts = Counter(v.category for v in ours)
+        judged = counts[TestCategory.PASS_BOTH] + counts[TestCategory.NEWLY_FAILING] + counts[TestCategory.INTERFACE]
+        gating = [v for v in ours if v.gating]
+        reviewed = sum(1 for v in ours if v.ack)
+        fixed = sum(1 for v in self.verdicts if v.of == Side.CANDIDATE and v.category == TestCategory.FIXED)
+        tail = f"; {reviewed} reviewed" if reviewed else ""
+        tail += f"; {fixed} of {cand}'s fail on {base} (fixed)" if fixed else ""
+        if self.code == EXIT_OK:
+            return (
+                f"Gym's own tests: no regression ({judged - reviewed} of {base}'s {judged} tests pass on {cand}{tail})"
+            )
+        if self.code == EXIT_FAILED:
+            failing = sum(1 for v in gating if v.category == TestCategory.NEWLY_FAILING)
+            vanished = len({v.vanished for v in gating if v.category == TestCategory.INTERFACE})
+            named = f"{failing} of {base}'s {judged} tests fail on {cand}" + (
+                f", {vanished} name(s) they import vanished" if vanished else ""
+            )
+            return f"Gym's own tests: {named}, unreviewed{tail}"
+        unjudged = counts[TestCategory.UNJUDGED] + sum(
+            1 for v in self.verdicts if v.of == Side.CANDIDATE and v.category == TestCategory.UNJUDGED
+        )
+        return f"Gym's own tests: cannot judge: {unjudged} unjudged (a pytest that did not finish; rerun){tail}"
+
     @classmethod
     def read(cls, folder: Path) -> GymTestsRun:
         """A stored run (its RESULTS_FILE)."""
@@ -68,6 +100,7 @@ class GymTestsRun:
             "candidate": self.candidate,
             "scope": self.scope,
             "code": self.code,
+            "verdict": self.verdict,
             "seconds": round(self.seconds, 1),
             "why_not": self.why_not,
             "stale_acks": self.stale_acks,

@@ -12,11 +12,11 @@ from collections.abc import Iterable
 from markdown_it import MarkdownIt
 
 from gymgate.atomic import write_text_atomic
-from gymgate.errors import EXIT_FAILED, EXIT_OK
 from gymgate.gymtests.bump import GymTestsRun
 from gymgate.gymtests.judge import MEANINGS, Side, TestCategory, TestVerdict
+from gymgate.runfolder.folder import GYM_TESTS_MARKDOWN as MARKDOWN_FILE
+from gymgate.runfolder.folder import GYM_TESTS_PAGE as HTML_FILE
 
-MARKDOWN_FILE, HTML_FILE = "gym-tests.md", "gym-tests.html"
 NAMED = 3  # tests named on a terminal line
 LISTED = 200  # tests listed per category in the reports (every test is in gym-tests.json)
 
@@ -29,33 +29,6 @@ def _names(run: GymTestsRun) -> tuple[str, str]:
     return str(run.baseline.get("name")), str(run.candidate.get("name"))
 
 
-def verdict_line(run: GymTestsRun) -> str:
-    base, cand = _names(run)
-    if run.why_not:
-        return f"Gym's own tests: cannot judge: {run.why_not}"
-    ours = [v for v in run.verdicts if v.of == Side.BASELINE]
-    counts = Counter(v.category for v in ours)
-    judged = counts[TestCategory.PASS_BOTH] + counts[TestCategory.NEWLY_FAILING] + counts[TestCategory.INTERFACE]
-    gating = [v for v in ours if v.gating]
-    reviewed = sum(1 for v in ours if v.ack)
-    fixed = sum(1 for v in run.verdicts if v.of == Side.CANDIDATE and v.category == TestCategory.FIXED)
-    tail = f"; {reviewed} reviewed" if reviewed else ""
-    tail += f"; {fixed} of {cand}'s fail on {base} (fixed)" if fixed else ""
-    if run.code == EXIT_OK:
-        return f"Gym's own tests: no regression ({judged - reviewed} of {base}'s {judged} tests pass on {cand}{tail})"
-    if run.code == EXIT_FAILED:
-        failing = sum(1 for v in gating if v.category == TestCategory.NEWLY_FAILING)
-        vanished = len({v.vanished for v in gating if v.category == TestCategory.INTERFACE})
-        named = f"{failing} of {base}'s {judged} tests fail on {cand}" + (
-            f", {vanished} name(s) they import vanished" if vanished else ""
-        )
-        return f"Gym's own tests: {named}, unreviewed{tail}"
-    unjudged = counts[TestCategory.UNJUDGED] + sum(
-        1 for v in run.verdicts if v.of == Side.CANDIDATE and v.category == TestCategory.UNJUDGED
-    )
-    return f"Gym's own tests: cannot judge: {unjudged} unjudged (a pytest that did not finish; rerun){tail}"
-
-
 def _by_label(verdicts: Iterable[TestVerdict]) -> dict[str, list[TestVerdict]]:
     grouped: dict[str, list[TestVerdict]] = defaultdict(list)
     for verdict in verdicts:
@@ -66,7 +39,7 @@ def _by_label(verdicts: Iterable[TestVerdict]) -> dict[str, list[TestVerdict]]:
 def terminal_lines(run: GymTestsRun) -> list[str]:
     """The verdict line, then a line per label with unreviewed newly failing tests and per vanished name."""
     base, cand = _names(run)
-    lines = [verdict_line(run)]
+    lines = [run.verdict]
     ours = [v for v in run.verdicts if v.of == Side.BASELINE]
     totals = Counter(v.label for v in ours if v.category not in (TestCategory.CANNOT_RUN, TestCategory.EXCLUDED))
     for label, items in sorted(
@@ -98,7 +71,7 @@ def _count_table(run: GymTestsRun, side: Side) -> list[str]:
 
 def markdown(run: GymTestsRun) -> str:
     base, cand = _names(run)
-    out = [f"## Gym's own tests ({run.scope}): {base} → {cand}", "", verdict_line(run), ""]
+    out = [f"## Gym's own tests ({run.scope}): {base} → {cand}", "", run.verdict, ""]
     if run.why_not:
         return "\n".join(out)
     out += [f"### {base}'s tests: on {base} (the control) and on {cand}", "", *_count_table(run, Side.BASELINE), ""]

@@ -25,12 +25,6 @@ from gymgate.runfolder import RunFolder, runs_dir
 from gymgate.verdict import RUN_VERDICTS, combined_exit
 
 
-def verdict_line(run) -> str:
-    from gymgate.gymtests.report import verdict_line as line  # noqa: PLC0415 - only when Gym's own tests ran
-
-    return line(run)
-
-
 def report_dir(base: Path | None, kind: str) -> Path:
     """Where a matrix or bisect report goes by default: runs/<kind>-<UTC stamp>/."""
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
@@ -74,9 +68,9 @@ def run_matrix(
             from gymgate.harness.gym_tests import judge_bump_tests  # noqa: PLC0415 - only when Gym's own tests are asked for
 
             scope, envs = gym_tests
-            judged = judge_bump_tests(before.source, after.source, envs, scope, opts, target, acks)
+            judged = judge_bump_tests(before.source, after.source, envs, scope, opts, after.run.dir, acks, target)
             bumps[-1].gym_tests, bumps[-1].gym_tests_code = judged, judged.code
-            bumps[-1].gym_tests_verdict = verdict_line(judged)
+            bumps[-1].gym_tests_verdict = judged.verdict
     return Matrix(columns, bumps, expected)
 
 
@@ -90,7 +84,7 @@ def print_matrix(matrix: Matrix, written: list[Path], out: TextIO) -> None:
     for bump in matrix.bumps:
         print(f"{bump.baseline.asked} → {bump.candidate.asked}: {bump.comparison.verdict}", file=out)
         if bump.gym_tests is not None:
-            print(f"  {verdict_line(bump.gym_tests)}", file=out)
+            print(f"  {bump.gym_tests_verdict}", file=out)
     if not matrix.bumps:
         for ref in matrix.refs:
             print(f"{ref.asked}: {RUN_VERDICTS.get(ref.run.code, 'could not judge')}", file=out)
@@ -110,11 +104,7 @@ def matrix_document(matrix: Matrix, written: list[Path]) -> dict:
                 "verdict": b.comparison.verdict,
                 "exit_code": b.comparison.exit_code,
                 "report_dir": str(b.out),
-                **(
-                    {"gym_tests": {"verdict": verdict_line(b.gym_tests), **b.gym_tests.to_json()}}
-                    if b.gym_tests
-                    else {}
-                ),
+                **({"gym_tests": b.gym_tests.to_json()} if b.gym_tests else {}),
             }
             for b in matrix.bumps
         ],

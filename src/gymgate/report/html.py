@@ -20,7 +20,7 @@ from gymgate.compare.runs import Comparison, PathComparison
 from gymgate.errors import EXIT_FAILED, EXIT_OK
 from gymgate.pathid import PathId
 from gymgate.report.fidelity import fidelity_columns
-from gymgate.report.grid import bump_grid, replay_grid
+from gymgate.report.grid import BAD, GOOD, WARN, bump_grid, replay_grid
 from gymgate.report.grouping import ACKNOWLEDGED, bundle_changes, cause_lines, describe_paths
 from gymgate.report.grouping import FAILING as UNREVIEWED
 from gymgate.report.markdown import bundle_line, cause_groups, flaky_side_text, ref_label, sides
@@ -141,6 +141,15 @@ def answer(comparison: Comparison) -> str:
     return "Cannot say: nothing could be judged (gymgate's own error, or the machine's). Rerun."
 
 
+def _gym_tests(comparison: Comparison, out_dir: Path) -> dict[str, str] | None:
+    """Gym's own tests' verdict beside the paths' (`accept --gym-tests`), with its page, relative to this one."""
+    judged = comparison.gym_tests
+    if judged is None:
+        return None
+    tone = {EXIT_OK: GOOD, EXIT_FAILED: BAD}.get(judged.get("code"), WARN)
+    return {"verdict": judged["verdict"], "tone": tone, "page": os.path.relpath(judged["page"], out_dir)}
+
+
 def _links(comparison: Comparison, item: PathComparison, out_dir: Path) -> dict[str, str]:
     """Where a path's evidence is on the candidate, relative to the page: its record and its environment's log."""
     run = RunFolder(Path(comparison.candidate["dir"]))
@@ -194,6 +203,7 @@ def page_model(comparison: Comparison, out_dir: Path | None = None) -> dict[str,
     return {
         **banner(code),
         "answer": answer(comparison),
+        "gym_tests": _gym_tests(comparison, out_dir),
         "next": [{"why": s.why, "command": s.command} for s in next_steps(comparison, out_dir) if not s.to_report],
         "grid": bump_grid(comparison),
         "replay_grid": replay_grid(

@@ -142,11 +142,13 @@ def bundle_line(comparison: Comparison, bundle: ChangeBundle) -> str:
 
 
 def _header(comparison: Comparison) -> list[str]:
+    judged = comparison.gym_tests
     return [
         f"## gymgate: {ref_label(comparison.baseline)} → {ref_label(comparison.candidate)}",
         "",
         f"**Verdict: {comparison.verdict}.**",
         "",
+        *([f"**{judged['verdict']}** ([every test]({judged['page']}))", ""] if judged else []),
     ]
 
 

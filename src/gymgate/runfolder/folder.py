@@ -62,6 +62,7 @@ WORKERS = "workers"
 UP_RECORD = "services.json"
 LOGS = "logs"
 GYM_TESTS = "gym-tests"
+GYM_TESTS_RESULTS, GYM_TESTS_MARKDOWN, GYM_TESTS_PAGE = "gym-tests.json", "gym-tests.md", "gym-tests.html"
 SETUP = "setup"
 PYTEST_LOG = "pytest.log"
 CRASH = "crash.txt"
@@ -142,6 +143,18 @@ class RunFolder:
     @property
     def gym_tests_dir(self) -> Path:
         return self.root / GYM_TESTS
+
+    def gym_tests(self, baseline_digest: str) -> dict[str, Any] | None:
+        """What this candidate's run judged of Gym's own tests against the baseline of that digest (its
+        gym-tests.json: `verdict`, `code`, …, and `page`, where gym-tests.html is), or None when it did not."""
+        path = self.gym_tests_dir / GYM_TESTS_RESULTS
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict) or (data.get("baseline") or {}).get("digest") != baseline_digest:
+            return None  # another bump's (this run was a candidate against another baseline)
+        return {**data, "page": str(self.gym_tests_dir / GYM_TESTS_PAGE)}
 
     @property
     def setup_dir(self) -> Path:
