@@ -95,12 +95,22 @@ def first_error_line(text: str) -> str:
     return found[:400]
 
 
+MESSAGE_CHARS = 600
+
+
+def _explained(longrepr: dict) -> str:
+    """pytest's own explanation of a failure: the `E` lines of its last traceback entry (an assertion's diff), or the
+    crash's first line, at most MESSAGE_CHARS characters."""
+    entries = (longrepr.get("reprtraceback") or {}).get("reprentries") or [{}]
+    lines = [line[1:].strip() for line in (entries[-1].get("data") or {}).get("lines", []) if line.startswith("E ")]
+    said = " / ".join(line for line in lines if line and not line.startswith("Use -v"))
+    crash = str((longrepr.get("reprcrash") or {}).get("message") or "").strip()
+    return (said or (crash.splitlines() or [""])[0])[:MESSAGE_CHARS]
+
+
 def _message(longrepr) -> str:
     if isinstance(longrepr, dict):
-        crash = longrepr.get("reprcrash") or {}
-        if crash.get("message"):
-            return str(crash["message"]).splitlines()[0][:400] if crash["message"].strip() else ""
-        return first_error_line(json.dumps(longrepr))
+        return _explained(longrepr) or first_error_line(json.dumps(longrepr))
     if isinstance(longrepr, list) and len(longrepr) == 3:  # a skip: [path, line, "Skipped: why"]
         return str(longrepr[2]).removeprefix("Skipped: ")[:400]
     return first_error_line(str(longrepr or ""))
