@@ -152,9 +152,11 @@ class RunFolder:
             data = json.loads(path.read_text())
         except (OSError, ValueError):
             return None
-        if not isinstance(data, dict) or (data.get("baseline") or {}).get("digest") != baseline_digest:
+        if not isinstance(data, dict) or not isinstance(data.get("verdict"), str):
+            return None  # not a verdict this gymgate wrote
+        if (data.get("baseline") or {}).get("digest") != baseline_digest:
             return None  # another bump's (this run was a candidate against another baseline)
-        return {**data, "page": str(self.gym_tests_dir / GYM_TESTS_PAGE)}
+        return {**data, "page": str((self.gym_tests_dir / GYM_TESTS_PAGE).resolve())}
 
     @property
     def setup_dir(self) -> Path:
