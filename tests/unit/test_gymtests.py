@@ -292,3 +292,18 @@ def test_every_committed_review_of_gyms_own_tests_has_a_reason():
         for table in (gym_acks.TEST, gym_acks.INTERFACE):
             for entry in step.tables.get(table, []):
                 assert str(entry.get("reason", "")).strip(), (step.file.name, entry.get("test") or entry.get("vanished"))
+
+
+def test_a_candidates_run_shows_gym_tests_only_against_the_baseline_they_ran_with(tmp_path):
+    from gymgate.runfolder import RunFolder  # noqa: PLC0415 - this test only
+
+    folder = RunFolder(tmp_path)
+    assert folder.gym_tests("a" * 64) is None
+    run = _run(folder.gym_tests_dir, _failing(tmp_path))
+    folder.gym_tests_dir.mkdir()
+    (folder.gym_tests_dir / "gym-tests.json").write_text(json.dumps(run.to_json()))
+    shown = folder.gym_tests(SOURCES[0]["digest"])
+    assert shown["verdict"] == run.verdict and shown["code"] == EXIT_FAILED and shown["page"].endswith(".html")
+    assert folder.gym_tests("c" * 64) is None  # judged against another baseline
+    (folder.gym_tests_dir / "gym-tests.json").write_text("{}")
+    assert folder.gym_tests(SOURCES[0]["digest"]) is None  # not a verdict
