@@ -108,19 +108,21 @@ def _details(data: dict) -> list[str]:
 
 
 def render_gym_tests(data: dict, command: str) -> str:
+    figures = data["gym-tests"]
     lines = ["<!-- gym-tests:every:begin -->", "### Gym's own tests across every release", ""]
     lines += [
         f"Command: `{command}` — each release's tests over the other's code, both directions, the default "
         "set's servers, their agents, the model server and Gym's core (`--gym-tests all`), nothing cached.",
         "",
     ]
-    lines += HEADER + [_row(name, pair) for name, pair in data["pairs"].items()] + [""]
-    for name, pair in data["pairs"].items():
+    lines += HEADER + [_row(name, pair) for name, pair in figures["pairs"].items()] + [""]
+    for name, pair in figures["pairs"].items():
         lines += [f"- **{name}**", *_details(pair)]
     return "\n".join([*lines, "", "<!-- gym-tests:every:end -->"])
 
 
 def render_gym_tests_every(pin: str, baseline: str, data: dict, command: str) -> str:
+    data = data["gym_tests_every"]
     tag = f"gym-tests:{baseline}-to-{pin}-all"
     lines = [f"<!-- {tag}:begin -->", f"### Gym's own tests, every runnable environment: {data['pair']}", ""]
     lines += [
