@@ -104,13 +104,14 @@ TEMP_PREFIX = "gg"
 TEMP_MARK = ".gymgate-run"  # in each such folder: the id of the run it belongs to
 
 
-def run_temp_dir(tag: str) -> Path:
-    """A new folder `/tmp/gg<tag>…` for this process's run, marked with the run's id (RUN_MARKER). The process that
-    made it removes it when it is done; remove_temp_dirs / remove_stale_temp_dirs remove it if that process was
-    killed first."""
+def run_temp_dir(tag: str, run_id: str | None = None) -> Path:
+    """A new folder `/tmp/gg<tag>…` for this process's run (or for the child run `run_id` it starts), marked with
+    the run's id (RUN_MARKER). The process that made it removes it when it is done; remove_temp_dirs /
+    remove_stale_temp_dirs remove it if that process was killed first."""
     path = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{tag}", dir=TEMP_ROOT))
-    if os.environ.get(RUN_MARKER):
-        (path / TEMP_MARK).write_text(os.environ[RUN_MARKER])
+    owner = run_id or os.environ.get(RUN_MARKER)
+    if owner:
+        (path / TEMP_MARK).write_text(owner)
     return path
 
 

@@ -97,11 +97,16 @@ HEADER = [
 
 
 def _details(data: dict) -> list[str]:
+    """What stays red (each test named), what was reviewed (counted: acks/ has each reason), what was excluded."""
     lines = []
+    reviewed = [g for g in data["gating"] if g["ack"]]
+    if reviewed:
+        lines.append(f"  - {len(reviewed)} reviewed (acks/: what Gym changed, test by test)")
     for g in data["gating"]:
-        what = g["vanished"] or g["why"]
-        review = f" — reviewed: {g['ack']}" if g["ack"] else " — **not reviewed**"
-        lines.append(f"  - {g['category']}: `{g['test']}` ({g['label']}): {what}{review}")
+        if not g["ack"]:
+            lines.append(
+                f"  - **not reviewed**, {g['category']}: `{g['test']}` ({g['label']}): {g['vanished'] or g['why']}"
+            )
     for label, reasons in data["excluded"].items():
         lines.append(f"  - excluded in {label}: " + "; ".join(f"{n} × {r}" for r, n in reasons.items()))
     return lines

@@ -26,7 +26,7 @@ from pathlib import Path
 from gymgate.envs.child import child_environment
 from gymgate.envs.sync import SyncedEnv
 from gymgate.gymtests.roots import Root, root_of
-from gymgate.processes import kill_group, sweep
+from gymgate.processes import kill_group, remove_temp_dirs, run_temp_dir, sweep
 from gymgate.runfolder import new_run_id
 
 TEST_TIMEOUT_S = 120.0
@@ -172,11 +172,11 @@ class Suite:
     layer: Path
 
 
-def _pytest_args(suite: Suite, roots: Sequence[Root], report: Path, workers: int, only, skip) -> list[str]:
+def _pytest_args(suite: Suite, roots: Sequence[Root], report: Path, workers: int, only, skip, tmp: Path) -> list[str]:
     args = ["-m", "pytest", "-p", "no:cacheprovider", "-c", str(suite.config), "--rootdir", str(suite.tree)]
     args += ["-o", "addopts=--strict-markers", "-o", "log_cli=false", "-n", str(workers)]
     args += ["--continue-on-collection-errors", "-q", "-rN", "--timeout", f"{TEST_TIMEOUT_S:g}"]
-    args += ["--timeout-method", "signal", "--report-log", str(report), "--basetemp", str(suite.tree / ".tmp" / "pt")]
+    args += ["--timeout-method", "signal", "--report-log", str(report), "--basetemp", str(tmp / "pt")]
     for nodeid in skip:
         args += ["--deselect", nodeid]
     at = f"{roots[0].path}/" if roots[0].path else ""  # the process runs from its root's folder
@@ -185,8 +185,10 @@ def _pytest_args(suite: Suite, roots: Sequence[Root], report: Path, workers: int
     return args + [r.tests.removeprefix(at) for r in roots]
 
 
-def _environment(suite: Suite, roots: Sequence[Root], run_id: str) -> dict[str, str]:
-    home, tmp = suite.tree / ".tmp" / "home", suite.tree / ".tmp"
+def _environment(suite: Suite, run_id: str, tmp: Path) -> dict[str, str]:
+    """HOME in the scratch tree; TMPDIR a short folder of the run's own under /tmp (AF_UNIX socket paths, Ray's
+    among them, stay within 107 bytes), removed with the run."""
+    home = suite.tree / ".tmp" / "home"
     home.mkdir(parents=True, exist_ok=True)
     extra = {
         "PYTHONPATH": str(suite.layer),
@@ -209,7 +211,8 @@ def _environment(suite: Suite, roots: Sequence[Root], run_id: str) -> dict[str, 
 
 
 def _stop(proc: subprocess.Popen, run_id: str) -> None:
-    """The batch's process group: SIGINT, then SIGKILL after STOP_GRACE_S; then whatever carries its marker."""
+    """The batch's process group: SIGINT, then SIGKILL after STOP_GRACE_S; then whatever carries its marker, and its
+    temporary folder."""
     if proc.poll() is None:
         kill_group(proc.pid, signal.SIGINT)
         try:
@@ -219,6 +222,7 @@ def _stop(proc: subprocess.Popen, run_id: str) -> None:
             proc.wait(timeout=STOP_GRACE_S)
     kill_group(proc.pid, signal.SIGKILL)
     sweep(run_id)
+    remove_temp_dirs(run_id)
 
 
 PYTEST_FINISHED = (0, 1, 5)  # all passed, some failed, none collected
@@ -239,14 +243,15 @@ def _run_batch(
     skip: list[str] = []
     for attempt in range(RESTARTS + 1):
         run_id, report, log = new_run_id(), logs / f"{name}.{attempt}.jsonl", logs / f"{name}.log"
+        tmp = run_temp_dir("t", run_id)
         for root in roots:
             results[root.path].log = str(log)
         started = time.monotonic()
         with log.open("ab") as out:
             proc = subprocess.Popen(
-                [str(suite.env.python), *_pytest_args(suite, roots, report, workers, only, skip)],
+                [str(suite.env.python), *_pytest_args(suite, roots, report, workers, only, skip, tmp)],
                 cwd=suite.tree / roots[0].path if roots[0].path else suite.tree,
-                env=_environment(suite, roots, run_id),
+                env=_environment(suite, run_id, tmp),
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
