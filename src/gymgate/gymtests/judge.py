@@ -58,7 +58,7 @@ MEANINGS: dict[TestCategory, str] = {
     TestCategory.SAME_FAIL: "fails on its own release every time and on the other too.",
     TestCategory.EXCLUDED: "fails or flakes on its own release (its control runs): not evidence about the bump.",
     TestCategory.CANNOT_RUN: "cannot run here: skipped on its own release, needs a module this environment lacks, "
-    "or the network (decided on the control run).",
+    "or the network or a service (decided on the control run).",
 }
 GATING = (TestCategory.NEWLY_FAILING, TestCategory.INTERFACE)  # exit 1 unless reviewed
 SHOWN = (
@@ -186,7 +186,7 @@ def _cannot_run(own: Observed) -> str | None:
         return own.runs[0].message or "skipped"
     message = own.failure()
     if own.outcomes <= {FAILED} and _NETWORK.search(message):
-        return f"needs the network: {message}"
+        return f"needs the network or a service: {message}"
     return None
 
 
