@@ -307,3 +307,33 @@ def test_a_candidates_run_shows_gym_tests_only_against_the_baseline_they_ran_wit
     assert folder.gym_tests("c" * 64) is None  # judged against another baseline
     (folder.gym_tests_dir / "gym-tests.json").write_text("{}")
     assert folder.gym_tests(SOURCES[0]["digest"]) is None  # not a verdict
+
+
+def test_an_interrupt_stops_every_running_suite_process_within_its_grace(tmp_path):
+    """Ctrl-C during a suite: each server's pytest (here a stand-in that never ends) is stopped by its process group,
+    nothing waits for its bound, and the interrupt goes on to the caller."""
+    import _thread  # noqa: PLC0415 - this test only
+    import threading  # noqa: PLC0415 - this test only
+    import time  # noqa: PLC0415 - this test only
+    from types import SimpleNamespace  # noqa: PLC0415 - this test only
+
+    from gymgate.gymtests.execute import Suite, run_suite  # noqa: PLC0415 - this test only
+    from gymgate.processes import alive  # noqa: PLC0415 - this test only
+
+    pids = tmp_path / "pids"
+    python = tmp_path / "python"
+    python.write_text(f"#!/bin/sh\necho $$ >> {pids}\nexec sleep 600\n")
+    python.chmod(0o755)
+    env = SimpleNamespace(python=python, path=tmp_path, bin=tmp_path)
+    roots = [Root(f"resources_servers/s{i}", f"s{i}") for i in range(3)]
+    for root in roots:
+        (tmp_path / "tree" / root.tests).mkdir(parents=True)
+    suite = Suite("a", "b", tmp_path / "tree", tmp_path / "cfg", env, tmp_path)
+    threading.Timer(2.0, _thread.interrupt_main).start()
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        run_suite(suite, roots, tmp_path / "logs", workers=2)
+    assert time.monotonic() - started < 30
+    started_pids = [int(p) for p in pids.read_text().split()]
+    assert len(started_pids) == 2  # two at once; the third never started
+    assert not any(alive(pid) for pid in started_pids)

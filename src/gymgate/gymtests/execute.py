@@ -242,6 +242,8 @@ def _run_batch(
     """One batch to its end, again without the hung tests after each hang (at most RESTARTS times)."""
     skip: list[str] = []
     for attempt in range(RESTARTS + 1):
+        if stopping.is_set():
+            return
         run_id, report, log = new_run_id(), logs / f"{name}.{attempt}.jsonl", logs / f"{name}.log"
         tmp = run_temp_dir("t", run_id)
         for root in roots:
@@ -304,19 +306,20 @@ def run_suite(
         else:
             runnable.append(root)
     stopping = threading.Event()
-    servers = [r for r in runnable if r.path]
+    pool = ThreadPoolExecutor(max_workers=max(1, workers))
     try:
-        with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-            pending = [
-                pool.submit(_run_batch, suite, [r], logs, _slug(r), results, 0, only, timeout_s, stopping)
-                for r in servers
-            ]
-            for future in pending:
-                future.result()
+        pending = [
+            pool.submit(_run_batch, suite, [r], logs, _slug(r), results, 0, only, timeout_s, stopping)
+            for r in runnable
+            if r.path
+        ]
+        for future in pending:
+            future.result()
         for root in (r for r in runnable if not r.path):
             _run_batch(suite, [root], logs, _slug(root), results, workers, only, timeout_s, stopping)
     finally:
-        stopping.set()  # on an interrupt: every batch still running stops its process group
+        stopping.set()  # on an interrupt: every batch still running stops its process group, none starts
+        pool.shutdown(wait=True)
     return [results[r.path] for r in roots if r.path in results]
 
 
