@@ -291,7 +291,10 @@ def test_every_committed_review_of_gyms_own_tests_has_a_reason():
     for step in ack_files.read(ack_files.acks_dir()):
         for table in (gym_acks.TEST, gym_acks.INTERFACE):
             for entry in step.tables.get(table, []):
-                assert str(entry.get("reason", "")).strip(), (step.file.name, entry.get("test") or entry.get("vanished"))
+                assert str(entry.get("reason", "")).strip(), (
+                    step.file.name,
+                    entry.get("test") or entry.get("vanished"),
+                )
 
 
 def test_a_candidates_run_shows_gym_tests_only_against_the_baseline_they_ran_with(tmp_path):

@@ -313,6 +313,8 @@ def run_suite(
             for r in runnable
             if r.path
         ]
+        while not all(future.done() for future in pending):
+            time.sleep(POLL_S)  # not a blocking wait: an interrupt is taken at once
         for future in pending:
             future.result()
         for root in (r for r in runnable if not r.path):
