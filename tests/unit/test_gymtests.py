@@ -237,6 +237,7 @@ def test_a_review_of_other_text_or_another_pair_does_not_cover_it(tmp_path):
     other = judge_test(verdict.test, verdict.label, Side.BASELINE, obs(P), obs(F), None, FINISHED)
     other.text = "sha256:0000000000000000"  # the same test, written otherwise: another pinned behaviour
     assert gym_acks.apply(acks, *SOURCES, [other]) and not other.ack  # and the entry is stale here
+    assert gym_acks.apply(acks, *SOURCES, []) == []  # a run that did not judge the test: not stale
     downgrade = judge_test(verdict.test, verdict.label, Side.BASELINE, obs(P), obs(F), None, FINISHED)
     downgrade.text = verdict.text
     gym_acks.apply(acks, SOURCES[1], SOURCES[0], [downgrade])

@@ -58,11 +58,15 @@ def apply(directory: Path, baseline: dict[str, Any], candidate: dict[str, Any], 
                 verdict.ack = prefix + reason
                 verdict.ack_file = f"acks/{step.file.name} {_table(verdict)} {index}"
                 break
+    # Stale: an entry about a test this run judged that matched nothing here. Entries about tests outside the run's
+    # scope (the core's, another environment's) say nothing either way.
+    judged = {v.test for v in verdicts if v.of == Side.BASELINE}
     stale = []
     for step in own:
         for table in (TEST, INTERFACE):
             for i, entry in enumerate(step.tables.get(table, []), 1):
-                if (str(step.file), i) not in used:
+                named = {entry.get("test")} if table == TEST else set(entry.get("tests", []))
+                if (str(step.file), i) not in used and named & judged:
                     stale.append(f"acks/{step.file.name} {table} {i} ({entry.get('test') or entry.get('vanished')})")
     return stale
 
