@@ -12,6 +12,7 @@ from gymgate.errors import InfraError
 from gymgate.locations import cache_dir
 from gymgate.locks import held
 from gymgate.refs import index
+from gymgate.refs.local import sha256_file
 from gymgate.refs.source import KIND_GIT, KIND_INDEX, KIND_PIN, KIND_TREE, GymSource
 
 UNPACK_LOCK_S = 300.0  # another run unpacking the same sdist
@@ -57,7 +58,9 @@ def source_tree(source: GymSource) -> Path:
     with held(tree.parent / f"{tree.name}.lock", UNPACK_LOCK_S, f"unpacking {sdist.filename}"):
         if tree.is_dir():
             return tree
-        tarball = index.download(sdist, cache_dir() / "artifacts" / sdist.filename)
+        tarball = cache_dir() / "artifacts" / sdist.filename  # where index.cached_sdist keeps it too
+        if not tarball.is_file() or sha256_file(tarball) != sdist.sha256:
+            index.download(sdist, tarball)
         scratch = Path(tempfile.mkdtemp(prefix=f".{tree.name}.", dir=tree.parent))
         try:
             index.unpack_sdist(tarball, scratch)
