@@ -104,3 +104,39 @@ def test_the_originals_nondeterministic_fields_are_no_oracle():
     )
     other.observe([], {"reward": 1.0, "library_reward": 1.0, "extracted_answer": "x"})
     assert variant.oracle(other, "0.7.0")[0] == {"reward": 1.0, "library_reward": 1.0, "extracted_answer": "x"}
+
+
+def test_a_session_variant_is_held_to_what_the_tools_answered_its_originals_calls():
+    """A read-first variant: the read-only call's output is held to the case's declaration, every other output to
+    the original's; a session lost after the first call fails though the reward agrees."""
+    from gymgate.endpoint.script import ToolCall
+    from gymgate.variants.sessions import ReadOnlyCall, SessionDecl
+
+    read, reply = ToolCall("read", '{"id": "57"}'), ToolCall("reply", '{"id": "57"}')
+    session = SessionDecl((ReadOnlyCall(read, '{"output":"s"}'),))
+    env = SimpleNamespace(name="workplace_assistant", session=session)
+    turns = (Turn(tool_calls=(reply,)), Turn(content="Done."))
+    original = SimpleNamespace(id=PathId.of(env.name, "accepted"), script=Script(env.name, "accepted", turns))
+    form = FORMS["read_first"]
+    path = SimpleNamespace(id=PathId.of(env.name, "form.read_first.accepted"), detail=form, of=original, env=env)
+    script = form.apply(original.script, None, session)
+
+    def result(*outputs: str) -> dict:
+        return {"reward": 1.0, "response": {"output": [{"type": "function_call_output", "output": o} for o in outputs]}}
+
+    oracle = variant.verdict(result("ok"), ())
+    assert oracle == {"reward": 1.0, "tool_outputs": ["ok"]}
+    assert "tool_outputs" not in variant.verdict(result("ok"))  # other forms: the verdict only
+    kept = record(path)
+    variant.judge(kept, path, script, result('{"output":"s"}', "ok"), oracle, variant.THIS_RUN)
+    assert kept.complete().outcome == PASS, kept.failures
+    lost = record(path)
+    variant.judge(lost, path, script, result('{"output":"s"}', '{"detail":"Session not initialized."}'), oracle, "")
+    assert lost.complete().outcome == FAIL
+    assert [f.field for f in lost.failures] == ["tool_outputs (the original's, read_first)"]
+    misread = record(path)
+    variant.judge(misread, path, script, result('{"output":"other"}', "ok"), oracle, "")
+    assert (
+        misread.complete().outcome == FAIL
+        and "declared in workplace_assistant's [session]" in misread.failures[0].field
+    )

@@ -123,6 +123,129 @@ def test_a_program_read_another_way_prints_what_it_printed(form):
     assert run(code) == run(PROGRAM) == "42 ada\n"
 
 
+@pytest.mark.parametrize("form", ["stdout_write", "stdout_buffer_write", "output_joined"])
+def test_a_program_that_writes_another_way_writes_what_it_wrote(form):
+    """Each way of writing output keeps the program's meaning: run for real, original and variant write the same."""
+    program = PROGRAM + 'print("a", 1, sep="-", end="!\\n")\nfor i in range(2):\n    print(i, flush=True)\n'
+    code = text_of(FORMS[form].apply(said(f"```python\n{program}```")))
+    assert code is not None and "\nprint(total" not in code
+    code = code.split("```python\n")[1].split("```")[0]
+
+    def run(source: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", source], input="2\n3 4\n5 6\nada\n", capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    assert run(code) == run(program) == "42 ada\na-1!\n0\n1\n"
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        "import sys\nsys.stdout.write('1')\nprint(2)",  # writes through sys.stdout already
+        "print(1, file=sys.stderr)",  # not to its output
+        "p = print\np(1)",  # the name print for something else
+    ],
+)
+def test_a_program_that_writes_otherwise_gets_no_output_form(program):
+    for form in ("stdout_write", "stdout_buffer_write", "output_joined"):
+        assert FORMS[form].apply(said(f"```python\n{program}\n```")) is None
+    assert FORMS["output_joined"].apply(said("```python\nprint(1)\nexit()\n```")) is None
+
+
+def judged(*verdicts: str) -> Script:
+    return Script("env", "accepted", (Turn(content="\\boxed{Darwin}"),), ("GOLD:",), verdicts)
+
+
+@pytest.mark.parametrize(
+    "form, reply, want",
+    [
+        (
+            "judge_reasoning_first",
+            "[[A=B]]",
+            "Comparing the candidate with the gold answer, on what each of them states.\n\n[[A=B]]",
+        ),
+        (
+            "judge_other_label_first",
+            "Same. [[A=B]]",
+            "Same. At first sight this could be [[A!=B]], but on reflection my verdict is [[A=B]]",
+        ),
+        (
+            "judge_other_label_first",
+            "[[A!=B]]",
+            "At first sight this could be [[A=B]], but on reflection my verdict is [[A!=B]]",
+        ),
+        ("judge_label_bold", "Same. [[A=B]]", "Same. **[[A=B]]**"),
+        ("judge_label_lower", "No. [[A!=B]]", "No. [[a!=b]]"),
+        ("judge_closing_remark", "[[A=B]]", "[[A=B]]\n\nThat is my final verdict."),
+    ],
+)
+def test_a_judge_form_rewrites_the_judge_reply_and_nothing_else(form, reply, want):
+    script = judged(reply)
+    rewritten = FORMS[form].apply(script)
+    assert rewritten.judge_verdicts == (want,) and rewritten.turns == script.turns
+    assert FORMS[form].apply(judged("Judgement: yes")) is None  # no label it knows: no variant
+    assert FORMS[form].apply(said("[[A=B]]")) is None  # a policy's text is not a judge reply
+
+
+def session_script(*turns: Turn) -> Script:
+    return Script("env", "accepted", turns)
+
+
+REPLY = ToolCall("reply", '{"id": "57"}')
+READ = ToolCall("read", '{"id": "57", "field": "subject"}')
+DONE = Turn(content="Done.")
+
+
+def test_session_forms_spread_the_same_work_over_more_calls():
+    from gymgate.variants.sessions import ReadOnlyCall, SessionDecl
+
+    session = SessionDecl((ReadOnlyCall(READ, '{"output":"s"}'),))
+    one = session_script(Turn(reasoning="r", tool_calls=(REPLY,)), DONE)
+    first = FORMS["read_first"].apply(one, None, session)
+    assert [t.tool_calls for t in first.turns] == [(READ,), (REPLY,), ()] and first.inserted_calls == (0,)
+    assert first.turns[1].reasoning == "r"
+    after = FORMS["read_after"].apply(one, None, session)
+    assert [t.tool_calls for t in after.turns] == [(REPLY,), (READ,), ()] and after.inserted_calls == (1,)
+    assert FORMS["calls_split"].apply(one, None, session) is None  # one call: nothing to split
+    two = session_script(Turn(tool_calls=(REPLY, READ)), DONE)
+    split = FORMS["calls_split"].apply(two, None, session)
+    assert [t.tool_calls for t in split.turns] == [(REPLY,), (READ,), ()] and split.inserted_calls == ()
+    merged = FORMS["calls_at_once"].apply(split, None, session)
+    assert merged.turns == two.turns
+    forbidden = {"responses_create_params": {"parallel_tool_calls": False}}
+    assert FORMS["calls_at_once"].apply(split, forbidden, session) is None
+    assert FORMS["calls_at_once"].apply(split, forbidden, SessionDecl(parallel=True)) is not None
+    # No [session] table: the environment's agent is not known to run calls in one session; no read-only call: no
+    # read form.
+    assert all(FORMS[f].apply(two, None, None) is None for f in ("read_first", "calls_split", "calls_at_once"))
+    assert FORMS["read_first"].apply(one, None, SessionDecl()) is None
+    assert Script.from_json(json.loads(json.dumps(first.to_json()))) == first
+
+
+def test_a_read_only_call_made_first_is_held_to_its_declared_output_only_there():
+    from gymgate.variants.sessions import ReadOnlyCall, SessionDecl, declared_outputs
+
+    session = SessionDecl((ReadOnlyCall(READ, '{"output":"s"}'),))
+    first = FORMS["read_first"].apply(session_script(Turn(tool_calls=(REPLY,)), DONE), None, session)
+    assert declared_outputs(first, session) == {0: '{"output":"s"}'}
+    after = FORMS["read_after"].apply(session_script(Turn(tool_calls=(REPLY,)), DONE), None, session)
+    assert declared_outputs(after, session) == {}  # after the work, what it reads depends on the work
+
+
+def test_a_malformed_session_table_names_what_is_wrong():
+    from gymgate.variants.sessions import SessionDecl
+
+    with pytest.raises(ValueError, match="unknown key"):
+        SessionDecl.from_data({"read_only": [], "writes": []}, "cases/x.toml")
+    with pytest.raises(ValueError, match="read_only entries"):
+        SessionDecl.from_data({"read_only": [{"name": "f"}]}, "cases/x.toml")
+    with pytest.raises(ValueError, match="parallel"):
+        SessionDecl.from_data({"parallel": "yes"}, "cases/x.toml")
+
+
 def test_tool_call_arguments_are_the_same_json_written_otherwise():
     calls = (ToolCall("reply", '{"email_id": "57", "body": "Thanks"}'), ToolCall("noop", "not json"))
     script = Script("e", "m", (Turn(tool_calls=calls), Turn(content="Done.")))

@@ -399,14 +399,16 @@ def check_tool_output(result: PathRecord, path: PathSpec, full: dict[str, Any]) 
     golden = path.tool_outputs
     if golden is None:
         return  # a draft: `gymgate case new` pins what the tools returned
-    got = [i.get("output") for i in _tool_outputs(full)]
+    got = tool_outputs(full)
     want = list(golden)
     if got != want:
         result.fail("tool_output", "tool outputs (golden, from the case)", want, got)
 
 
-def _tool_outputs(full: dict[str, Any]) -> list[dict[str, Any]]:
-    return [i for i in (full.get("response") or {}).get("output", []) if i.get("type") == "function_call_output"]
+def tool_outputs(full: dict[str, Any]) -> list[Any]:
+    """Every tool output in Gym's result, in the order the tools ran."""
+    output = (full.get("response") or {}).get("output") if isinstance(full, dict) else None
+    return [i.get("output") for i in output or [] if isinstance(i, dict) and i.get("type") == "function_call_output"]
 
 
 MODEL_ITEMS = ("message", "function_call", "reasoning")  # output items a model call produced
@@ -460,7 +462,7 @@ def check_recording(result: PathRecord, path: PathSpec, full: dict[str, Any], ex
     not reproduce fails the path (kind `recording`) unless cases/recordings/fidelity.toml classifies exactly it."""
     if path.recorded is None:
         return
-    replayed_tools = [i.get("output") for i in _tool_outputs(full)]
+    replayed_tools = tool_outputs(full)
     judged = (len(path.script.judge_verdicts), len(_ok(exchanges, JUDGE)))
     found = fidelity.divergences(path.recorded.fields, full, path.recorded.tool_outputs, replayed_tools, judged)
     if not found:

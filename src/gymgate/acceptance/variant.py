@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gymgate.acceptance.checks import failure_markers
+from gymgate.acceptance.checks import failure_markers, tool_outputs
 from gymgate.endpoint.script import Script, Turn
 from gymgate.outcomes import FAIL, PASS
 from gymgate.paths.spec import PathSpec
@@ -21,29 +21,34 @@ from gymgate.runfolder.record import RESULT
 from gymgate.text import excerpt
 from gymgate.variants.forms import Form, answer_turn, verdict_fields
 from gymgate.variants.known import known
+from gymgate.variants.sessions import declared_outputs
 
 VARIANT = "variant"  # the failure kind a disagreement reports (runfolder/record.py Failure.kind)
 REWARD, MARKER = "reward", "marker."  # a verdict's reward, and its failure markers' prefix
+TOOL_OUTPUTS = "tool_outputs"  # a session variant's verdict: what the tools answered the original's calls
 ABSENT = "<absent>"
 MASKED = "masked"  # in an oracle: the fields left out of it (its original's nondeterministic ones)
 THIS_RUN, RUN_AGAIN = "this run's record", "run again for this variant, in the same Gym"
 
 
-def verdict(result: Any) -> dict[str, Any]:
+def verdict(result: Any, calls: tuple[int, ...] | None = None) -> dict[str, Any]:
     """What a variant must agree with its original on: the reward, every failure marker, the declared verdict
-    fields (gymgate/variants/forms.toml) of Gym's result."""
+    fields (gymgate/variants/forms.toml) of Gym's result; with `calls` (the calls a variant added: none for the
+    original), also what the tools answered every other call, in order."""
     if not isinstance(result, dict):
         return {REWARD: ABSENT}
     found = {REWARD: result.get(REWARD, ABSENT)}
     found |= {MARKER + k: v for k, v in failure_markers(result).items()}
+    if calls is not None:
+        found[TOOL_OUTPUTS] = [o for n, o in enumerate(tool_outputs(result)) if n not in calls]
     return found | verdict_fields(result)
 
 
-def oracle(record: PathRecord | None, gym: str) -> tuple[dict[str, Any] | None, str]:
+def oracle(record: PathRecord | None, gym: str, tools: bool = False) -> tuple[dict[str, Any] | None, str]:
     """The original's verdict from its record, or None and why it cannot be one (it did not run to its end). The
     fields reviewed entries say the original's replays do not agree on from run to run on this Gym
     (recordings/fidelity.nondeterministic) are no oracle, whether or not this run of it diverged: they are left out
-    (`MASKED` lists the verdict's keys left out)."""
+    (`MASKED` lists the verdict's keys left out). `tools`: the tool outputs are part of it (a session form's)."""
     if record is None:
         return None, "it left no record"
     result = record.observed.get(RESULT) if record.observed else None
@@ -51,7 +56,7 @@ def oracle(record: PathRecord | None, gym: str) -> tuple[dict[str, Any] | None, 
         why = (record.reason or str(record.outcome)).splitlines()[0][:300]
         return None, f"it did not run to its end ({record.outcome}: {why})"
     noisy = fidelity.nondeterministic(record.path, gym)
-    found = verdict(result)
+    found = verdict(result, () if tools else None)
     masked = sorted(k for k in found if any(fidelity.under(k.removeprefix(MARKER), m) for m in noisy))
     kept = {k: v for k, v in found.items() if k not in masked}
     return (kept | {MASKED: masked} if masked else kept), ""
@@ -60,9 +65,12 @@ def oracle(record: PathRecord | None, gym: str) -> tuple[dict[str, Any] | None, 
 def judge(result: PathRecord, path: PathSpec, script: Script, gym_result: Any, original: dict[str, Any], source: str):
     """The variant's verdict against its original's, into the record: a failure per field that differs."""
     masked = original.get(MASKED, [])
-    mine = {k: v for k, v in verdict(gym_result).items() if k not in masked} | ({MASKED: masked} if masked else {})
     form, original_path = path.detail, path.of
     assert isinstance(form, Form) and original_path is not None
+    calls = script.inserted_calls if form.holds_tool_outputs else None
+    mine = {k: v for k, v in verdict(gym_result, calls).items() if k not in masked} | (
+        {MASKED: masked} if masked else {}
+    )
     before, after = answer(original_path.script), answer(script)
     shown = excerpt(before, after, context=240)
     result.sections["variant"] = {
@@ -76,6 +84,8 @@ def judge(result: PathRecord, path: PathSpec, script: Script, gym_result: Any, o
         "variant": mine,
         "answers": {"original": shown[0], "variant": shown[1]},
     }
+    if form.holds_tool_outputs:
+        judge_declared_outputs(result, script, path, gym_result)
     differing = sorted(k for k in set(original) | set(mine) if original.get(k, ABSENT) != mine.get(k, ABSENT))
     defect = known(str(path.id), str(result.gym.get("version", "")), differing, mine) if differing else None
     if defect is not None:
@@ -87,11 +97,24 @@ def judge(result: PathRecord, path: PathSpec, script: Script, gym_result: Any, o
         result.fail(VARIANT, f"{key} (the original's, {form.name})", original.get(key, ABSENT), mine.get(key, ABSENT))
 
 
+def judge_declared_outputs(result: PathRecord, script: Script, path: PathSpec, gym_result: Any) -> None:
+    """A read-only call the case declares an answer for, made before any other call, must answer it: the original
+    cannot be its oracle (it never made the call)."""
+    got = tool_outputs(gym_result)
+    for position, want in declared_outputs(script, path.env.session).items():
+        answered = got[position] if position < len(got) else ABSENT
+        if answered != want:
+            result.fail(
+                VARIANT, f"the read-only call's output (declared in {path.env.name}'s [session])", want, answered
+            )
+
+
 def answer(script: Script) -> str:
-    """The model's answer as a reader compares two forms of it: the answering turn's reasoning and text, and every
-    tool call."""
+    """The model's answer as a reader compares two forms of it: the answering turn's reasoning and text, every tool
+    call (with its turn), and every judge reply."""
     index = answer_turn(script)
     turn = script.turns[index] if index is not None else Turn()
-    calls = [f"{c.name}({c.arguments})" for t in script.turns for c in t.tool_calls]
-    parts = [f"[reasoning] {turn.reasoning}" if turn.reasoning else "", turn.content, *calls]
+    calls = [f"[turn {n + 1}] {c.name}({c.arguments})" for n, t in enumerate(script.turns) for c in t.tool_calls]
+    judged = [f"[judge] {v}" for v in script.judge_verdicts]
+    parts = [f"[reasoning] {turn.reasoning}" if turn.reasoning else "", turn.content, *calls, *judged]
     return "\n".join(p for p in parts if p) or json.dumps([])

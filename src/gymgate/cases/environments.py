@@ -10,6 +10,7 @@ from pathlib import Path
 
 from gymgate.errors import UsageError
 from gymgate.locations import repo_root
+from gymgate.variants.sessions import SessionDecl
 
 # Every environment's model ref is `policy_model`; this config turns token-id information on.
 MODEL_CONFIG = "responses_api_models/vllm_model/configs/vllm_model_for_training.yaml"
@@ -33,6 +34,9 @@ class Environment:
     derived_from: str = ""
     example: str = ""
     judged: bool = False
+    # The case's [session] table: its agent runs tool calls in one session, and which calls only read it (session
+    # variants: gymgate.variants.sessions); None: not declared, and no session variant fits.
+    session: SessionDecl | None = None
 
     @property
     def has_case(self) -> bool:
@@ -65,6 +69,15 @@ def _draft(case: dict) -> str:
     return str(marked.get("why") or "drafted, not reviewed") if isinstance(marked, dict) else "drafted, not reviewed"
 
 
+def _session(case: dict, path: Path) -> SessionDecl | None:
+    if "session" not in case:
+        return None
+    try:
+        return SessionDecl.from_data(case["session"], str(path))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
 SETS_FILE = "sets.toml"
 DEFAULT_SET = "default"
 ALL_SET = "all"  # no file lists it: every case, and every runnable environment of the ref (cases/derived.py)
@@ -94,6 +107,7 @@ def all_environments() -> list[Environment]:
                 judge_markers=tuple(data.get("judge_markers", ())),
                 case_file=path,
                 draft=_draft(whole),
+                session=_session(whole, path),
             )
         )
     return envs

@@ -57,6 +57,9 @@ class Script:
     # declared judge_markers (cases/derived.py): a request that does not carry it is the judge's, as is one that
     # carries the markers derived from the recorded judge requests (paths/replayed.judge_marker).
     opening: str = ""
+    # A variant's calls its original does not make (indexes among all the script's tool calls, in order): a session
+    # variant's read-only call (gymgate.variants.sessions), held apart from the original's calls.
+    inserted_calls: tuple[int, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def judge_verdict(self, call: int) -> str:
@@ -74,7 +77,7 @@ class Script:
         turns = tuple(
             Turn(t["content"], t["reasoning"], tuple(ToolCall(**c) for c in t["tool_calls"])) for t in data["turns"]
         )
-        tuples = {k: tuple(data[k]) for k in ("judge_markers", "judge_verdicts")}
+        tuples = {k: tuple(data.get(k, ())) for k in ("judge_markers", "judge_verdicts", "inserted_calls")}
         return cls(**{**data, "turns": turns, **tuples})
 
 

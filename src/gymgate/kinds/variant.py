@@ -34,7 +34,7 @@ def variant_paths(originals: list[PathSpec], selection: str = DEFAULT) -> list[P
         for form in forms:
             # A hand-written case's row is read from the running Gym: a form that reads the row fits it for now
             # and is applied again to the row the path is fed (prepare, below).
-            script = form.apply(original.script, original.row.data)
+            script = form.apply(original.script, original.row.data, original.env.session)
             if script is None:
                 continue
             pid = PathId.named(original.env.name, NAME, form=form.name, original=original.name)
@@ -64,7 +64,7 @@ class VariantKind(CatalogueDetail):
         return catalogue()[0]
 
     def prepare(self, ctx: PathContext, path: PathSpec, fed: dict[str, Any], result, run: RunPath) -> Prepared | None:
-        script = path.detail.apply(path.of.script, fed)  # a form may read the row: an option's text
+        script = path.detail.apply(path.of.script, fed, path.env.session)  # a form may read the row
         if script is None:
             result.skip(f"the form {path.detail.name} does not fit this row's answer")
             return None
@@ -84,7 +84,7 @@ class VariantKind(CatalogueDetail):
         record, source = ctx.run.record(original.id), variant.THIS_RUN
         if record is None:  # a --path of the variant alone, or a rerun in a fresh Gym
             record, source = run(original, ctx.run.originals), variant.RUN_AGAIN
-        found, why = variant.oracle(record, str(ctx.gym.get("version", "")))
+        found, why = variant.oracle(record, str(ctx.gym.get("version", "")), path.detail.holds_tool_outputs)
         if found is None:
             blame = record.blame if record.outcome == ERROR and record.blame else GYM
             result.error(blame, f"its original {original.id} cannot be its oracle: {why}")

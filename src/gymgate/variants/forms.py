@@ -14,10 +14,12 @@ from typing import Any
 
 from gymgate.endpoint.script import Script, ToolCall, Turn
 from gymgate.selection import chosen
+from gymgate.variants import sessions
 
 CATALOGUE = Path(__file__).with_name("forms.toml")
 TEXT, CODE, ARGUMENTS, REASONING = "text", "code", "arguments", "reasoning"
-WHERE = (TEXT, CODE, ARGUMENTS, REASONING)
+JUDGE, SESSION = "judge", "session"
+WHERE = (TEXT, CODE, ARGUMENTS, REASONING, JUDGE, SESSION)
 DECOY, OPTION = "<decoy>", "<option>"
 # A fenced block, tagged python or untagged: a code form rewrites the last one of the answer (what code verifiers
 # run; an untagged block after the program, its sample output, has no input() and so the form does not fit).
@@ -44,12 +46,25 @@ class Form:
     append: str = ""
     json: dict[str, Any] = field(default_factory=dict, hash=False)
     decoys: tuple[str, ...] = ()
+    session: str = ""  # for `session`: which rewrite of the calls (gymgate.variants.sessions.REWRITES)
     default: bool = True
 
-    def apply(self, script: Script, row: dict[str, Any] | None = None) -> Script | None:
+    @property
+    def holds_tool_outputs(self) -> bool:
+        """Whether its variants are held to their original's tool outputs too: the same work in more calls must
+        get the same answers from the tools."""
+        return self.where == SESSION
+
+    def apply(
+        self, script: Script, row: dict[str, Any] | None = None, session: sessions.SessionDecl | None = None
+    ) -> Script | None:
         """The script with its answer in this form, or None when the form does not fit it (or changes nothing).
         `row`: the row the path is fed, for a form that reads it (None: not known yet, and the form fits as far as
-        the answer tells)."""
+        the answer tells); `session`: the environment's [session] declaration, for a session form."""
+        if self.where == SESSION:
+            return sessions.rewrite(self.session, script, session, row)
+        if self.where == JUDGE:
+            return self._judge_verdicts(script, row)
         turns = list(script.turns)
         if self.where == ARGUMENTS:
             rewritten = [self._turn_arguments(t) for t in turns]
@@ -81,6 +96,11 @@ class Form:
         if turns[index] == turn:
             return None
         return replace(script, turns=tuple(turns))
+
+    def _judge_verdicts(self, script: Script, row: dict[str, Any] | None) -> Script | None:
+        """Every judge reply the script gives that the form fits, in the form (the judge is a model too)."""
+        verdicts = tuple(self._rewrite(v, row) or v for v in script.judge_verdicts)
+        return None if verdicts == script.judge_verdicts else replace(script, judge_verdicts=verdicts)
 
     def _fits(self, text: str) -> bool:
         return all(p.search(text) for p in self.fits) and not any(p.search(text) for p in self.unfit)
@@ -157,8 +177,10 @@ FITTING = {"fits", "unfit", "match"}
 ALLOWED = {
     TEXT: COMMON | FITTING | {"replace", "prepend", "append", "decoys"},
     CODE: COMMON | FITTING | {"replace", "prepend", "append", "decoys"},
+    JUDGE: COMMON | FITTING | {"replace", "prepend", "append", "decoys"},
     ARGUMENTS: COMMON | {"json"},
     REASONING: COMMON | {"prepend"},
+    SESSION: COMMON | {"session"},
 }
 
 
@@ -187,7 +209,10 @@ def _form(entry: dict[str, Any], matches: dict[str, Any], file: str) -> Form:
         )
     except (re.error, KeyError, TypeError) as exc:
         raise ValueError(f"{file}: form {name!r}: bad pattern: {exc}") from exc
-    if not (subs or entry.get("prepend") or entry.get("append") or entry.get("json")):
+    if where == SESSION:
+        if entry.get("session") not in sessions.REWRITES:
+            problems.append(f"session {entry.get('session')!r} ({', '.join(sessions.REWRITES)})")
+    elif not (subs or entry.get("prepend") or entry.get("append") or entry.get("json")):
         problems.append("rewrite (replace, prepend, append or json)")
     if where == ARGUMENTS and not entry.get("json"):
         problems.append("json (an `arguments` form rewrites the JSON)")
