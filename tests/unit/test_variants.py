@@ -377,3 +377,53 @@ def test_report_md_and_html_show_a_regressed_form_with_both_answers(tmp_path):
     page = render_html(comparison)
     assert 'id="variants"' in page and "<td>agrees</td><td>disagrees</td>" in page
     assert "<pre>\\boxed{\\text{&lt;B&gt;}}</pre>" in page  # the answer, escaped, beside the original's
+
+
+ROW = {
+    "responses_create_params": {
+        "input": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "Who?"},
+            {"type": "function_call", "call_id": "c1", "name": "find", "arguments": '{"q": "who"}'},
+            {"type": "function_call_output", "call_id": "c1", "output": "Darwin"},
+            {"role": "assistant", "content": [{"type": "output_text", "text": "Darwin."}]},
+        ],
+        "tools": [],
+    },
+    "expected_answer": "darwin",
+}
+
+
+def test_a_row_form_says_the_same_conversation_another_way_and_fits_only_what_it_rewrites():
+    """Each row form keeps the conversation: the messages a model is sent (acceptance/expected.py, as the
+    first_turn check builds them) are the original row's; the answer is untouched."""
+    from gymgate.acceptance.expected import first_turn_messages  # noqa: PLC0415 - yaml: the harness has it
+
+    want = first_turn_messages(ROW["responses_create_params"])
+    script = said("\\boxed{Darwin}")
+    for name in ("row_system_as_instructions", "row_typed_content", "row_chat_tool_calls"):
+        form = FORMS[name]
+        fed = form.feed(ROW)
+        assert fed is not None and fed != ROW and fed["expected_answer"] == "darwin", name
+        assert first_turn_messages(fed["responses_create_params"]) == want, name
+        assert form.apply(script, ROW) == script and form.apply(script, None) == script  # the answer stays
+    instructed = FORMS["row_system_as_instructions"].feed(ROW)
+    assert instructed["responses_create_params"]["instructions"] == "Be brief."
+    back = FORMS["row_instructions_as_system"].feed(instructed)
+    assert back["responses_create_params"]["input"] == ROW["responses_create_params"]["input"]
+    chat = FORMS["row_chat_tool_calls"].feed(ROW)["responses_create_params"]["input"]
+    assert chat[2] == {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "find", "arguments": '{"q": "who"}'}}],
+    }
+    assert chat[3] == {"role": "tool", "tool_call_id": "c1", "content": "Darwin"}
+    plain = {"responses_create_params": {"input": [{"role": "user", "content": [{"type": "input_text", "text": "x"}]}]}}
+    for name in (
+        "row_system_as_instructions",
+        "row_instructions_as_system",
+        "row_typed_content",
+        "row_chat_tool_calls",
+    ):
+        assert FORMS[name].feed(plain) is None and FORMS[name].apply(script, plain) is None, name
+    assert ROW["responses_create_params"]["input"][0] == {"role": "system", "content": "Be brief."}  # not mutated

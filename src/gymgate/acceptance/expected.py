@@ -33,12 +33,17 @@ def first_turn_messages(params: dict[str, Any]) -> list[dict[str, Any]]:
         kind = item.get("type", "message")
         if kind == "reasoning":
             pending_reasoning += [str(s.get("text", "")) for s in item.get("summary") or []]
-        elif kind == "message":
+        elif kind == "message":  # a Responses message item, or a chat-completions message (tool_calls, tool)
             message = {"role": item["role"], "content": content_text(item.get("content"))}
             if item["role"] == "assistant":
                 message["reasoning_content"] = "".join(pending_reasoning)
-                message["tool_calls"] = []
+                message["tool_calls"] = [
+                    {"function": {"name": c["function"]["name"], "arguments": c["function"]["arguments"]}}
+                    for c in item.get("tool_calls") or []
+                ]
                 pending_reasoning = []
+            if item["role"] == "tool":
+                message["tool_call_id"] = item.get("tool_call_id")
             messages.append(message)
         elif kind == "function_call":
             call = {"function": {"name": item["name"], "arguments": item["arguments"]}}

@@ -99,6 +99,15 @@ def read_pinned(file: str, line: int, sha256: str, env: str, gym_root: Path) -> 
     return raw
 
 
+def shipped_row(case: Case, text: str | None) -> dict[str, Any] | None:
+    """The case's row from its data file's text, after the case's transforms; None when the text does not hold
+    the pinned bytes (the run reports that: InputDrift)."""
+    lines = (text or "").splitlines(keepends=True)
+    if case.line >= len(lines) or hashlib.sha256(lines[case.line].encode()).hexdigest() != case.sha256:
+        return None
+    return transform_row(case, lines[case.line])
+
+
 def transform_row(case: Case, raw: str) -> dict[str, Any]:
     """The row a consumer feeds Gym: the example row plus the case's declared transforms, nothing else."""
     return apply_transforms(json.loads(raw), case.transforms, case.env)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from gymgate.cases.case import load_case
+from gymgate.cases.case import load_case, shipped_row
 from gymgate.cases.environments import Environment
 from gymgate.kinds import kinds
 from gymgate.kinds.protocol import Planning
@@ -40,8 +40,25 @@ def union(*sources: Iterable[Recording]) -> list[Recording]:
     return list(seen.values())
 
 
+def case_rows(files: GymFiles, envs: Iterable[Environment]) -> dict[str, dict]:
+    """Each case's row as this Gym ships it, after the case's transforms, where it ships the pinned bytes (a row
+    that drifted or is missing is the run's to report: the plan does without it)."""
+    rows = {}
+    for env in envs:
+        if not env.has_case:
+            continue
+        case = load_case(env)
+        row = shipped_row(case, files.read(case.file))
+        if row is not None:
+            rows[env.name] = row
+    return rows
+
+
 def plan(
-    envs: Iterable[Environment], recordings: Iterable[Recording] = (), selections: Mapping[str, str] | None = None
+    envs: Iterable[Environment],
+    recordings: Iterable[Recording] = (),
+    selections: Mapping[str, str] | None = None,
+    rows: Mapping[str, dict] | None = None,
 ) -> list[PathSpec]:
     """Every path of these environments, in order: per environment, each kind's paths after those of the kinds
     declared before it. `selections`: which of its paths a kind plans, by kind name (`fault`: --faults, `variant`:
@@ -49,7 +66,7 @@ def plan(
     by_env: dict[str, list[Recording]] = {}
     for recording in recordings:
         by_env.setdefault(recording.env, []).append(recording)
-    given = Planning(by_env, dict(selections or {}))
+    given = Planning(by_env, dict(selections or {}), dict(rows or {}))
     paths: list[PathSpec] = []
     for env in envs:
         planned: list[PathSpec] = []
@@ -70,6 +87,8 @@ def plan_refs(
     replay: the union of what each ref ships (the first ref's copy of a recording both ship), read from each ref's
     files without installing it."""
 
+    sources = list(sources)
     found = [recordings_of(Distribution(source), envs, source.version or source.name) for source in sources]
     recordings = union(*found)
-    return plan(envs, recordings, selections), recordings
+    rows = case_rows(Distribution(sources[0]), envs) if sources else {}
+    return plan(envs, recordings, selections, rows), recordings

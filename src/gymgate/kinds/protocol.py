@@ -24,6 +24,9 @@ class Planning:
 
     recordings: Mapping[str, Sequence[Recording]] = field(default_factory=dict)
     selections: Mapping[str, str] = field(default_factory=dict)
+    # Each case's row as a ref ships it (after its transforms), by environment, where the plan could read it: a form
+    # that reads the row fits the row itself, not only the answer (absent: it fits for now, and again when fed).
+    rows: Mapping[str, dict[str, Any]] = field(default_factory=dict)
 
     def selection(self, kind: str) -> str:
         return self.selections.get(kind, NONE)
@@ -45,6 +48,7 @@ class Prepared:
     script: Script
     oracle: Any = None
     oracle_from: str = ""
+    row: dict[str, Any] | None = None  # the row the path is fed instead of the one it was given (a row variant's)
 
 
 Check = tuple[str, Callable[[], object]]  # a check's name (the failure kind it reports) and the call that runs it

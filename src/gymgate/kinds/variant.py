@@ -5,6 +5,7 @@ run (or the original is run again), and acceptance/variant.py judges the two."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -20,10 +21,12 @@ from gymgate.variants.known import defects
 NAME = "variant"
 
 
-def variant_paths(originals: list[PathSpec], selection: str = DEFAULT) -> list[PathSpec]:
+def variant_paths(
+    originals: list[PathSpec], selection: str = DEFAULT, rows: Mapping[str, dict] | None = None
+) -> list[PathSpec]:
     """From an environment's paths planned so far, in their order, form by form: each that derives from no other
     path and can run here (a fault path's answer is its accepted path's; a recording that cannot run has no
-    oracle)."""
+    oracle). `rows`: the case rows the plan could read, by environment (a form that reads the row fits it)."""
     forms = selected(selection)
     if forms:
         defects()  # the reviewed known defects are checked before anything runs: a bad entry is a usage error
@@ -32,9 +35,10 @@ def variant_paths(originals: list[PathSpec], selection: str = DEFAULT) -> list[P
         if original.of is not None or original.cannot_run:
             continue
         for form in forms:
-            # A hand-written case's row is read from the running Gym: a form that reads the row fits it for now
-            # and is applied again to the row the path is fed (prepare, below).
-            script = form.apply(original.script, original.row.data, original.env.session)
+            # A hand-written case's row is read from the running Gym: a form that reads the row fits the row the
+            # plan read from the ref, or fits for now, and is applied again to the row the path is fed (prepare).
+            row = original.row.data if original.row.data is not None else (rows or {}).get(original.env.name)
+            script = form.apply(original.script, row, original.env.session)
             if script is None:
                 continue
             pid = PathId.named(original.env.name, NAME, form=form.name, original=original.name)
@@ -58,20 +62,21 @@ class VariantKind(CatalogueDetail):
     catalogue_file = "the form catalogue (gymgate/variants/forms.toml)"
 
     def plan(self, env: Environment, planned: list[PathSpec], given: Planning) -> list[PathSpec]:
-        return variant_paths(planned, given.selection(self.name))
+        return variant_paths(planned, given.selection(self.name), given.rows)
 
     def entries(self) -> tuple[Form, ...]:
         return catalogue()[0]
 
     def prepare(self, ctx: PathContext, path: PathSpec, fed: dict[str, Any], result, run: RunPath) -> Prepared | None:
-        script = path.detail.apply(path.of.script, fed, path.env.session)  # a form may read the row
+        form = path.detail
+        script = form.apply(path.of.script, fed, path.env.session)  # a form may read the row
         if script is None:
-            result.skip(f"the form {path.detail.name} does not fit this row's answer")
+            result.skip(f"the form {form.name} does not fit this row or its answer")
             return None
         oracle, source = self._original_verdict(ctx, path, result, run)
         if oracle is None:
             return None
-        return Prepared(replace(script, mode=path.name), oracle, source)
+        return Prepared(replace(script, mode=path.name), oracle, source, form.feed(fed))
 
     @staticmethod
     def _original_verdict(ctx: PathContext, path: PathSpec, result, run: RunPath) -> tuple[dict | None, str]:

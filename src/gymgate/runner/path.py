@@ -180,18 +180,18 @@ def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | N
         result.complete()
         result.reason = f"input drift: {drift}"
         return
-    data_file = ctx.run.data_file(env.name, path.name)
-    data_file.parent.mkdir(parents=True, exist_ok=True)
     # The row after the declared transforms: what the checks expect from.
     fed = apply_transforms(json.loads(raw), path.row.transforms, env)
-    data_file.write_text(json.dumps(fed) + "\n")
-    batch = collate([process_datum(row, i) for i, row in enumerate(load_rows(data_file))])
-
     # A script given in the path's stead (negative tests swap answers with it) runs as it is.
     prepared = Prepared(script) if script is not None else kind.prepare(ctx, path, fed, result, _oracle_run(ctx))
     if prepared is None:
         return
     script = prepared.script
+    fed = prepared.row if prepared.row is not None else fed  # a row variant is fed its row in another shape
+    data_file = ctx.run.data_file(env.name, path.name)
+    data_file.parent.mkdir(parents=True, exist_ok=True)
+    data_file.write_text(json.dumps(fed) + "\n")
+    batch = collate([process_datum(row, i) for i, row in enumerate(load_rows(data_file))])
     mark = len(ctx.endpoint.exchanges)
     ctx.endpoint.set_script(env.name, script, kind.injects(path))
     handle = ctx.handles[env.name]

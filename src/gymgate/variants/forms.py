@@ -14,12 +14,12 @@ from typing import Any
 
 from gymgate.endpoint.script import Script, ToolCall, Turn
 from gymgate.selection import chosen
-from gymgate.variants import sessions
+from gymgate.variants import rows, sessions
 
 CATALOGUE = Path(__file__).with_name("forms.toml")
 TEXT, CODE, ARGUMENTS, REASONING = "text", "code", "arguments", "reasoning"
-JUDGE, SESSION = "judge", "session"
-WHERE = (TEXT, CODE, ARGUMENTS, REASONING, JUDGE, SESSION)
+JUDGE, SESSION, ROW = "judge", "session", "row"
+WHERE = (TEXT, CODE, ARGUMENTS, REASONING, JUDGE, SESSION, ROW)
 DECOY, OPTION = "<decoy>", "<option>"
 # A fenced block, tagged python or untagged: a code form rewrites the last one of the answer (what code verifiers
 # run; an untagged block after the program, its sample output, has no input() and so the form does not fit).
@@ -47,6 +47,7 @@ class Form:
     json: dict[str, Any] = field(default_factory=dict, hash=False)
     decoys: tuple[str, ...] = ()
     session: str = ""  # for `session`: which rewrite of the calls (gymgate.variants.sessions.REWRITES)
+    row: str = ""  # for `row`: which rewrite of the row (gymgate.variants.rows.REWRITES)
     default: bool = True
 
     @property
@@ -65,6 +66,8 @@ class Form:
             return sessions.rewrite(self.session, script, session, row)
         if self.where == JUDGE:
             return self._judge_verdicts(script, row)
+        if self.where == ROW:  # the answer stays; the row it answers is said another way (feed)
+            return script if row is None or self.feed(row) is not None else None
         turns = list(script.turns)
         if self.where == ARGUMENTS:
             rewritten = [self._turn_arguments(t) for t in turns]
@@ -96,6 +99,10 @@ class Form:
         if turns[index] == turn:
             return None
         return replace(script, turns=tuple(turns))
+
+    def feed(self, row: dict[str, Any]) -> dict[str, Any] | None:
+        """For a `row` form: the row in this form, or None when it does not fit the row (nothing to rewrite)."""
+        return rows.REWRITES[self.row](row) if self.where == ROW else None
 
     def _judge_verdicts(self, script: Script, row: dict[str, Any] | None) -> Script | None:
         """Every judge reply the script gives that the form fits, in the form (the judge is a model too)."""
@@ -181,6 +188,7 @@ ALLOWED = {
     ARGUMENTS: COMMON | {"json"},
     REASONING: COMMON | {"prepend"},
     SESSION: COMMON | {"session"},
+    ROW: COMMON | {"row"},
 }
 
 
@@ -212,6 +220,9 @@ def _form(entry: dict[str, Any], matches: dict[str, Any], file: str) -> Form:
     if where == SESSION:
         if entry.get("session") not in sessions.REWRITES:
             problems.append(f"session {entry.get('session')!r} ({', '.join(sessions.REWRITES)})")
+    elif where == ROW:
+        if entry.get("row") not in rows.REWRITES:
+            problems.append(f"row {entry.get('row')!r} ({', '.join(rows.REWRITES)})")
     elif not (subs or entry.get("prepend") or entry.get("append") or entry.get("json")):
         problems.append("rewrite (replace, prepend, append or json)")
     if where == ARGUMENTS and not entry.get("json"):
