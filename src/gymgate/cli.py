@@ -61,7 +61,7 @@ COMMANDS = (
     Command(
         "cases list",
         "which environments of a Gym have example data, which have a case, which cannot run here and why",
-        "gymgate.cases.catalog:list_command",
+        "gymgate.listing:list_command",
     ),
     Command(
         "case new",

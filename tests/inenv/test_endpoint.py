@@ -252,7 +252,28 @@ def test_without_a_fault_nothing_fails(endpoint):
     assert all(not e.injected for e in endpoint.exchanges)
 
 
-@pytest.mark.parametrize("kind", ["http_500", "http_503", "not_schema", "cut_body"])
+@pytest.mark.parametrize("kind, status", [("http_502", 502), ("http_504", 504), ("http_429", 429)])
+def test_a_proxys_status_fails_the_attempt_with_its_own_status(endpoint, kind, status):
+    faulted(endpoint, Fault("proxy", "policy", 0, kind, 3, retry_after=1 if kind == "http_429" else None))
+    for _ in range(3):
+        got, body = chat(endpoint, USER)
+        assert got == status and "injected fault" in body["error"]["message"]
+    assert chat(endpoint, USER)[0] == 200  # a while: three attempts fail, the fourth is answered
+    assert [e.status for e in endpoint.exchanges] == [status, status, status, 200]
+
+
+def test_a_slow_answer_is_an_answer_late(endpoint):
+    faulted(endpoint, Fault("slow", "policy", 0, "slow", 1, delay_s=1.5))
+    began = time.monotonic()
+    status, body = chat(endpoint, USER)
+    assert status == 200 and body["choices"][0]["message"]["content"] == "first"
+    assert time.monotonic() - began >= 1.5
+    began = time.monotonic()
+    assert chat(endpoint, USER)[0] == 200 and time.monotonic() - began < 1.0  # the next call: on time
+    assert [(e.status, e.injected) for e in endpoint.exchanges] == [(200, ""), (200, "")]
+
+
+@pytest.mark.parametrize("kind", ["http_500", "http_502", "http_503", "http_504", "not_schema", "cut_body"])
 def test_every_declared_kind_has_a_response(kind):
     from gymgate.endpoint import faults
 

@@ -56,7 +56,7 @@ def test_a_run_that_reports_the_failure_passes_and_a_hang_fails():
 
 
 def test_unbounded_attempts_and_a_transient_fault_not_absorbed_fail():
-    limit = catalogue()[1]
+    limit = catalogue().max_attempts
     many = record()
     assert faulted.judge_failure(many, EVERY, attempts("judge", [500] * (limit + 1), limit + 1), GymTransportError(""))
     assert many.outcome == FAIL and "attempts of the failed call" in many.reason

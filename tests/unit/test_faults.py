@@ -17,11 +17,31 @@ JUDGED = Script("c", "accepted", (Turn(content="a"), Turn(content="b")), judge_v
 
 
 def test_the_catalogue_reads_and_every_fault_names_a_path():
-    faults, limit = catalogue()
+    found = catalogue()
+    faults, limit = found.faults, found.max_attempts
     assert faults and limit >= 3
     for fault in faults:
         assert PathId.of("mcqa", fault.path_name).mode == fault.path_name
         assert not (fault.absorb and fault.permanent)
+
+
+def test_every_cell_of_the_matrix_runs_or_says_why_not():
+    """calls × kinds × times: each cell a fault that runs (reviewed, or generated for --faults all), or listed as not
+    run with why; a reviewed cell keeps its name, a generated one is named for its cell."""
+    found = catalogue()
+    names = [f.name for f in found.faults] + [u.name for u in found.unrun]
+    assert len(names) == len(set(names)) == 3 * 13 * 3
+    by_name = {f.name: f for f in found.faults}
+    assert by_name["policy_500_once"].reviewed and by_name["policy_500_once"].absorb
+    generated = by_name["second_turn_502_a_while"]
+    assert (generated.caller, generated.call, generated.kind, generated.times) == ("policy", 1, "http_502", 3)
+    assert not generated.reviewed and not generated.default and not generated.absorb
+    assert "bad gateway" in generated.why and "later turn" in generated.why
+    assert by_name["judge_429_retry_after_once"].retry_after == 1 and by_name["policy_slow_once"].delay_s == 3.0
+    assert all(f.reviewed for f in found.faults if f.default)  # the default set is reviewed cells only
+    unrun = {u.name: u.why for u in found.unrun}
+    assert "policy_refused_once" in unrun and "judge_stall_every" in unrun and "policy_slow_every" in unrun
+    assert "policy_stall_once" in by_name and not by_name["policy_stall_once"].default
 
 
 def test_how_many_attempts_fail():
@@ -36,21 +56,51 @@ def test_a_fault_applies_only_to_a_call_the_case_makes():
     assert not second.applies(ONE_TURN) and second.applies(JUDGED)
 
 
+MATRIX = """max_attempts = 10
+[[matrix.call]]
+name = "policy"
+caller = "policy"
+call = 0
+[[matrix.kind]]
+name = "500"
+kind = "http_500"
+[[matrix.kind]]
+name = "refused"
+kind = "refused"
+[[matrix.times]]
+name = "once"
+times = 1
+[[matrix.times]]
+name = "every"
+times = "every"
+[[unrun]]
+cells = ["*_refused_*"]
+why = "cannot be made here"
+"""
+
+
 @pytest.mark.parametrize(
-    "entry, problem",
+    "extra, problem",
     [
-        ({"kind": "http_418"}, "kind"),
-        ({"caller": "user"}, "caller"),
-        ({"times": 0}, "times"),
-        ({"times": EVERY, "absorb": True}, "absorb"),
-        ({"name": "bad-name"}, "name"),
+        ('[[fault]]\nname = "policy_418_once"\n', "no cell"),
+        ('[[fault]]\nname = "policy_500_once"\ncaller = "user"\n', "key `caller`"),
+        ('[[fault]]\nname = "policy_500_every"\nabsorb = true\n', "absorb"),
+        ('[[fault]]\nname = "policy_refused_once"\n', "both reviewed and listed"),
+        ('[[unrun]]\ncells = ["judge_*"]\nwhy = "x"\n', "must match cells"),
+        ('[[unrun]]\ncells = ["policy_500_once"]\n', "say why"),
+        ("", None),
     ],
 )
-def test_a_bad_fault_is_refused_naming_what_is_wrong(tmp_path, entry, problem):
-    fault = {"name": "f", "caller": "policy", "call": 0, "kind": "http_500", "times": 1, **entry}
-    lines = [f"{k} = {v!r}".replace("'", '"').replace("True", "true") for k, v in fault.items()]
+def test_a_bad_catalogue_is_refused_naming_what_is_wrong(tmp_path, extra, problem):
     path = tmp_path / "faults.toml"
-    path.write_text("max_attempts = 10\n[[fault]]\n" + "\n".join(lines) + "\n")
+    path.write_text(MATRIX + extra)
+    if problem is None:
+        assert [f.name for f in catalogue(path).faults] == ["policy_500_once", "policy_500_every"]
+        partly = tmp_path / "partly.toml"  # a kind the endpoint cannot make must be unrun in every cell
+        partly.write_text(MATRIX.replace('cells = ["*_refused_*"]', 'cells = ["*_refused_every"]'))
+        with pytest.raises(ValueError, match="kind 'refused'"):
+            catalogue(partly)
+        return
     with pytest.raises(ValueError, match=problem):
         catalogue(path)
 

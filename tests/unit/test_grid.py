@@ -19,7 +19,7 @@ def test_a_cell_shows_what_fails_first_and_quiet_environments_are_counted():
                 "mcqa:accepted": "same-pass",
                 "mcqa:rejected": "regressed",
                 "mcqa:rec.abc": "fixed",
-                "mcqa:fault.policy_503_once": "same-pass",
+                "mcqa:fault.policy_503_retry_after_once": "same-pass",
                 "code_gen:accepted": "same-pass",
                 "code_gen:rejected": "same-pass",
             }

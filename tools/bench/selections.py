@@ -24,7 +24,7 @@ def bench_faults(pins: list[str], repeats: int) -> dict:
     pin: `--faults none` against `--faults default`, alternated, `repeats` times each."""
     from gymgate.faults.catalogue import catalogue
 
-    names = [f.path_name for f in catalogue()[0]]
+    names = [f.path_name for f in catalogue().faults]
     out: dict = {"pins": {}, "cost": {}}
     for pin in pins:
         runs = tempfile.mkdtemp(prefix="gg-bench-faults-")
@@ -103,7 +103,7 @@ def _fault_cell(per_env: dict) -> str:
 def render_faults(data: dict, command: str) -> str:
     from gymgate.faults.catalogue import catalogue
 
-    faults = catalogue()[0]
+    faults = catalogue().faults
     pins = list(data["faults"]["pins"])
     lines = [
         "<!-- faults:every:begin -->",

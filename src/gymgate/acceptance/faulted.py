@@ -45,7 +45,7 @@ def _conversation(exchange) -> tuple[Any, Any]:
 def _held(result: PathRecord, fault: Fault, attempts: int, handled: str, exchanges: list) -> None:
     """The rules any handling keeps: bounded attempts; each retry the same request; no error passed on to a model;
     a transient fault absorbed."""
-    limit = catalogue()[1]
+    limit = catalogue().max_attempts
     if attempts > limit:
         result.fail(FAULT, "attempts of the failed call", f"at most {limit}", attempts)
     tried = _attempts(exchanges, fault)

@@ -4,14 +4,11 @@ in runnable.toml (cases/runnable.py). What `gymgate cases list --gym-ref REF` sh
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from gymgate.cases.environments import all_environments
 from gymgate.cases.gym_layout import EXAMPLE, SERVERS, code_files, server_configs, server_files
 from gymgate.cases.runnable import judge, recorded_config_blockers, requirements_of, usable_configs
-from gymgate.errors import EXIT_OK
 from gymgate.recordings.read import read_recordings
 from gymgate.refs.distribution import Distribution
 
@@ -91,45 +88,3 @@ def catalog(dist: Distribution) -> list[GymEnvironment]:
             item.blockers.insert(0, "no example data")
         found.append(item)
     return found
-
-
-def list_command(gym_ref: str, gym_repo: str | None, list_json: bool, runs_dir: Path | None) -> int:
-    """`gymgate cases list`: which environments of a Gym have example data, a case, and can run here."""
-    from gymgate.refs import resolve_ref  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
-    from gymgate.report.fidelity import measured  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
-    from gymgate.runfolder import runs_dir as default_runs_dir  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
-
-    source = resolve_ref(gym_ref, gym_repo)
-    found = catalog(Distribution(source))
-    if list_json:
-        print(json.dumps({"gym": source.to_json(), "environments": [e.to_json() for e in found]}, indent=2))
-        return EXIT_OK
-    with_data = [e for e in found if e.examples]
-    covered = [e for e in found if e.cases]
-    runnable = [e for e in found if e.runnable and not e.cases]
-    print(
-        f"Gym {source.name} ({source.describe()}): {len(found)} environments, {len(with_data)} with example data, "
-        f"{len(covered)} with a case, {len(runnable)} more with nothing declared against running here"
-    )
-    width = max(len(e.name) for e in found) if found else 10
-    run, replayed = measured(runs_dir or default_runs_dir(), source.digest)
-    print(f"{'environment':<{width}}  {'rows':>4}  {'recorded':>8}  {'reproduce':>9}  {'case':<24}  runs here")
-    for item in found:
-        rows = sum(item.examples.values())
-        recorded = f"{item.replayable}/{item.recordings}" if item.recordings else "—"
-        ran = [replayed[c] for c in item.cases or [item.name] if c in replayed]  # no case: run as derived
-        reproduce = ", ".join(f"{f.reproduce}/{f.replays}" for f in ran) or "—"
-        why_not = "; ".join(item.blockers) if not item.runnable else item.unjudgeable
-        here = f"no: {why_not}" if why_not else "yes: nothing declared against it"
-        notes = f" ({'; '.join(item.notes)})" if item.notes and item.runnable else ""
-        cases = ", ".join(item.cases) or "—"
-        print(f"{item.name:<{width}}  {rows or '—':>4}  {recorded:>8}  {reproduce:>9}  {cases:<24}  {here}{notes}")
-    print(
-        "recorded: rollouts Gym recorded against real models that gymgate can replay here (their row is shipped) / all"
-    )
-    print(
-        f"reproduce: replays that reproduced their recording / replayed, in {run.root}"
-        if run
-        else "reproduce: no stored run of this ref yet (`gymgate accept --gym-ref REF --no-baseline` measures it)"
-    )
-    return EXIT_OK

@@ -16,8 +16,10 @@ if TYPE_CHECKING:
 HTTP_500, HTTP_503, NOT_SCHEMA, CUT_BODY = "http_500", "http_503", "not_schema", "cut_body"
 RESET, STALL = "reset", "stall"
 HTTP_429 = "http_429"  # too many requests: a saturated server's (load runs' saturation, gymgate.load)
-KINDS = (HTTP_500, HTTP_503, HTTP_429, NOT_SCHEMA, CUT_BODY, RESET, STALL)
-STATUS = {HTTP_500: 500, HTTP_503: 503, HTTP_429: 429}  # the error-status kinds
+HTTP_502, HTTP_504 = "http_502", "http_504"  # a proxy's: the server behind it went away, or took too long
+SLOW = "slow"  # the answer, late: not a failure, a wait (the attempt is answered)
+KINDS = (HTTP_500, HTTP_502, HTTP_503, HTTP_504, HTTP_429, NOT_SCHEMA, CUT_BODY, RESET, STALL, SLOW)
+STATUS = {HTTP_500: 500, HTTP_502: 502, HTTP_503: 503, HTTP_504: 504, HTTP_429: 429}  # the error-status kinds
 INJECTED = "gymgate injected fault"  # in every error the endpoint injects: Gym must never pass it on to a model
 NO_ANSWER = (RESET, STALL)  # kinds that send no status at all: the attempt is recorded with status 0
 STALL_CAP_S = 600.0  # a stalled attempt is held while its path runs, never longer than this
@@ -31,6 +33,7 @@ class FaultPlan(Protocol):
     call: int
     kind: str
     retry_after: int | None
+    delay_s: float | None
 
     def fails(self, attempt: int) -> bool: ...
 
@@ -51,9 +54,12 @@ class Saturation:
 
 def error_body(kind: str) -> dict[str, Any]:
     status = STATUS.get(kind, 500)
-    text = {503: "the model server is overloaded", 429: "too many requests, slow down"}.get(
-        status, "internal server error"
-    )
+    text = {
+        503: "the model server is overloaded",
+        429: "too many requests, slow down",
+        502: "bad gateway",
+        504: "gateway timeout",
+    }.get(status, "internal server error")
     return {"error": {"message": f"{INJECTED}: {text}", "type": "server_error", "code": status}}
 
 

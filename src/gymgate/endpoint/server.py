@@ -231,11 +231,15 @@ class ModelEndpoint:
                 await self._slowly(*self._saturation)
             fault = self._faults.get(exchange.activation)
             if fault is not None and route == "chat" and self._fails_now(fault, script, body, exchange):
-                exchange.injected, exchange.status = fault.name, injected_faults.status_of(fault)
-                self._record(exchange)
-                if fault.kind == injected_faults.STALL:
-                    await self._hold(request, exchange.activation)
-                return injected_faults.response(fault, self._connections.get(tuple(request.scope["client"] or ())))
+                if fault.kind == injected_faults.SLOW:  # answered, late: the attempt counts as answered
+                    await asyncio.sleep(fault.delay_s or 0.0)
+                else:
+                    exchange.injected, exchange.status = fault.name, injected_faults.status_of(fault)
+                    self._record(exchange)
+                    if fault.kind == injected_faults.STALL:
+                        await self._hold(request, exchange.activation)
+                    client = tuple(request.scope["client"] or ())
+                    return injected_faults.response(fault, self._connections.get(client))
             reply = fn(script, body, exchange)
         except Rejected as exc:
             exchange.status, exchange.violation, exchange.blame = 400, exc.message, exc.blame

@@ -38,7 +38,7 @@ class FaultKind(CatalogueDetail):
         return fault_paths(planned, given.selection(self.name))
 
     def entries(self) -> tuple[Fault, ...]:
-        return catalogue()[0]
+        return catalogue().faults
 
     def injects(self, path: PathSpec) -> Fault:
         return path.detail

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from gymgate import coverage
 from gymgate.compare import acks as ack_files
 from gymgate.compare.observation import side_by_side, text_diff
 from gymgate.compare.runs import NONDETERMINISTIC_CAUSE, Comparison, PathComparison
@@ -33,7 +34,7 @@ def ref_label(info: dict[str, Any]) -> str:
 def render_markdown(comparison: Comparison) -> str:
     """report.md: every section."""
     sections = (_header, _broken, _lifecycle, _locks, _summary, _root_causes, _categories, _contract_changes)
-    sections += (_acknowledged, _additive, _ack_notes, _fidelity, _variants, _unchanged)
+    sections += (_acknowledged, _additive, _ack_notes, _fidelity, _variants, _exercised, _unchanged)
     return "\n".join(line for section in sections for line in section(comparison))
 
 
@@ -286,6 +287,26 @@ def _variants(comparison: Comparison) -> list[str]:
             "",
         ]
     return lines
+
+
+def _exercised(comparison: Comparison) -> list[str]:
+    """What the candidate's paths exercised per environment, by family of forms and by the call a fault failed
+    (gymgate.coverage): a 0 is a family this run did not judge there (`gymgate cases list` says why)."""
+    records = list(comparison.candidate_records.values())
+    envs = sorted({r.env for r in records})
+    if not envs:
+        return []
+    families = coverage.family_names()
+    lines = [
+        "### What the paths exercised (the candidate's, by family: `gymgate cases list` says why a family has none)",
+        "",
+        f"| environment | {' | '.join(families)} |",
+        "|---|" + "---|" * len(families),
+    ]
+    for env in envs:
+        counts = coverage.count(env, (r.path for r in records if r.env == env)).counts
+        lines.append(f"| {env} | {' | '.join(str(counts[f]) if counts[f] else '·' for f in families)} |")
+    return [*lines, ""]
 
 
 def _terminal_variants(comparison: Comparison) -> list[str]:

@@ -244,6 +244,18 @@ def catalogue(path: Path = CATALOGUE) -> tuple[tuple[Form, ...], tuple[str, ...]
     return forms, tuple(data["verdict"]["fields"])
 
 
+@cache
+def families(path: Path = CATALOGUE) -> dict[str, tuple[str, ...]]:
+    """Each family of forms ([families]: what reports count together) and the kinds of answer in it; every form's
+    kind is in exactly one."""
+    declared = {str(k): tuple(v) for k, v in tomllib.loads(path.read_text()).get("families", {}).items()}
+    kinds = [k for v in declared.values() for k in v]
+    missing = sorted({f.kind for f in catalogue(path)[0]} - set(kinds))
+    if missing or len(kinds) != len(set(kinds)):
+        raise ValueError(f"{path.name}: [families] must hold every form's kind once (missing: {', '.join(missing)})")
+    return declared
+
+
 def selected(selection: str) -> tuple[Form, ...]:
     """The forms a run's variant paths come from (--variants: one of SELECTIONS)."""
     return chosen(catalogue()[0], selection, "--variants")
