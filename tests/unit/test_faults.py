@@ -38,6 +38,8 @@ def test_every_cell_of_the_matrix_runs_or_says_why_not():
     assert not generated.reviewed and not generated.default and not generated.absorb
     assert "bad gateway" in generated.why and "later turn" in generated.why
     assert by_name["judge_429_retry_after_once"].retry_after == 1 and by_name["policy_slow_once"].delay_s == 3.0
+    once = by_name["judge_502_once"]  # reviewed by a glob: transient on every call, absorbed by every release
+    assert once.reviewed and once.absorb and not once.default and "proxy" in once.why
     assert all(f.reviewed for f in found.faults if f.default)  # the default set is reviewed cells only
     unrun = {u.name: u.why for u in found.unrun}
     assert "policy_refused_once" in unrun and "judge_stall_every" in unrun and "policy_slow_every" in unrun
@@ -87,6 +89,8 @@ why = "cannot be made here"
         ('[[fault]]\nname = "policy_500_every"\nabsorb = true\n', "absorb"),
         ('[[fault]]\nname = "policy_refused_once"\n', "both reviewed and listed"),
         ('[[unrun]]\ncells = ["judge_*"]\nwhy = "x"\n', "must match cells"),
+        ('[[fault]]\nname = "policy_500_once"\ncells = ["*_once"]\n', "names one cell"),
+        ('[[fault]]\ncells = ["judge_*"]\n', "match no cell"),
         ('[[unrun]]\ncells = ["policy_500_once"]\n', "say why"),
         ("", None),
     ],

@@ -72,7 +72,7 @@ class Catalogue:
     max_attempts: int
 
 
-REVIEWED_KEYS = {"name", "why", "absorb", "default"}
+REVIEWED_KEYS = {"name", "cells", "why", "absorb", "default"}
 
 
 def _cells(matrix: dict[str, Any], file: str) -> dict[str, dict[str, Any]]:
@@ -142,13 +142,19 @@ def catalogue(path: Path = CATALOGUE) -> Catalogue:
     data = tomllib.loads(path.read_text())
     cells = _cells(data.get("matrix", {}), path.name)
     entries: dict[str, dict[str, Any]] = {}
-    for entry in data.get("fault", []):
-        name = entry.get("name")
-        if name not in cells:
+    for entry in data.get("fault", []):  # the first entry that names a cell (by name, or `cells` globs) reviews it
+        name, globs = entry.get("name"), entry.get("cells")
+        if (name is None) == (globs is None):
+            raise ValueError(f"{path.name}: a [[fault]] names one cell (`name`) or several (`cells`): {entry!r}")
+        if name is not None and name not in cells:
             raise ValueError(f"{path.name}: fault {name!r} is no cell of the matrix (<call>_<kind>_<times>)")
-        if name in entries:
+        if name is not None and name in entries:
             raise ValueError(f"{path.name}: fault {name!r} appears twice")
-        entries[name] = entry
+        matched = [name] if name is not None else [n for n in cells if any(fnmatch.fnmatchcase(n, g) for g in globs)]
+        if not matched:
+            raise ValueError(f"{path.name}: [[fault]] cells {globs!r} match no cell")
+        for cell in matched:
+            entries.setdefault(cell, {k: v for k, v in entry.items() if k != "cells"} | {"name": cell})
     unrun: dict[str, str] = {}
     for rule in data.get("unrun", []):
         matched = [n for n in cells if any(fnmatch.fnmatchcase(n, g) for g in rule.get("cells", []))]
