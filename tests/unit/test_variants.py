@@ -104,6 +104,13 @@ def test_reasoning_goes_before_the_answer_in_the_reasoning_channel():
     assert form.apply(Script("e", "m", (Turn(tool_calls=(ToolCall("f", "{}"),)),))) is None
 
 
+def run(source: str) -> str:
+    """A program's output on a real stdin (the input PROGRAM reads)."""
+    done = subprocess.run([sys.executable, "-c", source], input="2\n3 4\n5 6\nada\n", capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 @pytest.mark.parametrize("form", ["stdin_readline", "stdin_iterate", "stdin_read", "stdin_buffer"])
 def test_a_program_read_another_way_prints_what_it_printed(form):
     """Each way of reading input keeps the program's meaning: on a real stdin, original and variant agree."""
@@ -112,13 +119,6 @@ def test_a_program_read_another_way_prints_what_it_printed(form):
     assert variant is not None and variant.startswith("Here it is:\n```python\n") and variant.endswith("```\nDone.")
     code = variant.split("```python\n")[1].split("```")[0]
     assert "input()" not in code
-
-    def run(source: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "-c", source], input="2\n3 4\n5 6\nada\n", capture_output=True, text=True
-        )
-        assert done.returncode == 0, done.stderr
-        return done.stdout
 
     assert run(code) == run(PROGRAM) == "42 ada\n"
 
@@ -130,13 +130,6 @@ def test_a_program_that_writes_another_way_writes_what_it_wrote(form):
     code = text_of(FORMS[form].apply(said(f"```python\n{program}```")))
     assert code is not None and "\nprint(total" not in code
     code = code.split("```python\n")[1].split("```")[0]
-
-    def run(source: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "-c", source], input="2\n3 4\n5 6\nada\n", capture_output=True, text=True
-        )
-        assert done.returncode == 0, done.stderr
-        return done.stdout
 
     assert run(code) == run(program) == "42 ada\na-1!\n0\n1\n"
 

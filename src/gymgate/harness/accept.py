@@ -46,8 +46,7 @@ def planned(envs: list, sources: list, asked: Asked, run: RunOptions) -> tuple[l
     from gymgate.kinds import planfile  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
     from gymgate.kinds.plan import plan_refs  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
 
-    replaying = [s for s in sources if s is not None] if asked.replay else []
-    paths, _ = plan_refs(envs, replaying, asked.selections())
+    paths, _ = plan_refs(envs, [s for s in sources if s is not None], asked.selections(), replay=asked.replay)
     expected = [p.id for p in paths]
     if asked.paths:
         wanted = read_paths(asked.paths, expected)

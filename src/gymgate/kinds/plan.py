@@ -81,14 +81,16 @@ def ids(paths: Iterable[PathSpec]) -> list[str]:
 
 
 def plan_refs(
-    envs: list[Environment], sources: Iterable[GymSource], selections: Mapping[str, str] | None = None
+    envs: list[Environment],
+    sources: Iterable[GymSource],
+    selections: Mapping[str, str] | None = None,
+    replay: bool = True,
 ) -> tuple[list[PathSpec], list[Recording]]:
     """The paths of these environments judged on these refs (each kind's selected ones), and the recordings they
-    replay: the union of what each ref ships (the first ref's copy of a recording both ship), read from each ref's
-    files without installing it."""
-
+    replay (`replay`: else none): the union of what each ref ships (the first ref's copy of a recording both ship),
+    read from each ref's files without installing it, as each case's row is (from the first ref)."""
     sources = list(sources)
-    found = [recordings_of(Distribution(source), envs, source.version or source.name) for source in sources]
+    found = [recordings_of(Distribution(s), envs, s.version or s.name) for s in sources] if replay else []
     recordings = union(*found)
     rows = case_rows(Distribution(sources[0]), envs) if sources else {}
     return plan(envs, recordings, selections, rows), recordings
