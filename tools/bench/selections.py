@@ -25,7 +25,9 @@ def bench_faults(pins: list[str], repeats: int) -> dict:
     from gymgate.faults.catalogue import catalogue
 
     names = [f.path_name for f in catalogue().faults]
-    out: dict = {"pins": {}, "cost": {}}
+    # GYMGATE_ENVS narrows every run to those environments (mcqa, workplace_assistant and equivalence_llm_judge
+    # reach every call of the matrix: the first, a later turn's, the judge's); kept with the figures.
+    out: dict = {"pins": {}, "cost": {}, "envs": os.environ.get("GYMGATE_ENVS", "")}
     for pin in pins:
         runs = tempfile.mkdtemp(prefix="gg-bench-faults-")
         args = ["accept", "--gym-ref", pin, "--faults", "all", "--no-baseline", "--no-cache", "--no-replays"]
@@ -105,12 +107,15 @@ def render_faults(data: dict, command: str) -> str:
 
     faults = catalogue().faults
     pins = list(data["faults"]["pins"])
+    envs = data["faults"].get("envs", "")
+    scope = f"`{envs}` (`GYMGATE_ENVS`)" if envs else "the default set's"
     lines = [
         "<!-- faults:every:begin -->",
         "### What each fault does, per release",
         "",
-        f"Command: `{command}` — {data['host']}, {data['when']}. Each release's fault paths in the default set's "
-        f"environments, one run each (`--path-timeout {FAULT_DEADLINE_S}`). A cell: how Gym handled the fault (absorbed: it tried "
+        f"Command: `{'GYMGATE_ENVS=' + envs + ' ' if envs else ''}{command}` — {data['host']}, {data['when']}. "
+        f"Each release's fault paths in {scope} environments, `--faults all`: every cell of the matrix that runs "
+        f"(docs/reference/faults.md), one run each (`--path-timeout {FAULT_DEADLINE_S}`). A cell: how Gym handled the fault (absorbed: it tried "
         "again and the path passed every check of the accepted case; reported in the row: the row came back "
         "with a failure marker; reported by /run: /run answered an error status), and in brackets the attempts of "
         "the failed call the endpoint saw. **FAIL** marks a rule broken (acceptance/faulted.py).",
