@@ -9,13 +9,13 @@ What counts as read-only is the environment's business, never guessed: a case de
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
 from gymgate.endpoint.script import Script, ToolCall, Turn
 
 READ_FIRST, READ_AFTER, SPLIT, MERGE = "read_first", "read_after", "split", "merge"
-REWRITES = (READ_FIRST, READ_AFTER, SPLIT, MERGE)
 
 
 @dataclass(frozen=True)
@@ -56,39 +56,56 @@ def rewrite(kind: str, script: Script, session: SessionDecl | None, row: dict[st
     """The script with its calls spread as `kind` says, or None when it does not fit (no `[session]` declared, no
     tool calls to spread, calls at once where the row forbids them). The rewritten script names the calls it added
     (`inserted_calls`), so that its original's tool outputs are held to the original's calls only."""
-    if session is None:
+    if kind not in REWRITES:
+        raise ValueError(f"unknown session rewrite {kind!r} ({', '.join(REWRITES)})")
+    if session is None or not any(t.tool_calls for t in script.turns):
+        return None
+    return REWRITES[kind](script, session, row)
+
+
+def _read(script: Script, session: SessionDecl, first: bool) -> Script | None:
+    """The case's first read-only call in a turn of its own, before the first turn that calls tools (or after the
+    last)."""
+    if not session.read_only:
         return None
     turns = list(script.turns)
     working = [i for i, t in enumerate(turns) if t.tool_calls]
-    if not working:
+    at = working[0] if first else working[-1] + 1
+    turns.insert(at, Turn(tool_calls=(session.read_only[0].call,)))
+    return _spread(script, turns, inserted={at})
+
+
+def _split(script: Script, session: SessionDecl, row: dict[str, Any] | None) -> Script | None:
+    """Each turn that only calls tools, one turn per call (the first keeps the turn's reasoning)."""
+    out: list[Turn] = []
+    for turn in script.turns:
+        if len(turn.tool_calls) < 2 or turn.content:
+            out.append(turn)
+            continue
+        out.append(replace(turn, tool_calls=turn.tool_calls[:1]))
+        out += [Turn(tool_calls=(call,)) for call in turn.tool_calls[1:]]
+    return _spread(script, out) if len(out) > len(script.turns) else None
+
+
+def _merge(script: Script, session: SessionDecl, row: dict[str, Any] | None) -> Script | None:
+    """Consecutive turns that only call tools, as one turn making their calls at once (where the row allows)."""
+    if not allows_parallel(session, row):
         return None
-    if kind in (READ_FIRST, READ_AFTER):
-        if not session.read_only:
-            return None
-        read = Turn(tool_calls=(session.read_only[0].call,))
-        at = working[0] if kind == READ_FIRST else working[-1] + 1
-        turns.insert(at, read)
-        return _spread(script, turns, inserted={at})
-    if kind == SPLIT:
-        out: list[Turn] = []
-        for turn in turns:
-            if len(turn.tool_calls) < 2 or turn.content:
-                out.append(turn)
-                continue
-            out.append(replace(turn, tool_calls=turn.tool_calls[:1]))
-            out += [Turn(tool_calls=(call,)) for call in turn.tool_calls[1:]]
-        return _spread(script, out) if len(out) > len(turns) else None
-    if kind == MERGE:
-        if not allows_parallel(session, row):
-            return None
-        out = []
-        for turn in turns:
-            if out and _calls_only(out[-1]) and _calls_only(turn):
-                out[-1] = replace(out[-1], tool_calls=out[-1].tool_calls + turn.tool_calls)
-            else:
-                out.append(turn)
-        return _spread(script, out) if len(out) < len(turns) else None
-    raise ValueError(f"unknown session rewrite {kind!r} ({', '.join(REWRITES)})")
+    out: list[Turn] = []
+    for turn in script.turns:
+        if out and _calls_only(out[-1]) and _calls_only(turn):
+            out[-1] = replace(out[-1], tool_calls=out[-1].tool_calls + turn.tool_calls)
+        else:
+            out.append(turn)
+    return _spread(script, out) if len(out) < len(script.turns) else None
+
+
+REWRITES: dict[str, Callable[[Script, SessionDecl, dict[str, Any] | None], Script | None]] = {
+    READ_FIRST: lambda script, session, row: _read(script, session, first=True),
+    READ_AFTER: lambda script, session, row: _read(script, session, first=False),
+    SPLIT: _split,
+    MERGE: _merge,
+}
 
 
 def allows_parallel(session: SessionDecl, row: dict[str, Any] | None) -> bool:
