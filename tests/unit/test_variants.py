@@ -367,6 +367,8 @@ def test_report_md_and_html_show_a_regressed_form_with_both_answers(tmp_path):
     markdown = render_markdown(comparison)
     assert "### Forms the verifier gets wrong" in markdown
     assert f"| `{path}` | agrees | disagrees | regressed |" in markdown
+    assert "### What the paths exercised" in markdown  # per environment, by family: the form counts in its own
+    assert "| mcqa | 1 | · | · | · | · | · | · | · |" in markdown
     assert "`\\boxed{B}`" in markdown and "`\\boxed{\\text{<B>}}`" in markdown
     page = render_html(comparison)
     assert 'id="variants"' in page and "<td>agrees</td><td>disagrees</td>" in page
