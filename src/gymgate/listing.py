@@ -4,7 +4,6 @@ and what the ones that run here exercise (gymgate.coverage)."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 from gymgate import coverage
@@ -17,8 +16,7 @@ from gymgate.kinds.plan import plan_refs
 from gymgate.paths.spec import PathSpec
 from gymgate.refs.distribution import Distribution
 from gymgate.selection import ALL
-
-_FENCE = re.compile(r"```")
+from gymgate.variants.forms import FENCE
 
 
 def list_command(gym_ref: str, gym_repo: str | None, list_json: bool, runs_dir: Path | None) -> int:
@@ -111,7 +109,7 @@ def planned(env: Environment, paths: list[PathSpec]) -> coverage.Coverage:
     scripts = [p.script for p in originals]
     accepted = next((p.script for p in originals if p.name == "accepted"), None)
     judged = any(s.judge_verdicts for s in scripts)
-    programs = any(_FENCE.search(t.content) for s in scripts for t in s.turns)
+    programs = any(FENCE.search(t.content) for s in scripts for t in s.turns)  # a block a code form would rewrite
     reasons = {
         "programs": "" if programs else "no answer holds a program",
         "judge replies": "" if judged else "no judge reply: no case verdict, no recorded judge",

@@ -23,7 +23,7 @@ WHERE = (TEXT, CODE, ARGUMENTS, REASONING, JUDGE, SESSION, ROW)
 DECOY, OPTION = "<decoy>", "<option>"
 # A fenced block, tagged python or untagged: a code form rewrites the last one of the answer (what code verifiers
 # run; an untagged block after the program, its sample output, has no input() and so the form does not fit).
-_FENCE = re.compile(r"```(?:python|py|python3)?[ \t]*\n(?P<code>.*?)```", re.DOTALL)
+FENCE = re.compile(r"```(?:python|py|python3)?[ \t]*\n(?P<code>.*?)```", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ class Form:
             reasoning = self.prepend + turn.reasoning if turn.reasoning else self.prepend.rstrip("\n")
             turns[index] = replace(turn, reasoning=reasoning)
         elif self.where == CODE:
-            blocks = list(_FENCE.finditer(turn.content))
+            blocks = list(FENCE.finditer(turn.content))
             if not blocks:
                 return None
             block = blocks[-1]
