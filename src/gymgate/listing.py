@@ -111,7 +111,11 @@ def planned(env: Environment, paths: list[PathSpec]) -> coverage.Coverage:
     judged = any(s.judge_verdicts for s in scripts)
     programs = any(FENCE.search(t.content) for s in scripts for t in s.turns)  # a block a code form would rewrite
     reasons = {
-        "programs": "" if programs else "no answer holds a program",
+        "programs": (
+            "its code blocks neither read input nor print (functions, patches or data): no program form rewrites them"
+            if programs
+            else "no answer holds a program"
+        ),
         "judge replies": "" if judged else "no judge reply: no case verdict, no recorded judge",
         "tool sessions": "no case" if not env.has_case else "no [session] table in its case",
     }

@@ -63,10 +63,29 @@ def _environs() -> Iterator[tuple[int, list[bytes], str]]:
 
 
 def marked_pids(run_id: str, marker: str = RUN_MARKER) -> list[int]:
-    """PIDs of live processes whose environment carries this run's marker (excluding this process); `marker`: the
-    variable that carries it (a cluster unit marks its processes with its own, gymgate.remote.node)."""
+    """PIDs of live processes whose environment carries this run's marker (excluding this process), or that hold a
+    file in one of the run's folders under /tmp: a process that retitles itself (Ray's dashboard and runtime-env
+    agents, setproctitle) overwrites the memory /proc shows its environment from, and only its open log files in
+    the run's Ray session still say whose it is. `marker`: the variable that carries the run id (a cluster unit
+    marks its processes with its own, gymgate.remote.node)."""
     needle = f"{marker}={run_id}".encode()
-    return sorted(pid for pid, environ, state in _environs() if state != "Z" and needle in environ)
+    folders = [f"{path}/" for path in temp_dirs(run_id)]
+    return sorted(
+        pid
+        for pid, environ, state in _environs()
+        if state != "Z" and (needle in environ or (folders and _holds_file_in(pid, folders)))
+    )
+
+
+def _holds_file_in(pid: int, folders: list[str]) -> bool:
+    """Whether process `pid` has a file open, or its working directory, under one of `folders` (each ending in /);
+    a file removed since still names its path (with " (deleted)")."""
+    proc = Path(f"/proc/{pid}")
+    try:
+        links = [os.readlink(proc / "cwd"), *(os.readlink(fd) for fd in (proc / "fd").iterdir())]
+    except OSError:  # gone, or not ours to read
+        return False
+    return any(link.startswith(folder) for link in links for folder in folders)
 
 
 def alive(pid: int) -> bool:

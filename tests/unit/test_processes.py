@@ -98,3 +98,34 @@ def test_sweep_also_stops_what_the_run_starts_while_it_stops():
         for pid in marked_pids("run-c"):
             os.kill(pid, 9)
         parent.wait(timeout=5)
+
+
+def test_sweep_finds_a_process_that_lost_its_marker_by_the_files_it_holds_in_the_runs_folder():
+    """Ray's agents retitle themselves and /proc shows no environment for them: the log files they keep open in the
+    run's Ray session (removed or not) still tie them to the run."""
+    from gymgate.processes import remove_temp_dirs, run_temp_dir
+
+    folder = run_temp_dir("t", "run-held")
+    holder_code = (
+        "import os, sys, time; f = open(sys.argv[1], 'w'); os.remove(sys.argv[1]); print('ready', flush=True);"
+        " time.sleep(600)"
+    )
+    unmarked = {k: v for k, v in os.environ.items() if k != RUN_MARKER}
+    spawn = lambda target: subprocess.Popen(  # noqa: E731 - two of the same
+        [sys.executable, "-c", holder_code, str(target)],
+        env=unmarked,
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    holder = spawn(folder / "agent.log")
+    elsewhere = spawn(folder.parent / f"{folder.name}-not-the-run.log")
+    try:
+        assert holder.stdout.readline().strip() == "ready" and elsewhere.stdout.readline().strip() == "ready"
+        assert marked_pids("run-held") == [holder.pid]
+        assert sweep("run-held", grace_s=0.5) == [holder.pid]
+        assert wait_gone(holder.pid, 5) and elsewhere.poll() is None
+    finally:
+        holder.kill()
+        elsewhere.kill()
+        remove_temp_dirs("run-held")

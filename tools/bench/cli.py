@@ -39,7 +39,11 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--workers", default="1,auto", help="paths: comma-separated -n settings to compare")
     parser.add_argument("--baseline", default="0.4.0", help="compare: the baseline ref (all: none unless given)")
-    parser.add_argument("--env-set", default="default", help="fidelity, variants: `all` for every runnable environment")
+    parser.add_argument(
+        "--env-set",
+        default="default",
+        help="fidelity, variants: `all` for every runnable environment; variants: a set's name",
+    )
     parser.add_argument(
         "--pins", default="", help="fidelity --env-set all, faults, variants: comma-separated pins (default: every)"
     )
@@ -61,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         workers=args.workers.split(","),
         pins_given=args.pins,
         given_baseline=args.baseline if "--baseline" in argv else None,
+        env_set=args.env_set,
     )
     data = {
         "pin": args.pin,

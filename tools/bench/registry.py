@@ -27,6 +27,7 @@ class Options:
     workers: list[str]  # --workers, split
     pins_given: str  # --pins as given: "" for every pin
     given_baseline: str | None  # --baseline where the command line names it, else None (`all`: the ref alone)
+    env_set: str = "default"  # --env-set (`all` picks a bench's every_env variant instead)
 
     @property
     def pins(self) -> list[str]:
@@ -44,6 +45,8 @@ class Options:
             "pins_option": f" --pins {self.pins_given}" if self.pins_given else "",
             "baseline_option": f" --baseline {self.given_baseline}" if self.given_baseline else "",
             "baseline_to": f"{self.given_baseline}-to-" if self.given_baseline else "",
+            "env_set_option": "" if self.env_set == "default" else f" --env-set {self.env_set}",
+            "env_set_label": "" if self.env_set == "default" else f"-{self.env_set}",
         }
 
 
@@ -54,6 +57,7 @@ FLAGS = {  # the option each of Options' attributes comes from, for --help
     "workers": "--workers",
     "pins": "--pins",
     "given_baseline": "--baseline",
+    "env_set": "--env-set",
 }
 
 
@@ -269,13 +273,14 @@ BENCHES: tuple[Bench, ...] = (
         "variants",
         "which forms each release's verifiers get wrong (`accept --variants all --no-baseline`, the default set's "
         "environments; `--pins A,B` for some); then what the default forms cost the newest pin's default set "
-        "(`--variants none` against `default`, alternated).",
+        "(`--variants none` against `default`, alternated). `--env-set NAME`: that set's environments instead, no cost "
+        "runs (`judges`: every case whose verifier asks a judge).",
         selections.bench_variants,
         selections.render_variants,
-        takes=("pins", "repeats"),
+        takes=("pins", "repeats", "env_set"),
         shows=(),
-        command="{name}{pins_option}",
-        label="every",
+        command="{name}{pins_option}{env_set_option}",
+        label="every{env_set_label}",
         environment=NO_FAULTS,
         every_env=Bench(
             "variants",

@@ -136,15 +136,18 @@ def render_faults(data: dict, command: str) -> str:
     return "\n".join(lines)
 
 
-def bench_variants(pins: list[str], repeats: int, every_env: bool = False) -> dict:
+def bench_variants(pins: list[str], repeats: int, env_set: str = "default", every_env: bool = False) -> dict:
     """Which forms each release's verifiers get wrong (`accept --variants all --no-baseline`, the default set's
     environments, their cases and recordings): per form and environment, how many variant paths ran and which
     disagreed with their original (reviewed known defects among them). Then what the default forms cost the
     default set on the newest pin: `--variants none` against `--variants default`, alternated, `repeats` times.
-    `every_env`: every runnable environment instead (`--env-set all`), the default forms only, no cost runs."""
-    out: dict = {"pins": {}, "cost": {}, "every_env": every_env}
+    `env_set`: another set's environments instead (every form, no cost runs); `every_env`: every runnable
+    environment instead (`--env-set all`), the default forms only, no cost runs."""
+    out: dict = {"pins": {}, "cost": {}, "every_env": every_env, "env_set": env_set}
     selection = (
-        ["--env-set", "all", "--variants", "default", "--faults", "none"] if every_env else ["--variants", "all"]
+        ["--env-set", "all", "--variants", "default", "--faults", "none"]
+        if every_env
+        else ["--env-set", env_set, "--variants", "all"]
     )
     for pin in pins:
         runs = tempfile.mkdtemp(prefix="gg-bench-variants-")
@@ -166,7 +169,7 @@ def bench_variants(pins: list[str], repeats: int, every_env: bool = False) -> di
                 seen["unjudged"] += 1  # no verdict against its original (an ERROR): neither right nor wrong
         out["pins"][pin] = {"exit_code": code, "wall_s": round(seconds, 1), "forms": forms}
         subprocess.run(["rm", "-rf", runs], check=False)
-    if not every_env:
+    if not every_env and env_set == "default":
         out["cost"], out["cost_pin"] = _selection_cost(pins[-1], "--variants", repeats), pins[-1]
     return out
 
@@ -192,22 +195,25 @@ def render_variants(data: dict, command: str) -> str:
     from gymgate.variants.forms import catalogue
 
     pins = list(data["variants"]["pins"])
-    tag, scope = (
+    env_set = data["variants"].get("env_set", "default")
+    tag, scope, title = (
         (
             "every-env",
             "every runnable environment (`--env-set all`), their hand-written answers and "
             "the recordings that release ships, the default forms (`--variants default`)",
+            ", every runnable environment",
         )
         if data["variants"].get("every_env")
         else (
-            "every",
-            "default-set environments, their hand-written answers and the recordings that release ships, "
+            "every" + ("" if env_set == "default" else f"-{env_set}"),
+            f"{env_set}-set environments, their hand-written answers and the recordings that release ships, "
             "every form of gymgate/variants/forms.toml (`--variants all`)",
+            "" if env_set == "default" else f", the `{env_set}` set",
         )
     )
     lines = [
         f"<!-- variants:{tag}:begin -->",
-        "### Forms the verifiers get wrong, per release" + (", every runnable environment" if tag != "every" else ""),
+        "### Forms the verifiers get wrong, per release" + title,
         "",
         f"Command: `{command}` — {data['host']}, {data['when']}. Each release's {scope}, one run each. A cell: how "
         "many variant paths of that form ran and, where a verifier came to another verdict than on the original "

@@ -26,6 +26,7 @@ from gymgate.variants.sessions import declared_outputs
 VARIANT = "variant"  # the failure kind a disagreement reports (runfolder/record.py Failure.kind)
 REWARD, MARKER = "reward", "marker."  # a verdict's reward, and its failure markers' prefix
 TOOL_OUTPUTS = "tool_outputs"  # a session variant's verdict: what the tools answered the original's calls
+JUDGE_CALLS = "judge_requests"  # how many times the verifier asked its judge (the record's request contract)
 ABSENT = "<absent>"
 MASKED = "masked"  # in an oracle: the fields left out of it (its original's nondeterministic ones)
 THIS_RUN, RUN_AGAIN = "this run's record", "run again for this variant, in the same Gym"
@@ -44,6 +45,13 @@ def verdict(result: Any, calls: tuple[int, ...] | None = None) -> dict[str, Any]
     return found | verdict_fields(result)
 
 
+def judge_calls(record: PathRecord, always: bool = False) -> dict[str, Any]:
+    """How many times the path's verifier asked its judge: when it asked at all, or `always` (its original did)
+    — a verifier that never asks has nothing to agree on here."""
+    asked = record.request_contract.get(JUDGE_CALLS, 0)
+    return {JUDGE_CALLS: asked} if asked or always else {}
+
+
 def oracle(record: PathRecord | None, gym: str, tools: bool = False) -> tuple[dict[str, Any] | None, str]:
     """The original's verdict from its record, or None and why it cannot be one (it did not run to its end). The
     fields reviewed entries say the original's replays do not agree on from run to run on this Gym
@@ -56,7 +64,7 @@ def oracle(record: PathRecord | None, gym: str, tools: bool = False) -> tuple[di
         why = (record.reason or str(record.outcome)).splitlines()[0][:300]
         return None, f"it did not run to its end ({record.outcome}: {why})"
     noisy = fidelity.nondeterministic(record.path, gym)
-    found = verdict(result, () if tools else None)
+    found = verdict(result, () if tools else None) | judge_calls(record)
     masked = sorted(k for k in found if any(fidelity.under(k.removeprefix(MARKER), m) for m in noisy))
     kept = {k: v for k, v in found.items() if k not in masked}
     return (kept | {MASKED: masked} if masked else kept), ""
@@ -68,9 +76,11 @@ def judge(result: PathRecord, path: PathSpec, script: Script, gym_result: Any, o
     form, original_path = path.detail, path.of
     assert isinstance(form, Form) and original_path is not None
     calls = script.inserted_calls if form.holds_tool_outputs else None
-    mine = {k: v for k, v in verdict(gym_result, calls).items() if k not in masked} | (
-        {MASKED: masked} if masked else {}
-    )
+    mine = {
+        k: v
+        for k, v in (verdict(gym_result, calls) | judge_calls(result, JUDGE_CALLS in original)).items()
+        if k not in masked
+    } | ({MASKED: masked} if masked else {})
     before, after = answer(original_path.script), answer(script)
     shown = excerpt(before, after, context=240)
     result.sections["variant"] = {

@@ -30,7 +30,7 @@ class InputDrift(Exception):
 class Mode:
     name: str
     turns: tuple[Turn, ...]
-    judge: str
+    judge: tuple[str, ...]  # what each judge call answers, in order (a verifier may ask its judge more than once)
     expect: dict[str, Any]
     # Every tool output Gym's result must carry, in order, exactly (what the tools return for this behaviour);
     # None only in a draft (`gymgate case new` observes them).
@@ -51,7 +51,7 @@ class Case:
 
     def script(self, mode: str) -> Script:
         spec = self.modes[mode]
-        return Script(self.env.name, mode, spec.turns, self.env.judge_markers, (spec.judge,) if spec.judge else ())
+        return Script(self.env.name, mode, spec.turns, self.env.judge_markers, spec.judge)
 
 
 def load_case(env: Environment) -> Case:
@@ -61,7 +61,7 @@ def load_case(env: Environment) -> Case:
         name: Mode(
             name=name,
             turns=tuple(Turn.from_data(t) for t in data[name]["turns"]),
-            judge=data[name].get("judge", ""),
+            judge=_judge_replies(data[name].get("judge", ())),
             expect=dict(data[name]["expect"]),
             tool_outputs=_declared(data[name], "tool_outputs", env, tuple),
         )
@@ -76,6 +76,13 @@ def load_case(env: Environment) -> Case:
         modes,
         _declared(row, "metadata", env, dict),
     )
+
+
+def _judge_replies(value: str | list[str]) -> tuple[str, ...]:
+    """A mode's `judge`: one reply (every judge call gets it) or a list, one per judge call in order."""
+    if isinstance(value, str):
+        return (value,) if value else ()
+    return tuple(value)
 
 
 def _declared(table: dict[str, Any], key: str, env: Environment, kind: type) -> Any:

@@ -37,6 +37,9 @@ class Environment:
     # The case's [session] table: its agent runs tool calls in one session, and which calls only read it (session
     # variants: gymgate.variants.sessions); None: not declared, and no session variant fits.
     session: SessionDecl | None = None
+    # False: the case runs another case's server with its config changed (a judge turned on), so the recordings
+    # Gym ships for that server were made under another config and are not replayed as this environment's.
+    replays: bool = True
 
     @property
     def has_case(self) -> bool:
@@ -108,6 +111,7 @@ def all_environments() -> list[Environment]:
                 case_file=path,
                 draft=_draft(whole),
                 session=_session(whole, path),
+                replays=bool(data.get("replays", True)),
             )
         )
     return envs

@@ -21,6 +21,8 @@ def recordings_of(files: GymFiles, envs: Iterable[Environment], gym: str) -> lis
     """Every recording the Gym ships for these environments' servers."""
     found: list[Recording] = []
     for env in envs:
+        if not env.replays:
+            continue
         if env.has_case:
             found += read_recordings(files, env.name, data_dir(env.config), load_case(env).file, gym)
         else:  # recordings stay in the server's data/ when its config and rows moved to environments/ (0.7.0)

@@ -257,7 +257,7 @@ def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | N
         (
             "request_contract",
             lambda: checks.check_request_contract(
-                result, path, script, exchanges, sent_row, full, ctx.config, judge, top
+                result, path, script, exchanges, sent_row, full, ctx.config, judge, top, kind.judge_calls_scripted
             ),
         ),
         ("metadata", lambda: checks.check_metadata(result, judged_as, fed, full)),
