@@ -355,6 +355,19 @@ def test_a_replay_may_carry_a_reviewed_verdict_marker_its_recording_carries_and_
     assert [f.field for f in record.failures] == fails
 
 
+def test_a_variant_of_a_replay_carries_any_reviewed_verdict_value_its_own_verdict_holds():
+    """A variant's verdict is held to its original's by the variant check (a disagreement is its finding there): a
+    reviewed verdict value other than the recorded one is not also a gym_failure; a value nobody reviewed still is."""
+    record = PathRecord.stub("text_to_sql:form.judge_label_lower.rec.1", "ERROR", "")
+    recorded = {"failure_reason": "none"}
+    checks.check_gym_failure(
+        record, {"reward": 0.0, "failure_reason": "argument_below_threshold"}, recorded, VERDICTS, True
+    )
+    assert record.failures == []
+    checks.check_gym_failure(record, {"reward": 0.0, "failure_reason": "unknown_error"}, recorded, VERDICTS, True)
+    assert [f.field for f in record.failures] == ["failure_reason"]
+
+
 def test_the_reviewed_verdict_markers_are_read_per_environment():
     assert "argument_below_threshold" in fidelity.verdict_markers("image_tools")["failure_reason"]
     assert "unknown_error" not in fidelity.verdict_markers("image_tools")["failure_reason"]

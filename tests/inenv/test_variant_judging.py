@@ -140,3 +140,30 @@ def test_a_session_variant_is_held_to_what_the_tools_answered_its_originals_call
         misread.complete().outcome == FAIL
         and "declared in workplace_assistant's [session]" in misread.failures[0].field
     )
+
+
+def test_a_variant_is_held_to_its_originals_number_of_judge_calls():
+    """A verifier that asks its judge twice for an equal verdict and once for a different one (math_with_judge):
+    a judge reply read another way changes how often it asks — the variant is held to its original's count, not
+    to its script's replies (the request contract leaves a variant's count to it)."""
+    ran = PathRecord(path="m:accepted", env="m", mode="accepted", gym={}, outcome=PASS)
+    ran.observe([], {"reward": 1.0})
+    ran.request_contract = {"judge_requests": 2}
+    original, _ = variant.oracle(ran, "0.7.0")
+    assert original == {"reward": 1.0, "judge_requests": 2}
+    env, form = "equivalence_llm_judge", FORMS["judge_closing_remark"]
+    judged = Script(env, "accepted", (Turn(content="\\boxed{Darwin}"),), ("GOLD:",), ("Same. [[A=B]]",))
+    first = SimpleNamespace(id=PathId.of(env, "accepted"), script=judged)
+    path = SimpleNamespace(id=PathId.of(env, "form.judge_closing_remark.accepted"), detail=form, of=first)
+    script = form.apply(judged, None)
+    asked_once = record(path)
+    asked_once.request_contract = {"judge_requests": 1}
+    variant.judge(asked_once, path, script, {"reward": 1.0}, original, variant.THIS_RUN)
+    assert [f.field for f in asked_once.failures] == ["judge_requests (the original's, judge_closing_remark)"]
+    never = record(path)  # asked none where its original asked: 0, not absent
+    variant.judge(never, path, script, {"reward": 1.0}, original, variant.THIS_RUN)
+    assert never.section("variant")["variant"]["judge_requests"] == 0
+    # A verifier that never asks has no count to agree on.
+    quiet = PathRecord(path="m:accepted", env="m", mode="accepted", gym={}, outcome=PASS)
+    quiet.observe([], {"reward": 1.0})
+    assert variant.oracle(quiet, "0.7.0")[0] == {"reward": 1.0}

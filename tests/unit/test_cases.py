@@ -73,3 +73,19 @@ def test_dotted_lookup():
     assert lookup(data, "a.0.b") == 1 and lookup(data, "c") is None
     with pytest.raises(KeyError, match="no 'x'"):
         lookup(data, "a.0.x")
+
+
+def test_a_case_gives_one_judge_reply_per_judge_call_and_can_leave_its_servers_recordings_alone():
+    """math_with_judge with its judge on: the judge is asked twice for an equal verdict (one reply each, in order)
+    and once for a different one; its server's recordings were made with the judge off, so it replays none."""
+    from gymgate.cases.environments import all_environments
+    from gymgate.kinds.plan import recordings_of
+
+    env = next(e for e in all_environments() if e.name == "math_with_judge_judge_on")
+    case = load_case(env)
+    assert len(case.script("accepted").judge_verdicts) == 2 and len(case.script("rejected").judge_verdicts) == 1
+    assert all("[[A=B]]" in v for v in case.script("accepted").judge_verdicts)
+    assert not env.replays and env.overrides
+    assert recordings_of(None, [env], "0.7.0") == []  # never reads the Gym's files for it
+    shipped = next(e for e in all_environments() if e.name == "math_with_judge")
+    assert shipped.replays and load_case(shipped).script("accepted").judge_verdicts == ()

@@ -89,16 +89,18 @@ def check_gym_failure(
     full: dict[str, Any],
     recorded: dict[str, Any] | None = None,
     verdicts: dict[str, tuple[str, ...]] | None = None,
+    of_original: bool = False,
 ) -> None:
     """`recorded`: a replay's recorded verifier fields (None for a hand-written path); `verdicts`: the failure fields
     a reviewed entry says the environment's verifier sets on its verdicts, with the values that are verdicts
     (fidelity.verdict_markers). Such a value, exactly as recorded, is the verdict, held by check_recording; any other
-    set marker fails."""
+    set marker fails. `of_original`: the path's verdict is held to its original's elsewhere (a variant of a replay),
+    so a verdict value need not be the recorded one — its disagreement is the variant's finding."""
     for key in FAILURE_MARKERS:
         if full.get(key) in (None, False):
             continue
         allowed = (verdicts or {}).get(key, ()) if key in fidelity.DIAGNOSTIC_FIELDS else ()  # never _ng_failure_class
-        if recorded is not None and full[key] in allowed and recorded.get(key) == full[key]:
+        if recorded is not None and full[key] in allowed and (of_original or recorded.get(key) == full[key]):
             continue
         result.fail("gym_failure", key, None, full[key])
     masked = mask_sample(full)

@@ -59,9 +59,10 @@ class PathKind:
     """One kind of rollout path. `name` is its entry in pathkinds.toml (its names' grammar lives there)."""
 
     name: str = ""
-    # False: how many times the path's verifier asks its judge is held by the kind's own checks (a variant: to its
-    # original's count, since a verdict read another way may ask again or stop asking), not to the script's replies.
-    judge_calls_scripted: bool = True
+    # True: the path's verdict — its reward, the failure markers a reviewed entry calls verdicts, how many times its
+    # verifier asked the judge — is held to its original's by the kind's own checks (a variant: a reply read another
+    # way may ask again or stop asking), not to the script's judge replies or the recording's marker values.
+    verdict_of_original: bool = False
 
     # -- planning and the plan file ---------------------------------------------------------------------------------
     def plan(self, env: Environment, planned: list[PathSpec], given: Planning) -> list[PathSpec]:

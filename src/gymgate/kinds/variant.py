@@ -95,7 +95,7 @@ class VariantKind(CatalogueDetail):
             result.error(blame, f"its original {original.id} cannot be its oracle: {why}")
         return found, source
 
-    judge_calls_scripted = False
+    verdict_of_original = True
 
     def judged_as(self, path: PathSpec) -> PathSpec:
         return path.of  # its failure markers are allowed as its original's, its echoed row fields held as its

@@ -250,14 +250,18 @@ def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | N
         (
             "gym_failure",
             lambda: checks.check_gym_failure(
-                result, full, judged_as.recorded and judged_as.recorded.fields, fidelity.verdict_markers(env.name)
+                result,
+                full,
+                judged_as.recorded and judged_as.recorded.fields,
+                fidelity.verdict_markers(env.name),
+                kind.verdict_of_original,
             ),
         ),
         ("tokens", lambda: checks.check_tokens(result, script, exchanges, processed)),
         (
             "request_contract",
             lambda: checks.check_request_contract(
-                result, path, script, exchanges, sent_row, full, ctx.config, judge, top, kind.judge_calls_scripted
+                result, path, script, exchanges, sent_row, full, ctx.config, judge, top, not kind.verdict_of_original
             ),
         ),
         ("metadata", lambda: checks.check_metadata(result, judged_as, fed, full)),
