@@ -10,6 +10,7 @@ from pathlib import Path
 from gymgate import verdict as categories
 from gymgate.locations import cache_dir, envs_dir
 from gymgate.pathid import sections
+from gymgate.rl.profile import load as load_profile
 from gymgate.runfolder import Failure, PathRecord, RunFolder, RunMark
 
 
@@ -65,6 +66,7 @@ def stored_run(root, name, pin, records, complete=True, **mark):
     run = RunFolder(root / name)
     run.paths_dir.mkdir(parents=True)
     run.write_source({"name": pin, "version": pin, "kind": "pin", "digest": f"d-{pin}"})
+    run.write_consumer({"profile": load_profile().to_json()})  # as harness/run.open_run writes it
     run.write_mark(RunMark(complete=complete, **mark))
     shutil.copyfile(envs_dir() / pin / "uv.lock", run.lock)
     for made in records:

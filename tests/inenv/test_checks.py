@@ -21,6 +21,8 @@ from gymgate.endpoint.tokenizer import build_tokenizer, encode, render
 from gymgate.kinds.handwritten import case_paths
 from gymgate.paths.spec import Recorded
 from gymgate.recordings import fidelity
+from gymgate.rl.profile import TRAINED_MARKERS
+from gymgate.rl.profile import load as load_profile
 from gymgate.runfolder import PathRecord
 
 TOKENIZER = build_tokenizer()
@@ -306,9 +308,40 @@ def test_routing_is_checked_against_the_agent_gym_reports():
     ],
 )
 def test_a_result_gym_marks_as_failed_never_passes_whatever_its_reward(marker, value):
-    record = PathRecord.stub("equivalence_llm_judge:rejected", "ERROR", "")
-    checks.check_gym_failure(record, {"reward": 0.0, marker: value})
-    assert [(f.kind, f.field, f.actual) for f in record.failures] == [("gym_failure", marker, value)]
+    """A masked sample, or one RL rejects or trains on although Gym failed to judge it (_ng_failure_class), fails on
+    every profile, saying what that RL does with it."""
+    for name, masked, says in (
+        ("7ea279ab", {"instance_config": {"mask_sample": True}}, "RL masks the sample (instance_config.mask_sample)"),
+        ("pr4061", {"mask_sample": True}, "RL masks the sample (mask_sample)"),
+    ):
+        record = PathRecord.stub("equivalence_llm_judge:rejected", "ERROR", "")
+        checks.check_gym_failure(record, {"reward": 0.0, marker: value, **masked}, profile=load_profile(name))
+        assert [(f.kind, f.field) for f in record.failures][0] == ("gym_failure", marker)
+        if marker != checks.FAILURE_CLASS:
+            assert record.failures[0].actual == f"{value!r}: {says}"
+
+
+def test_the_failure_class_fails_saying_whether_the_profiles_rl_rejects_it_or_trains_on_it():
+    for name, says in (
+        ("7ea279ab", "RL reads no failure marker and trains on the reward"),
+        ("pr4061", "RL rejects the result before reading its reward"),
+    ):
+        record = PathRecord.stub("equivalence_llm_judge:rejected", "ERROR", "")
+        checks.check_gym_failure(
+            record, {"reward": 0.0, "_ng_failure_class": "judge_failed"}, profile=load_profile(name)
+        )
+        assert [(f.field, f.actual) for f in record.failures] == [("_ng_failure_class", f"'judge_failed': {says}")]
+
+
+@pytest.mark.parametrize("name", ["7ea279ab", "pr4061"])
+def test_a_diagnostic_marker_on_a_verdict_rl_trains_on_is_on_record_not_a_failure(name):
+    """Gym#2608's "degraded but valid": failure_kind / failure_reason on a sound, unmasked verdict. The profile's RL
+    trains on it, so the path is not failed (image_tools marks every verdict so); the record and the report say it."""
+    record = PathRecord.stub("image_tools:accepted", "ERROR", "")
+    full = {"reward": 1.0, "failure_kind": "degraded", "failure_reason": "none", "mask_sample": False}
+    checks.check_gym_failure(record, full, profile=load_profile(name))
+    assert record.failures == []
+    assert record.sections["rl"][TRAINED_MARKERS] == {"failure_kind": "degraded", "failure_reason": "none"}
 
 
 @pytest.mark.parametrize(
@@ -321,7 +354,7 @@ def test_a_result_gym_marks_as_failed_never_passes_whatever_its_reward(marker, v
         (
             {"mask_sample": True, "instance_config": {"mask_sample": True}},
             ["instance_config.mask_sample", "mask_sample (top level)"],
-            "RL masks it too",
+            "RL masks it by instance_config.mask_sample",
         ),
         ({"mask_sample": False, "instance_config": {"mask_sample": False}}, [], ""),
         ({"instance_config": None}, [], ""),
@@ -329,12 +362,15 @@ def test_a_result_gym_marks_as_failed_never_passes_whatever_its_reward(marker, v
 )
 def test_mask_sample_is_judged_where_rl_reads_it_and_a_moved_one_is_named(result, fields, says):
     record = PathRecord.stub("mcqa:accepted", "ERROR", "")
-    checks.check_gym_failure(record, {"reward": 1.0, **result})
+    checks.check_gym_failure(record, {"reward": 1.0, **result}, profile=load_profile("7ea279ab"))
     assert [f.field for f in record.failures] == fields
     assert all(says in str(f.actual) for f in record.failures[-1:])
 
 
 VERDICTS = {"failure_reason": ("none", "argument_below_threshold")}
+# An RL that does not train through Gym's diagnostic markers (none modelled does): where the reviewed verdict markers
+# (cases/recordings/fidelity.toml) decide.
+MASKS_ON_MARKERS = dataclasses.replace(load_profile("7ea279ab"), trains_on_markers=())
 
 
 @pytest.mark.parametrize(
@@ -351,7 +387,7 @@ VERDICTS = {"failure_reason": ("none", "argument_below_threshold")}
 def test_a_replay_may_carry_a_reviewed_verdict_marker_its_recording_carries_and_no_other(recorded, verdicts, fails):
     record = PathRecord.stub("image_tools:rec.1", "ERROR", "")
     full = {"reward": 0.0, "failure_reason": "argument_below_threshold"}
-    checks.check_gym_failure(record, full, recorded, verdicts)
+    checks.check_gym_failure(record, full, recorded, verdicts, profile=MASKS_ON_MARKERS)
     assert [f.field for f in record.failures] == fails
 
 
@@ -361,10 +397,17 @@ def test_a_variant_of_a_replay_carries_any_reviewed_verdict_value_its_own_verdic
     record = PathRecord.stub("text_to_sql:form.judge_label_lower.rec.1", "ERROR", "")
     recorded = {"failure_reason": "none"}
     checks.check_gym_failure(
-        record, {"reward": 0.0, "failure_reason": "argument_below_threshold"}, recorded, VERDICTS, True
+        record,
+        {"reward": 0.0, "failure_reason": "argument_below_threshold"},
+        recorded,
+        VERDICTS,
+        True,
+        MASKS_ON_MARKERS,
     )
     assert record.failures == []
-    checks.check_gym_failure(record, {"reward": 0.0, "failure_reason": "unknown_error"}, recorded, VERDICTS, True)
+    checks.check_gym_failure(
+        record, {"reward": 0.0, "failure_reason": "unknown_error"}, recorded, VERDICTS, True, MASKS_ON_MARKERS
+    )
     assert [f.field for f in record.failures] == ["failure_reason"]
 
 
@@ -469,3 +512,11 @@ def test_a_tool_output_must_reach_the_model_when_the_model_goes_on_from_it(items
     result = _result()
     checks.check_tool_outputs(result, exchanges, _tool_result(*items))
     assert bool(result.failures) is fails, result.failures
+
+
+def test_under_the_newer_profile_a_top_level_mask_is_where_rl_masks():
+    record = PathRecord.stub("mcqa:accepted", "ERROR", "")
+    checks.check_gym_failure(record, {"reward": 1.0, "mask_sample": True}, profile=load_profile("pr4061"))
+    assert [(f.field, f.actual) for f in record.failures] == [
+        ("mask_sample (top level)", "True: RL masks this sample out of the loss")
+    ]

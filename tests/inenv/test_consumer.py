@@ -15,6 +15,7 @@ from gymgate.consumer.dataset import load_rows, task_name_for
 from gymgate.consumer.postprocess import postprocess_result
 from gymgate.consumer.processor import collate, process_datum, repeat_interleave
 from gymgate.consumer.rollout import GenerationConfig, StreamAccumulator, prepare_rows
+from gymgate.rl.profile import load as load_profile
 
 
 class CountingTokenizer:
@@ -210,16 +211,29 @@ def test_one_sample_metrics_are_rls_nan_stddev_and_the_mean_divides_by_the_group
     assert math.isnan(one["a/reward/stddev"]) and one["a/reward/mean"] == 1.0
 
 
-def test_mask_sample_is_read_where_rl_reads_it():
+def test_mask_sample_is_read_where_the_profiles_rl_reads_it_and_the_loss_multiplier_is_left_to_grpo():
     rows = [{"agent_ref": {"name": "a"}}] * 3
     results = [
         _processed([1], [2], instance_config={"mask_sample": True}),
-        _processed([1], [2], mask_sample=True),  # Gym 0.7.0's top-level field: RL does not read it
+        _processed([1], [2], mask_sample=True),  # Gym 0.7.0's top-level field: RL reads it from RL#4061 on
         _processed([1], [2], instance_config=None),
     ]
-    batch, _ = final_batch(rows, results, np.ones(3, dtype=np.float32), 0, 100)
-    assert batch["mask_sample"].tolist() == [True, False, False]
-    assert batch["loss_multiplier"].tolist() == [0.0, 1.0, 1.0]
+    for name, masked in (("7ea279ab", [True, False, False]), ("pr4061", [True, True, False])):
+        batch, _ = final_batch(rows, results, np.ones(3, dtype=np.float32), 0, 100, load_profile(name))
+        assert batch["mask_sample"].tolist() == masked
+        # RL's rollout returns the rows' multiplier as it was given; GRPO zeroes a masked one later.
+        assert batch["loss_multiplier"].tolist() == [1.0, 1.0, 1.0]
+
+
+def test_a_result_gym_failed_to_judge_is_rejected_only_by_a_profile_whose_rl_rejects_it():
+    from gymgate.consumer.errors import RejectedResult
+    from gymgate.consumer.rollout import reject_failed
+
+    failed = [{"full_result": {"reward": 0.0, "_ng_failure_class": "judge_failed"}}]
+    reject_failed(failed, load_profile("7ea279ab"))  # trained on (and failed by the checks)
+    with pytest.raises(RejectedResult, match="judge_failed.*as a transport failure"):
+        reject_failed(failed, load_profile("pr4061"))
+    reject_failed([{"full_result": {"reward": 1.0}}], load_profile("pr4061"))
 
 
 def test_reward_components_must_sum_and_task_indices_agree():

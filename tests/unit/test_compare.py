@@ -59,9 +59,9 @@ def test_categories_changes_locks_and_verdict(tmp_path):
     assert report.splitlines()[2] == "**Verdict: 1 regressed, 0 broken, 1 changed (unacknowledged contract changes).**"
     assert "- **nemo-gym**: 0.3.0 → 0.4.0" in report
     assert "- `code_gen:accepted`: PASS → FAIL — [reward] reward: expected 1.0, got 0.0" in report
-    assert "#### `requests.policy.*.body.seed` new in 0.4.0: `0` — mcqa × accepted" in report
+    assert "#### `requests.policy.*.body.seed` new in 0.4.0: `0` (RL trains on it) — mcqa × accepted" in report
     assert "| `requests.policy.*.body.seed` | all of them | `<absent>` | `0` |" in report
-    assert '- `result.usage` new in 0.4.0: `{"tokens": 3}` — mcqa × rejected' in report
+    assert '- `result.usage` new in 0.4.0: `{"tokens": 3}` (RL only logs it) — mcqa × rejected' in report
     assert '  - `result.usage` = `{"tokens": 3}`' in report
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from gymgate.acceptance.expected import JUDGE_PARAMS, first_turn_messages, judge_sampling, seen
 from gymgate.cases.case import NULL, RETURNED, lookup
-from gymgate.consumer.batch import HISTOGRAM, mask_sample
+from gymgate.consumer.batch import HISTOGRAM
 from gymgate.consumer.rollout import GenerationConfig
 from gymgate.endpoint import POLICY_MODEL
 from gymgate.endpoint.script import Script, logprobs
@@ -20,6 +20,9 @@ from gymgate.endpoint.server import JUDGE, POLICY, Exchange
 from gymgate.endpoint.tokenizer import encode, render
 from gymgate.paths.spec import PathSpec
 from gymgate.recordings import fidelity
+from gymgate.rl.profile import SECTION as RL_SECTION
+from gymgate.rl.profile import TRAINED_MARKERS, Profile
+from gymgate.rl.profile import load as load_profile
 from gymgate.runfolder import PathRecord
 from gymgate.text import excerpt, first_difference
 
@@ -66,18 +69,22 @@ def _expected(value: Any) -> Any:
 
 # Fields by which Gym says a rollout failed while still answering with a row: 0.5.0's judge failsafe turns a
 # failed judge call into reward 0.0 with `_ng_failure_class` (an RL framework would train on that zero); 0.6.0 adds
-# `failure_reason`, 0.7.0 `failure_kind`. None of them may be set on a path gymgate counts as passed, whatever its
-# reward: a rejected path's expected 0.0 is no excuse.
-FAILURE_MARKERS = ("_ng_failure_class", "failure_kind", "failure_reason")
-# `mask_sample` (true: drop the sample from the loss) is where RL reads it, `instance_config.mask_sample`
-# (consumer/batch.py); Gym 0.7.0's verify response also carries a top-level `mask_sample`, which RL does not read.
+# `failure_reason`, 0.7.0 `failure_kind`. `_ng_failure_class` fails a path whatever its reward and whatever RL does
+# with it (a rejected path's expected 0.0 is no excuse); the diagnostic two fail it unless the run's RL profile
+# trains on a verdict that carries them (Gym#2608's "degraded but valid": rl/profiles/, [markers]) and the sample is
+# not masked — then they are on record (`PathRecord.sections["rl"]`) and in every comparison, not a failure.
+FAILURE_CLASS = "_ng_failure_class"
+FAILURE_MARKERS = (FAILURE_CLASS, "failure_kind", "failure_reason")
+# `mask_sample` (true: drop the sample from the loss): Gym 0.7.0's verify response carries it at the top level, RL
+# reads `instance_config.mask_sample` (RL#4061: the top level first); the profile says which decides.
 MASK_RL_READS, MASK_TOP_LEVEL = "instance_config.mask_sample", "mask_sample"
+MASK_FIELDS = {MASK_RL_READS: MASK_RL_READS, MASK_TOP_LEVEL: f"{MASK_TOP_LEVEL} (top level)"}  # location -> field
 
 
 def failure_markers(full: dict[str, Any]) -> dict[str, Any]:
     """The failure markers a row carries, set (what tells RL the sample is not a real one)."""
     found = {k: full[k] for k in FAILURE_MARKERS if full.get(k) not in (None, False)}
-    if mask_sample(full):
+    if _at(full, MASK_RL_READS):
         found[MASK_RL_READS] = True
     if full.get(MASK_TOP_LEVEL) not in (None, False):
         found[MASK_TOP_LEVEL] = full[MASK_TOP_LEVEL]
@@ -90,25 +97,55 @@ def check_gym_failure(
     recorded: dict[str, Any] | None = None,
     verdicts: dict[str, tuple[str, ...]] | None = None,
     of_original: bool = False,
+    profile: Profile | None = None,
 ) -> None:
     """`recorded`: a replay's recorded verifier fields (None for a hand-written path); `verdicts`: the failure fields
     a reviewed entry says the environment's verifier sets on its verdicts, with the values that are verdicts
-    (fidelity.verdict_markers). Such a value, exactly as recorded, is the verdict, held by check_recording; any other
-    set marker fails. `of_original`: the path's verdict is held to its original's elsewhere (a variant of a replay),
-    so a verdict value need not be the recorded one — its disagreement is the variant's finding."""
+    (fidelity.verdict_markers). Such a value, exactly as recorded, is the verdict, held by check_recording. A
+    diagnostic marker on a verdict the profile's RL trains on (not masked) is on record, not a failure; any other set
+    marker fails, saying what the profile's RL does with it. `of_original`: the path's verdict is held to its
+    original's elsewhere (a variant of a replay), so a verdict value need not be the recorded one — its disagreement
+    is the variant's finding. `profile`: which RL (default: the newest modelled)."""
+    profile = profile or load_profile()
+    masked_at = profile.masked_at(full)
+    trained: dict[str, Any] = {}
     for key in FAILURE_MARKERS:
         if full.get(key) in (None, False):
             continue
         allowed = (verdicts or {}).get(key, ()) if key in fidelity.DIAGNOSTIC_FIELDS else ()  # never _ng_failure_class
         if recorded is not None and full[key] in allowed and (of_original or recorded.get(key) == full[key]):
             continue
-        result.fail("gym_failure", key, None, full[key])
-    masked = mask_sample(full)
-    if masked:
-        result.fail("gym_failure", MASK_RL_READS, False, "true: RL masks this sample out of the loss")
-    if full.get(MASK_TOP_LEVEL) not in (None, False):
-        seen = "RL masks it too" if masked else "RL reads instance_config.mask_sample and trains on it"
-        result.fail("gym_failure", f"{MASK_TOP_LEVEL} (top level)", False, f"{full[MASK_TOP_LEVEL]!r}: {seen}")
+        if key in profile.trains_on_markers and not masked_at:
+            trained[key] = full[key]
+            continue
+        result.fail("gym_failure", key, None, f"{full[key]!r}: {_rl_does(key, masked_at, profile)}")
+    if trained:
+        result.sections.setdefault(RL_SECTION, {})[TRAINED_MARKERS] = trained
+    for location, field_name in MASK_FIELDS.items():
+        value = _at(full, location)
+        if value in (None, False):
+            continue
+        if location == masked_at:
+            result.fail("gym_failure", field_name, False, f"{value!r}: RL masks this sample out of the loss")
+        else:
+            seen = f"RL masks it by {masked_at}" if masked_at else f"RL reads {profile.mask_read[0]} and trains on it"
+            result.fail("gym_failure", field_name, False, f"{value!r}: {seen}")
+
+
+def _at(full: dict[str, Any], location: str) -> Any:
+    node: Any = full
+    for part in location.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node
+
+
+def _rl_does(key: str, masked_at: str, profile: Profile) -> str:
+    """What the profile's RL does with a result carrying this failure marker (a failure's reason)."""
+    if key == FAILURE_CLASS and profile.rejects_failure_class:
+        return "RL rejects the result before reading its reward"
+    if masked_at:
+        return f"RL masks the sample ({masked_at})"
+    return "RL reads no failure marker and trains on the reward"
 
 
 def check_verifier(result: PathRecord, path: PathSpec, full: dict[str, Any]) -> None:

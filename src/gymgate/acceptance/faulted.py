@@ -14,7 +14,7 @@ from typing import Any
 
 from gymgate.acceptance.checks import failure_markers
 from gymgate.cases.case import lookup
-from gymgate.consumer.errors import GymDied, GymTransportError, RolloutDataFailure, RolloutTimeout
+from gymgate.consumer.errors import GymDied, GymTransportError, RejectedResult, RolloutDataFailure, RolloutTimeout
 from gymgate.endpoint.faults import INJECTED
 from gymgate.faults.catalogue import Fault, catalogue
 from gymgate.runfolder import PathRecord
@@ -22,6 +22,7 @@ from gymgate.runfolder import PathRecord
 ABSORBED = "absorbed"  # Gym tried again and got the answer: the row is judged like the accepted path's
 IN_ROW = "reported in the row"  # the row came back carrying a failure marker
 BY_RUN = "reported by /run"  # /run answered an error status: RL drops or retries the sample
+REJECTED = "rejected by RL"  # the row carried _ng_failure_class and the run's RL profile rejects such a row
 NO_END = "no end"  # the rollout did not end within the path's deadline
 NEVER_CALLED = "never called"  # the rollout never reached the faulted call: the usual checks and errors apply
 FAULT = "fault"  # the failure kind these rules report (runfolder/record.py Failure.kind)
@@ -113,6 +114,8 @@ def judge_failure(result: PathRecord, fault: Fault, exchanges: list, exc: BaseEx
     if isinstance(exc, RolloutTimeout):
         result.sections["fault"]["handled"] = NO_END
         result.fail(FAULT, "end of the rollout", "within the path's deadline", f"{exc} after {attempts} attempts")
+    elif isinstance(exc, RejectedResult):
+        result.sections["fault"]["handled"] = REJECTED
     elif isinstance(exc, (GymTransportError, RolloutDataFailure)):
         status = re.search(r"/run answered HTTP (\d+)", str(exc))
         result.sections["fault"].update(handled=BY_RUN, run_status=int(status.group(1)) if status else None)

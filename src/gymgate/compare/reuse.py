@@ -40,12 +40,16 @@ def shared_digest(gym_digest: str, lock: Path, python: str) -> str:
 
 
 def inputs_digest(
-    shared: str, selection: list[str], attempts: int = default("attempts"), plan: Iterable[Any] = ()
+    shared: str,
+    selection: list[str],
+    attempts: int = default("attempts"),
+    plan: Iterable[Any] = (),
+    consumer: str = default("rl_profile"),
 ) -> str:
-    """The cache key: the shared inputs, the selected paths (in any order), the attempts per path and every
-    planned path whole (its script, row and everything it is held to: a path id names a recording's content, not
-    its row's)."""
-    digest = hashlib.sha256(f"{shared}\0{','.join(sorted(selection))}\0{attempts}\0".encode())
+    """The cache key: the shared inputs, the selected paths (in any order), the attempts per path, which RL the
+    paths are judged as (`consumer`: the RL profile's name) and every planned path whole (its script, row and
+    everything it is held to: a path id names a recording's content, not its row's)."""
+    digest = hashlib.sha256(f"{shared}\0{','.join(sorted(selection))}\0{attempts}\0{consumer}\0".encode())
     for path in sorted(json.dumps(p, sort_keys=True) for p in plan):
         digest.update(path.encode() + b"\0")
     return digest.hexdigest()

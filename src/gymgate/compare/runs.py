@@ -17,6 +17,8 @@ from gymgate.compare.stability import Disagreement, disagreement
 from gymgate.errors import UsageError
 from gymgate.outcomes import BROKEN, ERROR, HARNESS, PASS, SKIP
 from gymgate.refs.source import nemo_gym_label
+from gymgate.rl.profile import Profile, consumer_name
+from gymgate.rl.profile import load as load_profile
 from gymgate.runfolder import PathRecord, RunFolder, RunMark
 from gymgate.text import mask_volatile
 from gymgate.verdict import (
@@ -109,6 +111,9 @@ class Comparison:
     # What the candidate's run judged of Gym's own tests against this baseline (`accept --gym-tests`), if it did:
     # shown beside the paths' verdict, its own verdict (harness/gym_tests.py combines the exit codes).
     gym_tests: dict[str, Any] | None = None
+    # Which RL both runs were judged as (gymgate.rl.profile: each run's rl.json); a report names it, and it tags every
+    # change by how that RL uses the leaf.
+    profile: Profile = field(default_factory=load_profile)
 
     def by_category(self) -> dict[str, list[PathComparison]]:
         groups: dict[str, list[PathComparison]] = {}
@@ -157,6 +162,20 @@ def _load_run(run_dir: Path) -> tuple[dict[str, Any], dict[str, PathRecord], Run
         why = (mark.incomplete or "run.json says incomplete") if mark else "it has no run.json"
         raise UsageError(f"{run_dir} did not finish ({why}); it cannot be compared — rerun it")
     return {"dir": str(run_dir), **run.source(required=True)}, run.records(), mark
+
+
+def judged_as(baseline: RunFolder, candidate: RunFolder, broken: tuple[bool, bool] = (False, False)) -> Profile:
+    """The RL profile both runs were judged as; two runs judged as different RLs are not compared (a verdict would
+    mix two consumers' rules). A BROKEN side judged nothing: the other's decides."""
+    names = {role: consumer_name(run.consumer()) for role, run in (("baseline", baseline), ("candidate", candidate))}
+    if broken[1]:
+        return load_profile(names["baseline"])
+    if names["baseline"] != names["candidate"] and not broken[0]:
+        raise UsageError(
+            f"the baseline {baseline.root} was judged as RL profile {names['baseline']} and the candidate "
+            f"{candidate.root} as {names['candidate']}: rerun one with --rl-profile so both are judged as one RL"
+        )
+    return load_profile(names["candidate"])
 
 
 def _never_started(records: dict[str, PathRecord], attempts: dict[str, list[PathRecord]]) -> str:
@@ -253,6 +272,7 @@ def compare_runs(baseline_dir: Path, candidate_dir: Path, acks_dir: Path | None 
         locks = diff(base_run.lock, cand_run.lock, (nemo_gym_label(base_info), nemo_gym_label(cand_info)))
     lifecycle = {"baseline": base_run.lifecycle_failures(), "candidate": cand_run.lifecycle_failures()}
     comparison = Comparison(base_info, cand_info, paths, locks, base_broken, cand_broken, base, cand, lifecycle, report)
+    comparison.profile = judged_as(base_run, cand_run, (bool(base_broken), bool(cand_broken)))
     comparison.gym_tests = RunFolder(candidate_dir).gym_tests(str(base_info.get("digest")))
     return comparison
 

@@ -11,6 +11,9 @@ from typing import Any
 
 import numpy as np
 
+from gymgate.rl.profile import Profile
+from gymgate.rl.profile import load as load_profile
+
 REWARD_REL_TOL, REWARD_ABS_TOL = 1e-5, 1e-6
 
 
@@ -50,12 +53,6 @@ def reward_components(full: dict[str, Any]) -> dict[str, float] | None:
     return {str(k): float(v) for k, v in components.items()}
 
 
-def mask_sample(full: dict[str, Any]) -> bool:
-    """Whether RL drops the sample from the loss: RL reads `instance_config.mask_sample` (a top-level
-    `mask_sample`, which Gym 0.7.0's verify response carries, is not read by RL)."""
-    return bool((full.get("instance_config") or {}).get("mask_sample", False))
-
-
 def validate_reward_components(results: list[dict[str, Any]]) -> None:
     for index, result in enumerate(results):
         components = reward_components(result["full_result"])
@@ -73,7 +70,9 @@ def final_batch(
     loss_multiplier: np.ndarray,
     pad_token_id: int,
     max_total_len: int,
+    profile: Profile | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
+    profile = profile or load_profile()
     validate_reward_components(results)
     task_indices = {r.get("_ng_task_index") for r in rows if "_ng_task_index" in r}
     if len(task_indices) > 1:
@@ -89,13 +88,14 @@ def final_batch(
     totals = [sum(len(m["token_ids"]) for m in log) for log in logs]
     gen_per_turn = [[len(m["token_ids"]) for m in log if m["role"] == "assistant"] for log in logs]
     rewards = [float(r["full_result"]["reward"]) for r in results]
-    masked = np.array([mask_sample(r["full_result"]) for r in results], dtype=bool)
+    masked = np.array([bool(profile.masked_at(r["full_result"])) for r in results], dtype=bool)
     batch = {
         "agent_ref": [row.get("agent_ref") for row in rows],
         "message_log": logs,
         "length": np.array([len(p) for p in first_prompts], dtype=np.int64),
-        # RL masks flagged samples by default (an environment must opt out): their loss multiplier is zero.
-        "loss_multiplier": np.where(masked, 0.0, loss_multiplier),
+        # RL's rollout keeps the rows' loss multiplier and adds the mask beside it: GRPO zeroes a masked sample's
+        # multiplier later (mask_env_flagged_samples), outside what a rollout returns.
+        "loss_multiplier": loss_multiplier,
         "mask_sample": masked,
         "total_reward": np.array(rewards, dtype=np.float32),
         "truncated": np.array([t == max_total_len for t in totals], dtype=bool),

@@ -24,6 +24,13 @@ class RolloutDataFailure(RolloutError):
     category = "data"
 
 
+class RejectedResult(RolloutError):
+    """The run's RL profile rejects a result Gym marked as failed (`_ng_failure_class`) before reading its reward
+    (RL after 006e44f3: `judge_failed` counts as a transport failure, any other class as data)."""
+
+    category = "rejected"
+
+
 class NonContiguousError(RolloutError):
     """A turn's prompt does not start with every token seen so far (history not carried faithfully)."""
 

@@ -15,7 +15,9 @@ from typing import Any
 import numpy as np
 
 from gymgate.consumer.batch import final_batch
-from gymgate.consumer.errors import GymDied, RolloutTimeout, RowIndexError
+from gymgate.consumer.errors import GymDied, RejectedResult, RolloutTimeout, RowIndexError
+from gymgate.rl.profile import Profile
+from gymgate.rl.profile import load as load_profile
 
 POLL_S = 1.0  # how often a waiting rollout checks its deadline and the Gym's processes
 
@@ -80,6 +82,21 @@ class RolloutResult:
     arrivals: list[float] = field(default_factory=list)
 
 
+def reject_failed(results: list[dict[str, Any]], profile: Profile) -> None:
+    """RejectedResult for the first result carrying `_ng_failure_class` when the profile's RL rejects such a result
+    before it reads any reward (else RL trains on it, and the checks fail it: acceptance/checks.check_gym_failure)."""
+    if not profile.rejects_failure_class:
+        return
+    for index, result in enumerate(results):
+        marked = (result.get("full_result") or {}).get("_ng_failure_class")
+        if marked:
+            kind = "a transport failure" if marked == "judge_failed" else "a data failure"
+            raise RejectedResult(
+                f"result {index} carries _ng_failure_class={marked!r}: RL ({profile.name}) rejects it before "
+                f"reading its reward, as {kind}"
+            )
+
+
 def run_rollout_sync(
     actor: Any,
     batch: dict[str, Any],
@@ -88,6 +105,7 @@ def run_rollout_sync(
     timeout_s: float | None = None,
     watch: Callable[[], str] | None = None,
     timeout_origin: str = "--path-timeout",
+    profile: Profile | None = None,
 ) -> RolloutResult:
     """Roll the batch out on the Gym actor. Every wait is bounded: past `timeout_s` the rollout raises
     RolloutTimeout (saying where the deadline came from: `timeout_origin`), and `watch` (which names a dead Gym
@@ -117,8 +135,15 @@ def run_rollout_sync(
         arrivals[rowidx] = float(timing.get("timing/rollout/await_results", time.monotonic() - began))
     results = accumulator.finish()
     rollout_s = time.monotonic() - began
+    profile = profile or load_profile()
+    reject_failed(results, profile)
     final, metrics = final_batch(
-        rows, results, np.asarray(batch["loss_multiplier"]), tokenizer.pad_token_id, config.max_total_sequence_length
+        rows,
+        results,
+        np.asarray(batch["loss_multiplier"]),
+        tokenizer.pad_token_id,
+        config.max_total_sequence_length,
+        profile,
     )
     timings = {
         "timing/rollout/run_rollouts": rollout_s,

@@ -95,7 +95,9 @@ def inputs_of(call: RefRun, lock: Path, python: Interpreter) -> str:
     """The cache key the node's run carries when its interpreter is this machine's build (compare/reuse.py)."""
 
     shared = shared_digest(call.source.digest, lock, f"{python.version} {python.build}")
-    return inputs_digest(shared, call.expected, call.opts.attempts, call.opts.paths_of(call.expected))
+    return inputs_digest(
+        shared, call.expected, call.opts.attempts, call.opts.paths_of(call.expected), call.opts.rl_profile
+    )
 
 
 def _dispatch(opts: RunOptions, sent: dict[int, tuple[Unit, RunFolder]], sources: dict[str, bytes]) -> Outcome:

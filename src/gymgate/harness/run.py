@@ -30,6 +30,7 @@ from gymgate.processes import Terminated
 from gymgate.refs.source import GymSource
 from gymgate.report.summary import summary_line
 from gymgate.results import RunResult
+from gymgate.rl import profile as rl_profile
 from gymgate.runfolder import FINISHED_STATUSES, PathRecord, RunFolder, RunMark, new_run_id, runs_dir
 
 # The session loads exactly its own plugins (gymgate's, xdist's: session_args), never a pytest plugin that Gym's
@@ -70,6 +71,7 @@ def open_run(source: GymSource, opts: RunOptions, run_id: str, at: Path | None =
         at.mkdir(parents=True, exist_ok=False)
         run = RunFolder(at)
     run.write_source(source.to_json())
+    run.write_consumer({"profile": rl_profile.load(opts.rl_profile).to_json()})
     print(f"run {run_id}: {run.root}", flush=True)
     return run.opened()
 
@@ -125,7 +127,7 @@ def run_here(
     unplanned = sorted(set(expected) - {p["id"] for p in plan})
     if unplanned:  # the session runs exactly the plan: a path nobody planned would never run
         raise ValueError(f"{source.name}: paths expected but not planned: {', '.join(unplanned[:5])}")
-    inputs = inputs_digest(shared, expected, opts.attempts, plan)
+    inputs = inputs_digest(shared, expected, opts.attempts, plan, opts.rl_profile)
     stored = served(inputs, opts) if reuse else None
     if stored is not None:
         return judged_result(stored, 0, expected, cached=True)

@@ -33,6 +33,7 @@ class RunOptions:
     reuse_since: float = default("reuse_since")
     shard: str = default("shard")  # "K/N" when this run is one shard of a ref's environments (shards/split.py)
     attempts: int = default("attempts")  # attempts of each path in one Gym (runner/path.py)
+    rl_profile: str = default("rl_profile")  # which RL the paths are judged as (gymgate.rl.profile)
     # path id -> its rollout deadline (acceptance/limits.py); not an option: a bump derives it from its baseline
     deadlines: Mapping[str, float] = field(default_factory=dict)
     # The paths the command planned for every one of its refs (gymgate.kinds.planfile, one dict a path); not an option

@@ -14,6 +14,7 @@ from pathlib import Path
 from gymgate import faults, locations, variants
 from gymgate.options.readers import attempts, live_envs, reruns, seconds, workers
 from gymgate.options.shapes import SESSION, UP, Group, Option, Variable
+from gymgate.rl import profile
 
 REF = ("resolve", "cases list", "case new", "env", "up", "accept")  # commands about one Gym ref
 RESOLVING = (*REF, "matrix", "bisect")  # commands that resolve refs
@@ -198,6 +199,22 @@ GROUPS: tuple[Group, ...] = (
                 ("accept",),
                 default=False,
                 extra={"action": "store_true"},
+            ),
+        ),
+    ),
+    Group(
+        "which RL the verdict speaks for",
+        (
+            Option(
+                "rl_profile",
+                ("--rl-profile",),
+                "judge as this NeMo RL revision consumes Gym (gymgate/rl/profiles/: where it reads mask_sample, what it "
+                "rejects, which result leaves it trains on); default: the newest modelled, {default}",
+                JUDGING,
+                default=profile.default_name(),
+                var="GYMGATE_RL_PROFILE",
+                session="--rl-profile",
+                extra={"choices": profile.names()},
             ),
         ),
     ),

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from gymgate.compare.observation import ABSENT, CONTRACT
 from gymgate.compare.runs import CHANGED_CAUSE, ChangeGroup, PathComparison
 from gymgate.pathid import MODES, ORIGINAL, KindNames, PathId, kinds
+from gymgate.rl.profile import NOT_READ, USE_WORDS, USES, Profile
+from gymgate.rl.profile import load as load_profile
 
 NAMES_SHOWN = 4  # field names or environments named in one line before "…"
 ENVS_NAMED = 3
@@ -131,6 +133,7 @@ class ChangeBundle:
     groups: list[ChangeGroup] = field(default_factory=list)  # every (field, values) group, in field order
     ack: str = ""  # the review's reason, for acknowledged bundles
     ack_file: str = ""
+    use: str = NOT_READ  # how the run's RL uses these leaves (gymgate.rl.profile: trains, routes, logs, not read)
 
     @property
     def fields(self) -> list[str]:
@@ -141,7 +144,7 @@ class ChangeBundle:
         return "" if set(group.paths) == set(self.paths) else describe_paths(group.paths, universe)
 
     def line(self, baseline: str, candidate: str, downgrade: bool, universe: Iterable[str]) -> str:
-        return f"{self.what(baseline, candidate, downgrade)} — {describe_paths(self.paths, universe)}"
+        return f"{self.what(baseline, candidate, downgrade)} ({USE_WORDS[self.use]}) — {describe_paths(self.paths, universe)}"
 
     def what(self, baseline: str, candidate: str, downgrade: bool) -> str:
         fields = self.fields
@@ -187,10 +190,12 @@ def _status(group: ChangeGroup) -> str:
     return FAILING if group.failing else ACKNOWLEDGED if group.kind == CONTRACT else ADDITIVE
 
 
-def bundle_changes(groups: Iterable[ChangeGroup]) -> list[ChangeBundle]:
+def bundle_changes(groups: Iterable[ChangeGroup], profile: Profile | None = None) -> list[ChangeBundle]:
     """Change groups bundled, in two steps: the groups of one field (its values differing by path) are one field,
-    then fields that change the same way on exactly the same paths are one bundle. Unacknowledged contract changes
-    first, then acknowledged, then additive; the most widespread first within each."""
+    then fields that change the same way on exactly the same paths, and that the run's RL uses alike (`profile`:
+    trains on, routes by, only logs, does not read), are one bundle. Unacknowledged contract changes first, then
+    acknowledged, then additive; within each, what RL trains on first, then the most widespread."""
+    profile = profile or load_profile()
     by_field: dict[tuple, list[ChangeGroup]] = {}
     for group in groups:
         ack = group.ack if _status(group) == ACKNOWLEDGED else ""
@@ -198,12 +203,16 @@ def bundle_changes(groups: Iterable[ChangeGroup]) -> list[ChangeBundle]:
     bundles: dict[tuple, ChangeBundle] = {}
     for (status, ack, folded, direction), members in by_field.items():
         paths = tuple(sorted({p for g in members for p in g.paths}))
-        key = (status, _where(folded), direction, paths, ack)
-        bundle = bundles.setdefault(key, ChangeBundle(status, key[1], direction, paths, ack=ack))
+        use = profile.use_of(folded)
+        key = (status, _where(folded), direction, paths, ack, use)
+        bundle = bundles.setdefault(key, ChangeBundle(status, key[1], direction, paths, ack=ack, use=use))
         bundle.ack_file = bundle.ack_file or members[0].ack_file
         bundle.groups += members
     order = {FAILING: 0, ACKNOWLEDGED: 1, ADDITIVE: 2}
-    return sorted(bundles.values(), key=lambda b: (order[b.status], -len(b.paths), -len(b.fields), b.where))
+    uses = [*USES, NOT_READ]
+    return sorted(
+        bundles.values(), key=lambda b: (order[b.status], uses.index(b.use), -len(b.paths), -len(b.fields), b.where)
+    )
 
 
 @dataclass

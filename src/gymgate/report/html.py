@@ -93,7 +93,7 @@ def _bundles(comparison: Comparison) -> tuple[list[dict[str, Any]], list[dict[st
     acknowledged ones as lines with their reason."""
     unreviewed, acknowledged = [], []
     universe = [p.path for p in comparison.paths]
-    for bundle in bundle_changes(comparison.change_groups()):
+    for bundle in bundle_changes(comparison.change_groups(), comparison.profile):
         rows = []
         for group in bundle.groups:
             before, after = side_by_side(group.sample.before, group.sample.after)

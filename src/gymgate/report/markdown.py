@@ -23,6 +23,8 @@ from gymgate.report.grouping import (
 )
 from gymgate.report.next_steps import ack_command
 from gymgate.report.variants import KNOWN, disagreements, variant_table
+from gymgate.rl.profile import SECTION as RL_SECTION
+from gymgate.rl.profile import TRAINED_MARKERS, Profile
 from gymgate.runfolder import PathRecord
 from gymgate.verdict import ACTIONABLE, CATEGORIES, CHANGED, FIXED, FLAKY, NEW_PATH, REMOVED_PATH, SAME_FAIL, downgrade
 
@@ -34,7 +36,7 @@ def ref_label(info: dict[str, Any]) -> str:
 def render_markdown(comparison: Comparison) -> str:
     """report.md: every section."""
     sections = (_header, _broken, _lifecycle, _locks, _summary, _root_causes, _categories, _contract_changes)
-    sections += (_acknowledged, _additive, _ack_notes, _fidelity, _variants, _exercised, _unchanged)
+    sections += (_acknowledged, _additive, _ack_notes, _trained_markers, _fidelity, _variants, _exercised, _unchanged)
     return "\n".join(line for section in sections for line in section(comparison))
 
 
@@ -133,7 +135,7 @@ def _terminal_changes(comparison: Comparison) -> list[str]:
 
 
 def _bundles(comparison: Comparison) -> list[ChangeBundle]:
-    return bundle_changes(comparison.change_groups())
+    return bundle_changes(comparison.change_groups(), comparison.profile)
 
 
 def bundle_line(comparison: Comparison, bundle: ChangeBundle) -> str:
@@ -149,8 +151,37 @@ def _header(comparison: Comparison) -> list[str]:
         "",
         f"**Verdict: {comparison.verdict}.**",
         "",
+        rl_line(comparison.profile),
+        "",
         *([f"**{judged['verdict']}** ([every test]({judged['page']}))", ""] if judged else []),
     ]
+
+
+def rl_line(profile: Profile) -> str:
+    """Which RL a verdict speaks for, in one line (every report's header)."""
+    return f"Judged as {profile.describes} (RL profile `{profile.name}`, `--rl-profile`)."
+
+
+def _trained_markers(comparison: Comparison) -> list[str]:
+    """Verdicts Gym marks as degraded (failure_kind / failure_reason) that the profile's RL trains on all the same:
+    not failed (the RL would not drop them), but a reviewer should know a verdict said so."""
+    marked = [
+        (path, record.sections[RL_SECTION][TRAINED_MARKERS])
+        for path, record in sorted(comparison.candidate_records.items())
+        if TRAINED_MARKERS in (record.sections.get(RL_SECTION) or {})
+    ]
+    if not marked:
+        return []
+    lines = [
+        "### Verdicts Gym marks as degraded, which RL trains on",
+        "",
+        f"{len(marked)} path(s) of the candidate carry a diagnostic failure marker on a verdict that is not masked: "
+        f"RL (`{comparison.profile.name}`) reads no such marker and trains on the reward, so they are not failed. "
+        "A marker that appeared with a bump is also a change below.",
+        "",
+    ]
+    lines += [f"- `{path}`: " + ", ".join(f"`{k}` = {v!r}" for k, v in found.items()) for path, found in marked[:40]]
+    return [*lines, *([f"- … and {len(marked) - 40} more"] if len(marked) > 40 else []), ""]
 
 
 def _broken(comparison: Comparison) -> list[str]:

@@ -90,6 +90,7 @@ def summary(comparison: Comparison, directory: Path) -> dict[str, Any]:
         "exit_code": comparison.exit_code,
         "baseline": ref(comparison.baseline),
         "candidate": ref(comparison.candidate),
+        "rl_profile": comparison.profile.to_json(),
         "categories": counts,
         "paths": [
             {
@@ -125,6 +126,7 @@ def write_results(comparison: Comparison, directory: Path) -> Path:
         "provenance": {
             "baseline": _run_provenance(comparison.baseline),
             "candidate": _run_provenance(comparison.candidate),
+            "rl_profile": comparison.profile.to_json(),
             "harness": __version__,
             "host": socket.gethostname(),
             "platform": platform.platform(),

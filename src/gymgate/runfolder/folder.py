@@ -5,6 +5,7 @@ inside a pin's environment. Layout:
 
     run.json                 the run mark: what the run was asked to do and how it ended (RunMark)
     source.json              the resolved Gym ref (provenance)
+    rl.json                  which RL the paths were judged as: the RL profile and recipe (gymgate.rl.profile)
     uv.lock, environment.json  the lock and the environment the run used (so stored runs compare without a checkout)
     paths/<env>-<mode>.json  one PathRecord per path that ran
     services/<env>.json      each environment's start-up status, as it happens (the progress view reads them)
@@ -54,6 +55,7 @@ FINISHED_STATUSES = (0, 1)
 
 MARK = "run.json"
 SOURCE = "source.json"
+CONSUMER = "rl.json"
 LOCK = "uv.lock"
 ENVIRONMENT = "environment.json"
 PATHS = "paths"
@@ -240,6 +242,13 @@ class RunFolder:
 
     def write_source(self, source: dict[str, Any]) -> Path:
         return write_json_atomic(self.source_file, source)
+
+    def write_consumer(self, consumer: dict[str, Any]) -> Path:
+        return write_json_atomic(self.root / CONSUMER, consumer)
+
+    def consumer(self) -> dict[str, Any]:
+        """Which RL the run's paths were judged as ({} for a run from before profiles: RL at 7ea279ab)."""
+        return _read_json(self.root / CONSUMER) or {}
 
     def keep_environment(self, lock: Path, environment: dict[str, Any]) -> None:
         """The lock travels with the run, so two stored runs can be compared without their checkouts."""

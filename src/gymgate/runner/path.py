@@ -39,6 +39,8 @@ from gymgate.options import default
 from gymgate.outcomes import CONTRACT, ERROR, FAIL, GYM, HARNESS, PASS
 from gymgate.paths.spec import PathSpec
 from gymgate.recordings import fidelity
+from gymgate.rl.profile import Profile
+from gymgate.rl.profile import load as load_profile
 from gymgate.runfolder import PathRecord, RunFolder
 from gymgate.services import gym_compat, gymlog
 from gymgate.services.ray_cluster import is_ray_failure
@@ -62,6 +64,7 @@ class RunContext:
     path_timeout_s: float = default("path_timeout")
     deadlines: dict[str, float] = field(default_factory=dict)  # path id -> its own deadline (from the baseline)
     attempts: int = default("attempts")
+    profile: Profile = field(default_factory=load_profile)  # which RL the paths are judged as (gymgate.rl.profile)
     watch: Callable[[str], str] | None = None  # names a dead process of this environment's Gym, or ""
     discard: Callable[[str, str], None] | None = None  # tears this environment's Gym down (the next path restarts it)
     shared: Callable[[str], str] | None = None  # the shared instance this environment's Gym is up in, or ""
@@ -208,6 +211,7 @@ def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | N
             timeout_s=deadline,
             timeout_origin=origin,
             watch=(lambda: ctx.watch(env.name)) if ctx.watch else None,
+            profile=ctx.profile,
         )
     except NonContiguousError as exc:
         result.fail("continuity", f"turn {exc.turn}, position {exc.position}", "contiguous", str(exc)[:600])
@@ -255,6 +259,7 @@ def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | N
                 judged_as.recorded and judged_as.recorded.fields,
                 fidelity.verdict_markers(env.name),
                 kind.verdict_of_original,
+                ctx.profile,
             ),
         ),
         ("tokens", lambda: checks.check_tokens(result, script, exchanges, processed)),

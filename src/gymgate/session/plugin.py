@@ -37,6 +37,7 @@ from gymgate.outcomes import ERROR, HARNESS  # noqa: E402
 from gymgate.pathid import PathId, environments  # noqa: E402
 from gymgate.processes import RUN_MARKER, sweep  # noqa: E402
 from gymgate.recordings.read import LocalFiles
+from gymgate.rl.profile import load as load_profile  # noqa: E402
 from gymgate.runfolder import PathRecord, RunFolder  # noqa: E402
 from gymgate.runner.path import GENERATION, RunContext  # noqa: E402
 from gymgate.selection import ALL
@@ -229,6 +230,7 @@ def run_context(request, worker_id):
                 path_timeout_s=config.getoption("path_timeout"),
                 deadlines=mark.deadlines if mark else {},
                 attempts=config.getoption("attempts"),
+                profile=load_profile(config.getoption("rl_profile")),
                 watch=session.fleet.watch,
                 discard=session.discard,
                 shared=session.fleet.shared,

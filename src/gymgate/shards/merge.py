@@ -5,12 +5,14 @@ repeated or unfinished shards are refused with the runs named (UsageError, exit 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from gymgate.compare.reuse import inputs_digest
 from gymgate.errors import UsageError
 from gymgate.report.outputs import compared_baseline
+from gymgate.rl.profile import consumer_name
 from gymgate.runfolder import FINISHED_STATUSES, RunFolder, RunMark, new_run_id
 from gymgate.shards.split import Shard
 
@@ -110,12 +112,20 @@ def merge(shards: ShardSet, base: Path) -> RunFolder:
     broken = [m.broken for m in marks if m.broken]
     plan = [p for run in shards.runs for p in run.plan() or []]  # each shard ran its environments' paths
     merged.write_plan(plan)
+    consumers = {json.dumps(run.consumer(), sort_keys=True) for run in shards.runs}
+    if len(consumers) > 1:
+        raise UsageError(
+            f"the shards were judged as different RL profiles ({', '.join(sorted(consumers))}): rerun them"
+        )
+    consumer = shards.runs[0].consumer()
+    if consumer:
+        merged.write_consumer(consumer)
     merged.write_mark(
         RunMark(
             expected=expected,
             complete=True,
             run_id=run_id,
-            inputs=inputs_digest(shared, expected, plan=plan),
+            inputs=inputs_digest(shared, expected, plan=plan, consumer=consumer_name(consumer)),
             started=min((m.started for m in marks if m.started is not None), default=None),
             finished=max((m.finished for m in marks if m.finished is not None), default=None),
             pytest_exit=max((m.pytest_exit for m in marks if m.pytest_exit is not None), default=None),
