@@ -520,3 +520,18 @@ def test_under_the_newer_profile_a_top_level_mask_is_where_rl_masks():
     assert [(f.field, f.actual) for f in record.failures] == [
         ("mask_sample (top level)", "True: RL masks this sample out of the loss")
     ]
+
+
+def test_a_recipe_penalty_that_changes_gyms_reward_fails_the_path_and_one_on_a_zero_is_on_record():
+    record = PathRecord.stub("mcqa:accepted", "ERROR", "")
+    fired = {"recipe": "nemotron-3-ultra", "penalties": ["penalize_empty_final_answer"], "reward": 0.0}
+    checks.check_rl_reward(record, {"reward": 1.0}, fired)
+    assert [(f.kind, f.field, f.expected) for f in record.failures] == [
+        ("rl_reward", "penalize_empty_final_answer (nemotron-3-ultra)", 1.0)
+    ]
+    rejected = PathRecord.stub("mcqa:rejected", "ERROR", "")
+    checks.check_rl_reward(rejected, {"reward": 0.0}, fired)
+    assert rejected.failures == [] and rejected.sections["rl"]["recipe"] == fired
+    untouched = PathRecord.stub("mcqa:accepted", "ERROR", "")
+    checks.check_rl_reward(untouched, {"reward": 1.0}, None)  # no recipe asked for
+    assert untouched.failures == [] and "rl" not in untouched.sections

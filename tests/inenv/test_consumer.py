@@ -266,3 +266,30 @@ def test_a_load_rounds_groups_go_through_rls_grpo_repeat():
     assert "metadata" not in rows[1]["responses_create_params"]
     assert len(batch["message_log"]) == 8 and batch["loss_multiplier"].shape == (8,)
     assert len(grpo_batch([one, other])["extra_env_info"]) == 2  # not whole groups: each row as it comes
+
+
+def test_a_run_failure_without_a_status_is_transport_where_rls_taxonomy_says_so():
+    """RL counts a dropped connection, a cut body or a timeout as infrastructure (by class, along the causes); any
+    other status-less failure is the row's data."""
+
+    class ClientPayloadError(Exception):  # aiohttp's name: matched by name, as RL's fallback does
+        pass
+
+    caused = RuntimeError("wrapped")
+    caused.__cause__ = ConnectionResetError("peer reset")
+    for exc in (TimeoutError("slow"), ClientPayloadError("cut"), caused):
+        assert isinstance(errors.run_failure(exc), errors.GymTransportError), exc
+    assert isinstance(errors.run_failure(ValueError("bad row")), errors.RolloutDataFailure)
+
+
+def test_the_task_index_rule_and_the_tables_json_are_rls():
+    from gymgate.consumer.batch import full_result_tables, task_index_rule
+
+    task_index_rule([{"_ng_task_index": 3}, {"_ng_task_index": "3"}])
+    task_index_rule([{}, {"_ng_task_index": 1}])  # the first row carries none: no rule
+    with pytest.raises(ValueError, match="different _ng_task_index"):
+        task_index_rule([{"_ng_task_index": 3}, {}])  # a row without one, after a first with one
+    rows = [{"agent_ref": {"name": "a"}}]
+    assert full_result_tables(rows, [{"full_result": {"reward": 1.0, "x": [1, 2]}}]) == {
+        "a": ['{"reward":1.0,"x":[1,2]}']
+    }

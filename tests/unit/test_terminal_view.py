@@ -148,7 +148,9 @@ def test_one_field_with_other_values_on_other_paths_is_one_line(tmp_path):
     comparison = compare_runs(base, cand)
     shown = shown_at(comparison, width=120)
     changes = [line for line in shown if line.startswith("• requests.policy.*.body.seed")]
-    assert changes == ["• requests.policy.*.body.seed new in 0.4.0: 7 values by path (RL trains on it) — all 7 paths"], shown
+    assert changes == [
+        "• requests.policy.*.body.seed new in 0.4.0: 7 values by path (RL trains on it) — all 7 paths"
+    ], shown
     report = render_markdown(comparison)
     assert "| `requests.policy.*.body.seed` | code_gen × accepted | `<absent>` | `0` |" in report
     assert report.count("| `requests.policy.*.body.seed` |") == 7

@@ -132,6 +132,21 @@ def check_gym_failure(
             result.fail("gym_failure", field_name, False, f"{value!r}: {seen}")
 
 
+def check_rl_reward(result: PathRecord, full: dict[str, Any], recipe: dict[str, Any] | None) -> None:
+    """Under a training recipe (--rl-recipe): a penalty that changes Gym's reward changes what RL trains on — the path
+    fails (`rl_reward`), naming the penalties; one that fires on a reward already 0.0 is on record only."""
+    if recipe is None:
+        return
+    result.sections.setdefault(RL_SECTION, {})["recipe"] = recipe
+    if recipe["penalties"] and recipe["reward"] != full.get("reward"):
+        result.fail(
+            "rl_reward",
+            f"{', '.join(recipe['penalties'])} ({recipe['recipe']})",
+            full.get("reward"),
+            f"{recipe['reward']}: the reward RL trains on under this recipe",
+        )
+
+
 def _at(full: dict[str, Any], location: str) -> Any:
     node: Any = full
     for part in location.split("."):

@@ -114,6 +114,7 @@ class Comparison:
     # Which RL both runs were judged as (gymgate.rl.profile: each run's rl.json); a report names it, and it tags every
     # change by how that RL uses the leaf.
     profile: Profile = field(default_factory=load_profile)
+    recipe: str = ""  # the training recipe whose penalties were applied (--rl-recipe), if any
 
     def by_category(self) -> dict[str, list[PathComparison]]:
         groups: dict[str, list[PathComparison]] = {}
@@ -169,13 +170,14 @@ def judged_as(baseline: RunFolder, candidate: RunFolder, broken: tuple[bool, boo
     mix two consumers' rules). A BROKEN side judged nothing: the other's decides."""
     names = {role: consumer_name(run.consumer()) for role, run in (("baseline", baseline), ("candidate", candidate))}
     if broken[1]:
-        return load_profile(names["baseline"])
+        return load_profile(names["baseline"].split("+")[0])
     if names["baseline"] != names["candidate"] and not broken[0]:
         raise UsageError(
             f"the baseline {baseline.root} was judged as RL profile {names['baseline']} and the candidate "
-            f"{candidate.root} as {names['candidate']}: rerun one with --rl-profile so both are judged as one RL"
+            f"{candidate.root} as {names['candidate']}: rerun one with --rl-profile (and --rl-recipe) so both are "
+            "judged as one RL"
         )
-    return load_profile(names["candidate"])
+    return load_profile(names["candidate"].split("+")[0])
 
 
 def _never_started(records: dict[str, PathRecord], attempts: dict[str, list[PathRecord]]) -> str:
@@ -273,6 +275,7 @@ def compare_runs(baseline_dir: Path, candidate_dir: Path, acks_dir: Path | None 
     lifecycle = {"baseline": base_run.lifecycle_failures(), "candidate": cand_run.lifecycle_failures()}
     comparison = Comparison(base_info, cand_info, paths, locks, base_broken, cand_broken, base, cand, lifecycle, report)
     comparison.profile = judged_as(base_run, cand_run, (bool(base_broken), bool(cand_broken)))
+    comparison.recipe = str(cand_run.consumer().get("recipe") or "")
     comparison.gym_tests = RunFolder(candidate_dir).gym_tests(str(base_info.get("digest")))
     return comparison
 

@@ -64,6 +64,17 @@ def validate_reward_components(results: list[dict[str, Any]]) -> None:
             raise ValueError(f"result {index}: reward {reward} != sum of reward_components {total}")
 
 
+def task_index_rule(rows: list[dict[str, Any]]) -> None:
+    """RL's rule for a prompt group: when its first row carries `_ng_task_index`, every row carries the same value
+    (a row without one breaks it too); when the first does not, the rule does not apply."""
+    if not rows or "_ng_task_index" not in rows[0]:
+        return
+    first = int(rows[0]["_ng_task_index"])
+    found = [row.get("_ng_task_index") for row in rows]
+    if any(index is None or int(index) != first for index in found):
+        raise ValueError(f"rows of one group carry different _ng_task_index values: {found}")
+
+
 def final_batch(
     rows: list[dict[str, Any]],
     results: list[dict[str, Any]],
@@ -74,9 +85,7 @@ def final_batch(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     profile = profile or load_profile()
     validate_reward_components(results)
-    task_indices = {r.get("_ng_task_index") for r in rows if "_ng_task_index" in r}
-    if len(task_indices) > 1:
-        raise ValueError(f"rows of one group carry different _ng_task_index values: {sorted(task_indices)}")
+    task_index_rule(rows)
     logs = [r["message_log"] for r in results]
     for row, result in zip(rows, results, strict=True):
         result["agent_ref"] = row.get("agent_ref")  # onto the outer result: RL leaves full_result as Gym sent it
@@ -138,4 +147,6 @@ def by_agent(rows: list[dict[str, Any]], results: list[dict[str, Any]]) -> dict[
 
 def full_result_tables(rows: list[dict[str, Any]], results: list[dict[str, Any]]) -> dict[str, list[str]]:
     """RL's `{agent}/full_result` tables (log_full_result_tables): each sample's full result as one JSON row."""
-    return {agent: [json.dumps(f) for f in full] for agent, full in by_agent(rows, results).items()}
+    return {
+        agent: [json.dumps(f, separators=(",", ":")) for f in full] for agent, full in by_agent(rows, results).items()
+    }

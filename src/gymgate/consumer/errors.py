@@ -73,6 +73,24 @@ class GymDied(RolloutError):
     category = "gym died"
 
 
+# What RL's failure taxonomy counts as infrastructure when /run fails without an HTTP status (a dropped or refused
+# connection, a cut body, a timeout), by class name anywhere in the exception's classes: aiohttp's names, so this
+# module needs no aiohttp.
+TRANSPORT_NAMES = frozenset({"ClientConnectionError", "ClientPayloadError"})
+CAUSE_DEPTH = 8  # how far down an exception's causes the classification looks
+
+
+def _transport(exc: BaseException | None) -> bool:
+    """Whether RL would count this failure (or one of its causes) as infrastructure rather than the row's data."""
+    for _ in range(CAUSE_DEPTH):
+        if exc is None:
+            return False
+        if isinstance(exc, TimeoutError | ConnectionError) or TRANSPORT_NAMES & {c.__name__ for c in type(exc).__mro__}:
+            return True
+        exc = exc.__cause__
+    return False
+
+
 def run_failure(exc: BaseException) -> Exception:
     """A /run failure as a picklable, typed error carrying Gym's response body (the useful part)."""
     status = getattr(exc, "status", None)
@@ -81,6 +99,8 @@ def run_failure(exc: BaseException) -> Exception:
         content = content.decode(errors="replace")
     detail = f"{type(exc).__name__}: {exc}" + (f"; response: {content[:2000]}" if content else "")
     if status is None:
+        if _transport(exc):
+            return GymTransportError(f"/run failed without an HTTP status (a transport failure): {detail}")
         return RolloutDataFailure(f"/run failed without an HTTP status: {detail}")
     if status >= 500 or status in (408, 429):
         return GymTransportError(f"/run answered HTTP {status}: {detail}")

@@ -27,16 +27,24 @@ def is_trainable(item: dict[str, Any]) -> bool:
     return bool(item.get("generation_token_ids"))
 
 
+def _first_text(parts: Any) -> str | None:
+    """The text of a non-empty list's first part, when that part is a dict with a string `text` (else None)."""
+    if isinstance(parts, list) and parts and isinstance(parts[0], dict) and isinstance(parts[0].get("text"), str):
+        return parts[0]["text"]
+    return None
+
+
 def flags(item: dict[str, Any]) -> tuple[bool, bool]:
-    """(is_invalid_tool_call, has_malformed_thinking) for one trainable item."""
-    if item.get("type") == "message":
-        content = item.get("content") or []
-        text = content[0].get("text", "") if content and isinstance(content[0], dict) else ""
+    """(is_invalid_tool_call, has_malformed_thinking) for one trainable item, decided as RL decides it: by the
+    item's shape, not its type. Content whose first part has a text is a message whatever the item's type (a
+    reasoning item carrying text content included): any thinking tag in it is malformed. Otherwise a reasoning
+    item's first summary text: a tag that appears more than once is. Anything else (a function call) is neither."""
+    text = _first_text(item.get("content"))
+    if text is not None:
         return any(p in text for p in INVALID_TOOL_CALL_PATTERNS), any(t in text for t in THINKING_TAGS)
-    if item.get("type") == "reasoning":
-        summary = item.get("summary") or []
-        text = summary[0].get("text", "") if summary and isinstance(summary[0], dict) else ""
-        return any(p in text for p in INVALID_TOOL_CALL_PATTERNS), any(text.count(t) > 1 for t in THINKING_TAGS)
+    summary = _first_text(item.get("summary")) if item.get("type") == "reasoning" else None
+    if summary is not None:
+        return any(p in summary for p in INVALID_TOOL_CALL_PATTERNS), any(summary.count(t) > 1 for t in THINKING_TAGS)
     return False, False
 
 

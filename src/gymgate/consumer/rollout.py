@@ -16,7 +16,8 @@ import numpy as np
 
 from gymgate.consumer.batch import final_batch
 from gymgate.consumer.errors import GymDied, RejectedResult, RolloutTimeout, RowIndexError
-from gymgate.rl.profile import Profile
+from gymgate.rl import penalties
+from gymgate.rl.profile import Profile, Recipe
 from gymgate.rl.profile import load as load_profile
 
 POLL_S = 1.0  # how often a waiting rollout checks its deadline and the Gym's processes
@@ -80,6 +81,8 @@ class RolloutResult:
     timings: dict[str, float]
     # Each row's result as the Gym actor streamed it: seconds from the batch's start (a load run's latencies).
     arrivals: list[float] = field(default_factory=list)
+    # What a training recipe (--rl-recipe) makes of each result: the penalties that fire, the reward RL trains on.
+    recipe: list[dict[str, Any]] = field(default_factory=list)
 
 
 def reject_failed(results: list[dict[str, Any]], profile: Profile) -> None:
@@ -106,6 +109,7 @@ def run_rollout_sync(
     watch: Callable[[], str] | None = None,
     timeout_origin: str = "--path-timeout",
     profile: Profile | None = None,
+    recipe: Recipe | None = None,
 ) -> RolloutResult:
     """Roll the batch out on the Gym actor. Every wait is bounded: past `timeout_s` the rollout raises
     RolloutTimeout (saying where the deadline came from: `timeout_origin`), and `watch` (which names a dead Gym
@@ -137,6 +141,7 @@ def run_rollout_sync(
     rollout_s = time.monotonic() - began
     profile = profile or load_profile()
     reject_failed(results, profile)
+    judged = penalties.judged(results, recipe, tokenizer) if recipe is not None else []
     final, metrics = final_batch(
         rows,
         results,
@@ -151,7 +156,7 @@ def run_rollout_sync(
         "timing/rollout/total": time.monotonic() - began,
     }
     metrics.update(timings)
-    return RolloutResult(final, metrics, results, timings, [arrivals[i] for i in range(len(rows))])
+    return RolloutResult(final, metrics, results, timings, [arrivals[i] for i in range(len(rows))], judged)
 
 
 def _bounded(stream: Any, began: float, timeout_s: float | None, watch: Callable[[], str] | None, origin: str):

@@ -96,7 +96,7 @@ def inputs_of(call: RefRun, lock: Path, python: Interpreter) -> str:
 
     shared = shared_digest(call.source.digest, lock, f"{python.version} {python.build}")
     return inputs_digest(
-        shared, call.expected, call.opts.attempts, call.opts.paths_of(call.expected), call.opts.rl_profile
+        shared, call.expected, call.opts.attempts, call.opts.paths_of(call.expected), call.opts.consumer
     )
 
 

@@ -71,7 +71,7 @@ def open_run(source: GymSource, opts: RunOptions, run_id: str, at: Path | None =
         at.mkdir(parents=True, exist_ok=False)
         run = RunFolder(at)
     run.write_source(source.to_json())
-    run.write_consumer({"profile": rl_profile.load(opts.rl_profile).to_json()})
+    run.write_consumer({"profile": rl_profile.load(opts.rl_profile).to_json(), "recipe": opts.rl_recipe})
     print(f"run {run_id}: {run.root}", flush=True)
     return run.opened()
 
@@ -127,7 +127,7 @@ def run_here(
     unplanned = sorted(set(expected) - {p["id"] for p in plan})
     if unplanned:  # the session runs exactly the plan: a path nobody planned would never run
         raise ValueError(f"{source.name}: paths expected but not planned: {', '.join(unplanned[:5])}")
-    inputs = inputs_digest(shared, expected, opts.attempts, plan, opts.rl_profile)
+    inputs = inputs_digest(shared, expected, opts.attempts, plan, opts.consumer)
     stored = served(inputs, opts) if reuse else None
     if stored is not None:
         return judged_result(stored, 0, expected, cached=True)

@@ -11,6 +11,7 @@ from typing import Any
 
 from gymgate.options import default
 from gymgate.refs.source import GymSource
+from gymgate.rl.profile import load as load_profile
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class RunOptions:
     shard: str = default("shard")  # "K/N" when this run is one shard of a ref's environments (shards/split.py)
     attempts: int = default("attempts")  # attempts of each path in one Gym (runner/path.py)
     rl_profile: str = default("rl_profile")  # which RL the paths are judged as (gymgate.rl.profile)
+    rl_recipe: str = default("rl_recipe")  # a training recipe's reward penalties ("": none)
     # path id -> its rollout deadline (acceptance/limits.py); not an option: a bump derives it from its baseline
     deadlines: Mapping[str, float] = field(default_factory=dict)
     # The paths the command planned for every one of its refs (gymgate.kinds.planfile, one dict a path); not an option
@@ -43,6 +45,15 @@ class RunOptions:
     wide: bool = False
     ray_address: str = default("ray_address")  # a cluster runs each ref (remote/): harness/executor.py
     ray_python: str = default("ray_python")
+
+    def __post_init__(self) -> None:
+        if self.rl_recipe:  # a recipe the profile does not declare is a usage error before anything runs
+            load_profile(self.rl_profile).recipe(self.rl_recipe)
+
+    @property
+    def consumer(self) -> str:
+        """Which RL the paths are judged as, for the cache key: the profile, and the recipe if any."""
+        return f"{self.rl_profile}+{self.rl_recipe}" if self.rl_recipe else self.rl_profile
 
     def paths_of(self, expected: list[str]) -> list[dict[str, Any]]:
         """The planned paths among `expected`, in plan order: exactly what a run of them runs."""

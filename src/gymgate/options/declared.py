@@ -216,6 +216,17 @@ GROUPS: tuple[Group, ...] = (
                 session="--rl-profile",
                 extra={"choices": profile.names()},
             ),
+            Option(
+                "rl_recipe",
+                ("--rl-recipe",),
+                "also judge each path's reward as a training recipe's penalties leave it (the profile's [recipes]: "
+                "`nemotron-3-ultra`); a penalty that changes Gym's reward fails the path",
+                JUDGING,
+                default="",
+                var="GYMGATE_RL_RECIPE",
+                session="--rl-recipe",
+                extra={"metavar": "RECIPE"},
+            ),
         ),
     ),
     Group(

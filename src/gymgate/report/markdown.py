@@ -151,15 +151,16 @@ def _header(comparison: Comparison) -> list[str]:
         "",
         f"**Verdict: {comparison.verdict}.**",
         "",
-        rl_line(comparison.profile),
+        rl_line(comparison.profile, comparison.recipe),
         "",
         *([f"**{judged['verdict']}** ([every test]({judged['page']}))", ""] if judged else []),
     ]
 
 
-def rl_line(profile: Profile) -> str:
+def rl_line(profile: Profile, recipe: str = "") -> str:
     """Which RL a verdict speaks for, in one line (every report's header)."""
-    return f"Judged as {profile.describes} (RL profile `{profile.name}`, `--rl-profile`)."
+    with_recipe = f", with the `{recipe}` recipe's reward penalties (`--rl-recipe`)" if recipe else ""
+    return f"Judged as {profile.describes} (RL profile `{profile.name}`, `--rl-profile`){with_recipe}."
 
 
 def _trained_markers(comparison: Comparison) -> list[str]:

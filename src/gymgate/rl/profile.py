@@ -34,19 +34,15 @@ FACTS = ("mask_sample", "failure_class", "markers", "stream", "generations", "le
 
 
 @dataclass(frozen=True)
-class Penalty:
-    """One of RL's reward penalties as a recipe turns it on (rl/penalties.py applies it)."""
-
-    name: str
-    amount: float
-
-
-@dataclass(frozen=True)
 class Recipe:
-    """A training recipe's reward changes: the penalties it turns on, with their amounts."""
+    """A training recipe's reward penalties (rl/penalties.py): which it turns on (each sets a reward to 0.0), the
+    tokens it calls unwanted and its thinking tags, as tokens of gymgate's tokenizer that mean what the recipe's
+    ids mean in the tokenizer it was written for."""
 
     name: str
-    penalties: tuple[Penalty, ...]
+    penalties: tuple[str, ...]
+    unwanted_tokens: tuple[str, ...]
+    think_tags: tuple[str, str]
     source: str
 
 
@@ -98,8 +94,10 @@ class Profile:
 
 
 def consumer_name(consumer: dict[str, Any]) -> str:
-    """The profile a run folder's rl.json names (RunFolder.consumer)."""
-    return str((consumer.get("profile") or {}).get("name") or BEFORE_PROFILES)
+    """Which RL a run folder's rl.json says its paths were judged as (RunFolder.consumer): the profile, and the
+    training recipe if one was applied (as RunOptions.consumer says it)."""
+    name = str((consumer.get("profile") or {}).get("name") or BEFORE_PROFILES)
+    return f"{name}+{consumer['recipe']}" if consumer.get("recipe") else name
 
 
 def names() -> list[str]:
@@ -167,7 +165,9 @@ def _profile(name: str, data: dict[str, Any], digest: str) -> Profile:
         recipes={
             key: Recipe(
                 key,
-                tuple(Penalty(str(k), float(v)) for k, v in recipe["penalties"].items()),
+                tuple(str(p) for p in recipe["penalties"]),
+                tuple(str(t) for t in recipe["unwanted_tokens"]),
+                (str(recipe["think_tags"][0]), str(recipe["think_tags"][1])),
                 str(recipe["source"]),
             )
             for key, recipe in (data.get("recipes") or {}).items()

@@ -28,7 +28,8 @@ class Failure:
     """One way a path differs from what it must be. `kind` names the contract that broke."""
 
     kind: str  # reward | verifier | gym_failure | tokens | request_contract | continuity | routing | tool_schema |
-    # row_count | tool_output | first_turn | input_drift | metrics | metadata | recording | fault | variant
+    # row_count | tool_output | first_turn | input_drift | metrics | metadata | recording | fault | variant |
+    # rl_reward
     field: str
     expected: Any
     actual: Any

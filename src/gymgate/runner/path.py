@@ -39,7 +39,7 @@ from gymgate.options import default
 from gymgate.outcomes import CONTRACT, ERROR, FAIL, GYM, HARNESS, PASS
 from gymgate.paths.spec import PathSpec
 from gymgate.recordings import fidelity
-from gymgate.rl.profile import Profile
+from gymgate.rl.profile import Profile, Recipe
 from gymgate.rl.profile import load as load_profile
 from gymgate.runfolder import PathRecord, RunFolder
 from gymgate.services import gym_compat, gymlog
@@ -65,6 +65,7 @@ class RunContext:
     deadlines: dict[str, float] = field(default_factory=dict)  # path id -> its own deadline (from the baseline)
     attempts: int = default("attempts")
     profile: Profile = field(default_factory=load_profile)  # which RL the paths are judged as (gymgate.rl.profile)
+    recipe: Recipe | None = None  # a training recipe's reward penalties (--rl-recipe), if asked for
     watch: Callable[[str], str] | None = None  # names a dead process of this environment's Gym, or ""
     discard: Callable[[str, str], None] | None = None  # tears this environment's Gym down (the next path restarts it)
     shared: Callable[[str], str] | None = None  # the shared instance this environment's Gym is up in, or ""
@@ -212,6 +213,7 @@ def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | N
             timeout_origin=origin,
             watch=(lambda: ctx.watch(env.name)) if ctx.watch else None,
             profile=ctx.profile,
+            recipe=ctx.recipe,
         )
     except NonContiguousError as exc:
         result.fail("continuity", f"turn {exc.turn}, position {exc.position}", "contiguous", str(exc)[:600])
@@ -275,6 +277,7 @@ def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | N
         ("routing", lambda: checks.check_routing(result, path, script, exchanges, processed.get("gym_agent_ref"))),
         ("tool_schema", lambda: checks.check_tool_schema(result, sent_row, exchanges, full)),
         ("tool_output", lambda: checks.check_tool_output(result, path, full)),
+        ("rl_reward", lambda: checks.check_rl_reward(result, full, rollout.recipe[0] if rollout.recipe else None)),
         ("recording", lambda: checks.check_recording(result, path, full, exchanges)),
         ("continuity", lambda: checks.check_continuity(result, exchanges)),
         *kind.checks(path, result, prepared, processed),

@@ -231,6 +231,11 @@ def run_context(request, worker_id):
                 deadlines=mark.deadlines if mark else {},
                 attempts=config.getoption("attempts"),
                 profile=load_profile(config.getoption("rl_profile")),
+                recipe=(
+                    load_profile(config.getoption("rl_profile")).recipe(config.getoption("rl_recipe"))
+                    if config.getoption("rl_recipe")
+                    else None
+                ),
                 watch=session.fleet.watch,
                 discard=session.discard,
                 shared=session.fleet.shared,
