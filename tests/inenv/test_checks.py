@@ -341,7 +341,7 @@ def test_a_diagnostic_marker_on_a_verdict_rl_trains_on_is_on_record_not_a_failur
     full = {"reward": 1.0, "failure_kind": "degraded", "failure_reason": "none", "mask_sample": False}
     checks.check_gym_failure(record, full, profile=load_profile(name))
     assert record.failures == []
-    assert record.sections["rl"][TRAINED_MARKERS] == {"failure_kind": "degraded", "failure_reason": "none"}
+    assert record.rl[TRAINED_MARKERS] == {"failure_kind": "degraded", "failure_reason": "none"}
 
 
 @pytest.mark.parametrize(
@@ -531,7 +531,7 @@ def test_a_recipe_penalty_that_changes_gyms_reward_fails_the_path_and_one_on_a_z
     ]
     rejected = PathRecord.stub("mcqa:rejected", "ERROR", "")
     checks.check_rl_reward(rejected, {"reward": 0.0}, fired)
-    assert rejected.failures == [] and rejected.sections["rl"]["recipe"] == fired
+    assert rejected.failures == [] and rejected.rl["recipe"] == fired
     untouched = PathRecord.stub("mcqa:accepted", "ERROR", "")
     checks.check_rl_reward(untouched, {"reward": 1.0}, None)  # no recipe asked for
-    assert untouched.failures == [] and "rl" not in untouched.sections
+    assert untouched.failures == [] and untouched.rl == {}

@@ -62,8 +62,13 @@ def test_tokens_the_recipe_does_not_want_and_thinking_tags_by_token_id():
     # The prompt left a tag open: the generation must close it exactly once, and open none.
     closes = [{"role": "user", "token_ids": [300]}, {"role": "assistant", "token_ids": [7, 301, 8]}]
     assert penalties.fired(result([message("Paris.")], closes), RECIPE, Tokens()) == []
-    opens = [{"role": "user", "token_ids": [1]}, {"role": "assistant", "token_ids": [300, 7, 301, 8]}]
+    opens = [{"role": "user", "token_ids": [1]}, {"role": "assistant", "token_ids": [7, 300, 7, 301, 8]}]
     assert penalties.fired(result([message("Paris.")], opens), RECIPE, Tokens()) == [penalties.MALFORMED_THINK_TAG]
+    # gymgate's template leaves the opening tag to the generation: one leading open tag is the prompt's.
+    leading = [{"role": "user", "token_ids": [1]}, {"role": "assistant", "token_ids": [300, 7, 301, 8]}]
+    assert penalties.fired(result([message("Paris.")], leading), RECIPE, Tokens()) == []
+    twice = [{"role": "user", "token_ids": [1]}, {"role": "assistant", "token_ids": [300, 7, 300, 301, 8]}]
+    assert penalties.fired(result([message("Paris.")], twice), RECIPE, Tokens()) == [penalties.MALFORMED_THINK_TAG]
 
 
 def test_the_reward_rl_trains_on_is_reported_beside_gyms():

@@ -20,8 +20,7 @@ from gymgate.endpoint.server import JUDGE, POLICY, Exchange
 from gymgate.endpoint.tokenizer import encode, render
 from gymgate.paths.spec import PathSpec
 from gymgate.recordings import fidelity
-from gymgate.rl.profile import SECTION as RL_SECTION
-from gymgate.rl.profile import TRAINED_MARKERS, Profile
+from gymgate.rl.profile import RECIPE, TRAINED_MARKERS, Profile
 from gymgate.rl.profile import load as load_profile
 from gymgate.runfolder import PathRecord
 from gymgate.text import excerpt, first_difference
@@ -72,7 +71,7 @@ def _expected(value: Any) -> Any:
 # `failure_reason`, 0.7.0 `failure_kind`. `_ng_failure_class` fails a path whatever its reward and whatever RL does
 # with it (a rejected path's expected 0.0 is no excuse); the diagnostic two fail it unless the run's RL profile
 # trains on a verdict that carries them (Gym#2608's "degraded but valid": rl/profiles/, [markers]) and the sample is
-# not masked — then they are on record (`PathRecord.sections["rl"]`) and in every comparison, not a failure.
+# not masked — then they are on record (`PathRecord.rl`) and in every comparison, not a failure.
 FAILURE_CLASS = "_ng_failure_class"
 FAILURE_MARKERS = (FAILURE_CLASS, "failure_kind", "failure_reason")
 # `mask_sample` (true: drop the sample from the loss): Gym 0.7.0's verify response carries it at the top level, RL
@@ -120,7 +119,7 @@ def check_gym_failure(
             continue
         result.fail("gym_failure", key, None, f"{full[key]!r}: {_rl_does(key, masked_at, profile)}")
     if trained:
-        result.sections.setdefault(RL_SECTION, {})[TRAINED_MARKERS] = trained
+        result.rl[TRAINED_MARKERS] = trained
     for location, field_name in MASK_FIELDS.items():
         value = _at(full, location)
         if value in (None, False):
@@ -137,7 +136,7 @@ def check_rl_reward(result: PathRecord, full: dict[str, Any], recipe: dict[str, 
     fails (`rl_reward`), naming the penalties; one that fires on a reward already 0.0 is on record only."""
     if recipe is None:
         return
-    result.sections.setdefault(RL_SECTION, {})["recipe"] = recipe
+    result.rl[RECIPE] = recipe
     if recipe["penalties"] and recipe["reward"] != full.get("reward"):
         result.fail(
             "rl_reward",

@@ -11,6 +11,10 @@ from pathlib import Path
 
 SPECIAL_TOKENS = ["<|im_start|>", "<|im_end|>", "<|endoftext|>", "<think>", "</think>", "<tool_call>", "</tool_call>"]
 EOS = "<|im_end|>"
+# gymgate's template does not open a thinking tag in the generation prompt: a turn with reasoning generates its own
+# leading <think>, where a template like Nemotron-3's has already written it into the prompt. Rules written for
+# such a template (a recipe's malformed-thinking penalty, rl/penalties.py) count that first tag as the prompt's.
+THINK_OPENED_BY_GENERATION = True
 MAX_LENGTH = 131072
 TEMPLATE_PATH = Path(__file__).with_name("chat_template.jinja")
 

@@ -23,7 +23,6 @@ from gymgate.report.grouping import (
 )
 from gymgate.report.next_steps import ack_command
 from gymgate.report.variants import KNOWN, disagreements, variant_table
-from gymgate.rl.profile import SECTION as RL_SECTION
 from gymgate.rl.profile import TRAINED_MARKERS, Profile
 from gymgate.runfolder import PathRecord
 from gymgate.verdict import ACTIONABLE, CATEGORIES, CHANGED, FIXED, FLAKY, NEW_PATH, REMOVED_PATH, SAME_FAIL, downgrade
@@ -167,9 +166,9 @@ def _trained_markers(comparison: Comparison) -> list[str]:
     """Verdicts Gym marks as degraded (failure_kind / failure_reason) that the profile's RL trains on all the same:
     not failed (the RL would not drop them), but a reviewer should know a verdict said so."""
     marked = [
-        (path, record.sections[RL_SECTION][TRAINED_MARKERS])
+        (path, record.rl[TRAINED_MARKERS])
         for path, record in sorted(comparison.candidate_records.items())
-        if TRAINED_MARKERS in (record.sections.get(RL_SECTION) or {})
+        if TRAINED_MARKERS in record.rl
     ]
     if not marked:
         return []

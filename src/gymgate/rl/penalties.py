@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gymgate.endpoint.tokenizer import THINK_OPENED_BY_GENERATION
 from gymgate.rl.profile import Recipe
 
 DUPLICATED_REASONING = "penalize_duplicated_reasoning"
@@ -74,11 +75,17 @@ def unwanted_tokens(message_log: list[dict[str, Any]], unwanted: set[int]) -> bo
 
 
 def malformed_think_tag(
-    full: dict[str, Any], message_log: list[dict[str, Any]], think: tuple[int, int] | None, tags: tuple[str, str]
+    full: dict[str, Any],
+    message_log: list[dict[str, Any]],
+    think: tuple[int, int] | None,
+    tags: tuple[str, str],
+    opened_by_generation: bool = THINK_OPENED_BY_GENERATION,
 ) -> bool:
     """Thinking tags where they do not belong: an assistant turn the consumer flagged; by token ids (when both tags
     are single tokens), a generation that opens a tag, or closes one its new prompt did not leave open; by text, a
-    generation that opens a tag or closes more than one."""
+    generation that opens a tag or closes more than one. `opened_by_generation`: the endpoint's template leaves the
+    opening tag to the generation (endpoint/tokenizer.py), so a generation's one leading open tag is counted as the
+    prompt's, as a template that opens it would have it."""
     if any(m.get("has_malformed_thinking") for m in message_log if m.get("role") == "assistant"):
         return True
     if think is not None:
@@ -86,12 +93,16 @@ def malformed_think_tag(
         pairs = zip(message_log[0::2], message_log[1::2], strict=False)
         for user, assistant in pairs:
             prompt, generation = [int(t) for t in user["token_ids"]], [int(t) for t in assistant["token_ids"]]
+            if opened_by_generation and generation[:1] == [opened]:
+                prompt, generation = [*prompt, opened], generation[1:]
             left_open = prompt.count(opened) - prompt.count(closed)
             wanted_closes = {0: 0, 1: 1}.get(left_open)
             if wanted_closes is None or generation.count(opened) or generation.count(closed) != wanted_closes:
                 return True
     for item in _output(full):
         text = item.get("generation_str") or ""
+        if opened_by_generation and text.startswith(tags[0]):
+            text = text[len(tags[0]) :]
         if text and (text.count(tags[0]) > 0 or text.count(tags[1]) > 1):
             return True
     return False

@@ -25,9 +25,9 @@ USE_WORDS = {
     LOGS: "RL only logs it",
     NOT_READ: "RL does not read it",
 }
-# Where a path's record keeps what the profile decided for it: PathRecord.sections[SECTION][TRAINED_MARKERS] holds
-# the diagnostic failure markers on a verdict the profile's RL trains on (acceptance/checks.check_gym_failure).
-SECTION, TRAINED_MARKERS = "rl", "trained_on_markers"
+# What a path's record keeps of the profile's decisions (PathRecord.rl): the diagnostic failure markers on a verdict
+# the profile's RL trains on (acceptance/checks.check_gym_failure), what a recipe made of the reward (check_rl_reward).
+TRAINED_MARKERS, RECIPE = "trained_on_markers", "recipe"
 # A run folder from before profiles existed was judged as RL at 7ea279ab (what the consumer modelled then).
 BEFORE_PROFILES = "7ea279ab"
 FACTS = ("mask_sample", "failure_class", "markers", "stream", "generations", "leaves")  # every table a profile has

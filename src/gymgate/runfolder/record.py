@@ -68,6 +68,10 @@ class PathRecord:
     # Whether the replay reproduced its recording: {"reproduces": true}, or false with the leaves that differ and
     # the reviewed classification that explains them (recordings/fidelity.py); {} for a hand-written path.
     fidelity: dict[str, Any] = field(default_factory=dict)
+    # What the run's RL profile decided for the path where it differs from a plain verdict (gymgate.rl.profile): the
+    # diagnostic failure markers on a verdict that RL trains on (`trained_on_markers`), what a training recipe made
+    # of the reward (`recipe`: its penalties that fired, the reward RL trains on); {} when nothing applied.
+    rl: dict[str, Any] = field(default_factory=dict)
     # An attempt that erred in a Gym instance shared with other environments, run again alone (this record): the
     # shared instance's name and what that attempt came to (services/sharing.py); {} otherwise.
     alone_after: dict[str, Any] = field(default_factory=dict)
