@@ -7,7 +7,7 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import cluster, environments, gymtests, judging, load, runs, selections, startup
+from . import cluster, environments, gymtests, judging, load, profiles, runs, selections, startup
 
 # Every bench but `faults` measures what it always has, without fault paths (the default set gained them with
 # issue 30): the series stay comparable, and the faults bench says what they cost (it is given GYMGATE_FAULTS=none
@@ -293,6 +293,18 @@ BENCHES: tuple[Bench, ...] = (
             label="every-env",
             environment=NO_FAULTS,
         ),
+    ),
+    Bench(
+        "profiles",
+        "which verdicts each RL profile gives (gymgate/rl/profiles/): the pin's default set, its default faults and "
+        "forms, judged once under each profile; the paths judged otherwise listed.",
+        profiles.bench_profiles,
+        profiles.render_profiles,
+        takes=("pin",),
+        shows=(),
+        command="{name} --pin {pin}",
+        label="every",
+        environment=(),
     ),
     Bench(
         "cluster",
