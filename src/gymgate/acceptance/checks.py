@@ -20,7 +20,7 @@ from gymgate.endpoint.server import JUDGE, POLICY, Exchange
 from gymgate.endpoint.tokenizer import encode, render
 from gymgate.paths.spec import PathSpec
 from gymgate.recordings import fidelity
-from gymgate.rl.profile import RECIPE, TRAINED_MARKERS, Profile
+from gymgate.rl.profile import RECIPE, TRAINED_MARKERS, Profile, value_at
 from gymgate.rl.profile import load as load_profile
 from gymgate.runfolder import PathRecord
 from gymgate.text import excerpt, first_difference
@@ -83,7 +83,7 @@ MASK_FIELDS = {MASK_RL_READS: MASK_RL_READS, MASK_TOP_LEVEL: f"{MASK_TOP_LEVEL} 
 def failure_markers(full: dict[str, Any]) -> dict[str, Any]:
     """The failure markers a row carries, set (what tells RL the sample is not a real one)."""
     found = {k: full[k] for k in FAILURE_MARKERS if full.get(k) not in (None, False)}
-    if _at(full, MASK_RL_READS):
+    if value_at(full, MASK_RL_READS):
         found[MASK_RL_READS] = True
     if full.get(MASK_TOP_LEVEL) not in (None, False):
         found[MASK_TOP_LEVEL] = full[MASK_TOP_LEVEL]
@@ -121,7 +121,7 @@ def check_gym_failure(
     if trained:
         result.rl[TRAINED_MARKERS] = trained
     for location, field_name in MASK_FIELDS.items():
-        value = _at(full, location)
+        value = value_at(full, location)
         if value in (None, False):
             continue
         if location == masked_at:
@@ -144,13 +144,6 @@ def check_rl_reward(result: PathRecord, full: dict[str, Any], recipe: dict[str, 
             full.get("reward"),
             f"{recipe['reward']}: the reward RL trains on under this recipe",
         )
-
-
-def _at(full: dict[str, Any], location: str) -> Any:
-    node: Any = full
-    for part in location.split("."):
-        node = node.get(part) if isinstance(node, dict) else None
-    return node
 
 
 def _rl_does(key: str, masked_at: str, profile: Profile) -> str:

@@ -67,13 +67,7 @@ class Profile:
         """Where RL finds this result's sample masked: the first location of `mask_read` that says true ("" when
         none does: RL trains on it). Whether an explicit false at a preferred location overrules a true at its
         fallback is not known for RL#4061; a true anywhere RL reads counts (the stricter reading)."""
-        for location in self.mask_read:
-            node: Any = full
-            for part in location.split("."):
-                node = node.get(part) if isinstance(node, dict) else None
-            if node not in (None, False, 0):
-                return location
-        return ""
+        return next((at for at in self.mask_read if value_at(full, at) not in (None, False, 0)), "")
 
     def use_of(self, leaf: str) -> str:
         """How RL uses an observation leaf (`result.reward`, `requests.policy.1.temperature`)."""
@@ -91,6 +85,14 @@ class Profile:
     def to_json(self) -> dict[str, Any]:
         """What a run folder and a report say of the profile it was judged with."""
         return {"name": self.name, "describes": self.describes, "rl_commit": self.rl_commit, "digest": self.digest}
+
+
+def value_at(full: dict[str, Any], location: str) -> Any:
+    """The value at a dotted location of a result (None where any step is missing or not a dict)."""
+    node: Any = full
+    for part in location.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node
 
 
 def consumer_name(consumer: dict[str, Any]) -> str:
