@@ -26,9 +26,17 @@ class RolloutDataFailure(RolloutError):
 
 class RejectedResult(RolloutError):
     """The run's RL profile rejects a result Gym marked as failed (`_ng_failure_class`) before reading its reward
-    (RL after 006e44f3: `judge_failed` counts as a transport failure, any other class as data)."""
+    (RL after 006e44f3: `judge_failed` counts as a transport failure, any other class as data). `marked`: the
+    class Gym gave."""
 
     category = "rejected"
+
+    def __init__(self, message: str, marked: str = ""):
+        super().__init__(message, marked)
+        self.message, self.marked = message, marked
+
+    def __str__(self) -> str:
+        return self.message
 
 
 class NonContiguousError(RolloutError):

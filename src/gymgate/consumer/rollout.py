@@ -96,7 +96,8 @@ def reject_failed(results: list[dict[str, Any]], profile: Profile) -> None:
             kind = "a transport failure" if marked == "judge_failed" else "a data failure"
             raise RejectedResult(
                 f"result {index} carries _ng_failure_class={marked!r}: RL ({profile.name}) rejects it before "
-                f"reading its reward, as {kind}"
+                f"reading its reward, as {kind}",
+                str(marked),
             )
 
 

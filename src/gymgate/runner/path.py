@@ -24,6 +24,7 @@ from gymgate.consumer.dataset import load_rows
 from gymgate.consumer.errors import (
     GymDied,
     NonContiguousError,
+    RejectedResult,
     RolloutDataFailure,
     RolloutError,
     RolloutTimeout,
@@ -222,6 +223,13 @@ def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | N
     except RowIndexError as exc:
         result.fail("row_count", "rollouts returned", 1, str(exc))
         result.complete()
+        return
+    except RejectedResult as exc:  # Gym answered with a row it marked as failed; the profile's RL drops it unread
+        seen = ctx.endpoint.exchanges[mark:]
+        if not kind.rollout_raised(ctx, path, result, seen, exc):
+            reason = "RL rejects the result before reading its reward"
+            result.fail("gym_failure", checks.FAILURE_CLASS, None, f"{exc.marked!r}: {reason} ({ctx.profile.name})")
+            result.complete()
         return
     except Exception as exc:
         seen = ctx.endpoint.exchanges[mark:]
