@@ -10,7 +10,6 @@ from gymgate import coverage
 from gymgate.cases.catalog import catalog
 from gymgate.cases.derived import runnable_here
 from gymgate.cases.environments import Environment, all_environments
-from gymgate.cases.gym_layout import SERVERS
 from gymgate.errors import EXIT_OK
 from gymgate.kinds.plan import plan_refs
 from gymgate.paths.spec import PathSpec
@@ -32,7 +31,9 @@ def list_command(gym_ref: str, gym_repo: str | None, list_json: bool, runs_dir: 
         items = [
             e.to_json() | ({"exercises": exercises[e.name].to_json()} if e.name in exercises else {}) for e in found
         ]
-        print(json.dumps({"gym": source.to_json(), "environments": items}, indent=2))
+        # A case that runs a server another way (math_with_judge_judge_on) is no server of the Gym's own.
+        others = {name: c.to_json() for name, c in exercises.items() if name not in {e.name for e in found}}
+        print(json.dumps({"gym": source.to_json(), "environments": items, "other_cases": others}, indent=2))
         return EXIT_OK
     with_data = [e for e in found if e.examples]
     covered = [e for e in found if e.cases]
@@ -70,16 +71,13 @@ def list_command(gym_ref: str, gym_repo: str | None, list_json: bool, runs_dir: 
 
 def exercised(source) -> dict:
     """What each environment that runs here exercises, by family (gymgate.coverage): its paths planned with
-    every form and every fault (`--variants all --faults all`) on this ref, by the resources server they run."""
+    every form and every fault (`--variants all --faults all`) on this ref, by environment (a derived one is named
+    for its resources server)."""
     cases = [e for e in all_environments() if not e.draft]
     derived, _ = runnable_here(Distribution(source), {e.name for e in cases})
     envs = cases + derived
     paths, _ = plan_refs(envs, [source], {"fault": ALL, "variant": ALL})
-    found = {}
-    for env in envs:
-        server = next((d.split("/")[1] for d in env.server_dirs if d.startswith(f"{SERVERS}/")), env.name)
-        found[server] = planned(env, [p for p in paths if p.id.env == env.name])
-    return found
+    return {env.name: planned(env, [p for p in paths if p.id.env == env.name]) for env in envs}
 
 
 def coverage_lines(covered: dict) -> list[str]:

@@ -64,3 +64,12 @@ def test_a_form_kind_outside_every_family_is_refused(tmp_path):
     broken.write_text(text.replace('"rows" = ["row shape"]', ""))
     with pytest.raises(ValueError, match="row shape"):
         families(broken)
+
+
+def test_a_case_that_turns_a_servers_judge_on_is_counted_as_itself():
+    envs = {e.name: e for e in load_environments(["math_with_judge", "math_with_judge_judge_on"])}
+    paths = plan(list(envs.values()), selections={"fault": "all", "variant": "all"})
+    found = {name: planned(env, [p for p in paths if p.id.env == name]) for name, env in envs.items()}
+    assert found["math_with_judge_judge_on"].counts["judge replies"] > 0
+    assert found["math_with_judge_judge_on"].counts["faults: judge"] > 0
+    assert found["math_with_judge"].why_not["faults: judge"] == "its accepted answer asks no judge"
