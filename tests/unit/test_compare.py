@@ -139,6 +139,7 @@ def test_outputs_results_junit_retry_and_html(tmp_path):
     page = write_html(comparison, out, "report.html").read_text()
     assert '<header class="banner fail" id="verdict">' in page and "1 regressed, 0 broken, 1 unjudged" in page
     assert '<section class="card bad" id="path-mcqa-accepted">' in page  # tests/browser/ reads it as a person would
+    assert '<p class="refs" id="rl">Judged as NeMo RL main after RL#4014' in page  # which RL it speaks for
     assert not re.search(r"""(src|href)=["']?(https?:)?//|@import|url\(""", page)  # self-contained: nothing to fetch
 
 

@@ -23,7 +23,7 @@ from gymgate.report.fidelity import fidelity_columns
 from gymgate.report.grid import BAD, GOOD, WARN, bump_grid, replay_grid
 from gymgate.report.grouping import ACKNOWLEDGED, bundle_changes, cause_lines, describe_paths
 from gymgate.report.grouping import FAILING as UNREVIEWED
-from gymgate.report.markdown import bundle_line, cause_groups, flaky_side_text, ref_label, sides
+from gymgate.report.markdown import bundle_line, cause_groups, flaky_side_text, ref_label, rl_line, sides
 from gymgate.report.next_steps import ack_command, next_steps
 from gymgate.report.outputs import RETRY, RETRY_CATEGORIES
 from gymgate.report.variants import variant_table
@@ -212,6 +212,7 @@ def page_model(comparison: Comparison, out_dir: Path | None = None) -> dict[str,
         "retry": RETRY if any(p.category in RETRY_CATEGORIES for p in comparison.paths) else "",
         "ack_command": ack_command(comparison),
         "verdict": comparison.verdict,
+        "rl": rl_line(comparison.profile, comparison.recipe),
         "exit_code": code,
         "baseline": ref_label(comparison.baseline),
         "candidate": ref_label(comparison.candidate),
