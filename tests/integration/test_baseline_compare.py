@@ -44,7 +44,7 @@ def test_baseline_then_candidate_then_report_then_cached(tmp_path):
     report = (candidate / "report.md").read_text()
     assert "- **nemo-gym**: 0.3.0 → 0.4.0" in report
     # 0.4.0 sends top_logprobs: 0 (0.3.0 did not): a contract change, reviewed in the committed acks.
-    acked = "- `requests.policy.*.body.top_logprobs` new in 0.4.0: `0` — all 7 paths: **"
+    acked = "- `requests.policy.*.body.top_logprobs` new in 0.4.0: `0` (RL trains on it) — all 7 paths: **"
     assert "### Acknowledged changes" in report and acked in report, report
     assert "(acks/0.3.0-to-0.4.0.toml change " in report
     results = json.loads((candidate / "results.json").read_text())

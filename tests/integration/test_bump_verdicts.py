@@ -164,11 +164,23 @@ def test_a_full_bump_from_0_2_1_to_0_4_0(runs, tmp_path):
     # Tool definitions lose `strict`, top_logprobs is sent as 0, /tokenize is no longer asked: contract changes,
     # each one line over the paths it touches (report/grouping.py).
     five = "5 environments (all but single_step_tool_use_with_argument_comparison, structured_outputs_v4)"
-    assert "#### `requests.policy.*.body.tools.*.function.strict` gone in 0.4.0 (was `false`) — workplace" in report
-    assert f"#### `requests.policy.*.body.top_logprobs` new in 0.4.0: `0` — {five} × accepted, rejected" in report
-    assert f"#### `requests.tokenize` gone in 0.4.0 (was 7 values by path) — {five} × accepted, rejected" in report
+    trains = "(RL trains on it)"  # what the model is asked is what RL's generation, and so its loss, comes from
+    assert (
+        f"#### `requests.policy.*.body.tools.*.function.strict` gone in 0.4.0 (was `false`) {trains} — workplace"
+        in report
+    )
+    assert (
+        f"#### `requests.policy.*.body.top_logprobs` new in 0.4.0: `0` {trains} — {five} × accepted, rejected" in report
+    )
+    assert (
+        f"#### `requests.tokenize` gone in 0.4.0 (was 7 values by path) {trains} — {five} × accepted, rejected"
+        in report
+    )
     # Training items gain routed_experts: additive, listed, not failing.
-    assert f"- `result.response.output.*.routed_experts` new in 0.4.0: `null` — {five} × accepted, rejected" in report
+    assert (
+        f"- `result.response.output.*.routed_experts` new in 0.4.0: `null` {trains} — {five} × accepted, rejected"
+        in report
+    )
 
     baseline = json.loads((run / "results.json").read_text())["provenance"]["baseline"]["run_dir"]
     composed = tmp_path / "composed"
