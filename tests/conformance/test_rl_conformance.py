@@ -51,7 +51,6 @@ def gymgate_side(inputs: dict[str, Any]) -> dict[str, Any]:
     """What gymgate's consumer makes of each item, in the canonical shape RL's half writes: postprocess_result as the
     Gym actor runs it, then the rollout's rejection rule and final_batch, for each result alone and for all of them
     together, with the full-result tables RL logs as metrics."""
-    import copy
 
     import numpy as np
 
@@ -60,7 +59,7 @@ def gymgate_side(inputs: dict[str, Any]) -> dict[str, Any]:
     from gymgate.consumer.rollout import reject_failed
     from gymgate.endpoint.tokenizer import SPECIAL_TOKENS, build_tokenizer
     from gymgate.rl.profile import load
-    from gymgate.rl.rl_side import canonical
+    from gymgate.rl.rl_side import canonical, drive
     from gymgate.runner.path import GENERATION
 
     tokenizer, profile = build_tokenizer(), load(inputs["profile"])
@@ -75,33 +74,10 @@ def gymgate_side(inputs: dict[str, Any]) -> dict[str, Any]:
         batch.pop("message_log")  # each result's own is compared with it
         return canonical({"input_ids": batch.pop("input_ids"), "batch": batch, "metrics": metrics})
 
-    def failure(exc: BaseException) -> dict[str, str]:
-        return {"type": type(exc).__name__, "message": str(exc)[:1000]}
-
-    items: dict[str, Any] = {}
-    together: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
-    for item in inputs["items"]:
-        entry: dict[str, Any] = {}
-        items[item["id"]] = entry
-        row = copy.deepcopy(item["row"])
-        try:
-            processed = postprocess_result(copy.deepcopy(item["result"]), tokenizer)
-        except Exception as exc:  # noqa: BLE001 - the consumer's refusal of a result is an outcome to compare
-            entry["raised"] = failure(exc)
-            continue
+    def keep(entry: dict[str, Any], processed: dict[str, Any]) -> None:
         entry["gymgate_only"] = [k for k in GYMGATE_ONLY if processed.pop(k, None) is not None]
-        together.append((item["id"], row, copy.deepcopy(processed)))
-        try:
-            entry["group"] = group([row], [processed])
-        except Exception as exc:  # noqa: BLE001 - as above
-            entry["group_raised"] = failure(exc)
-        entry["result"] = canonical(processed)
-    whole: dict[str, Any] = {"ids": [i for i, _, _ in together]}
-    if together:
-        try:
-            whole["group"] = group([r for _, r, _ in together], [p for _, _, p in together])
-        except Exception as exc:  # noqa: BLE001 - as above
-            whole["group_raised"] = failure(exc)
+
+    items, whole = drive(inputs["items"], lambda row, result: postprocess_result(result, tokenizer), group, keep)
     return {
         "tokenizer": {
             "special": dict(zip(SPECIAL_TOKENS, tokenizer.convert_tokens_to_ids(SPECIAL_TOKENS), strict=True)),

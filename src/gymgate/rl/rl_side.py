@@ -32,6 +32,7 @@ import pickle
 import sys
 import traceback
 import types
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -312,35 +313,54 @@ class RlConsumer:
         return canonical({"input_ids": done.input_ids, "batch": batch, "metrics": done.rollout_metrics})
 
 
-def run(rl_repo: Path, inputs: dict[str, Any]) -> dict[str, Any]:
-    install_stand_ins()
-    rl = RlConsumer(rl_repo)
-    RECORD.armed = True
-    tokenizer = ByteTokenizer(inputs["tokenizer"]["special"], int(inputs["tokenizer"]["pad_token_id"]))
-    max_len, cfg = int(inputs["max_total_len"]), dict(inputs.get("actor_cfg") or {})
+def drive(
+    inputs: list[dict[str, Any]],
+    postprocess: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]],
+    group: Callable[[list[dict[str, Any]], list[dict[str, Any]]], dict[str, Any]],
+    keep: Callable[[dict[str, Any], dict[str, Any]], None] | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One consumer's half, the same for RL's and gymgate's: each stored result postprocessed (a refusal is an
+    outcome too) and grouped alone, then every processed result grouped together. `keep(entry, processed)` may note
+    and drop what only that consumer adds. Returns (per item, together), as canonical JSON."""
     items: dict[str, Any] = {}
     together: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
-    for item in inputs["items"]:
+    for item in inputs:
         entry: dict[str, Any] = {}
         items[item["id"]] = entry
         row = copy.deepcopy(item["row"])
         try:
-            processed = rl.postprocess(row, copy.deepcopy(item["result"]), tokenizer, cfg)
-        except Exception as exc:  # noqa: BLE001 - RL's refusal of a result is an outcome to compare
+            processed = postprocess(row, copy.deepcopy(item["result"]))
+        except Exception as exc:  # noqa: BLE001 - a consumer's refusal of a result is an outcome to compare
             entry["raised"] = _failure(exc)
             continue
+        if keep is not None:
+            keep(entry, processed)
         together.append((item["id"], row, copy.deepcopy(processed)))
         try:
-            entry["group"] = rl.group([row], [processed], tokenizer, max_len)
+            entry["group"] = group([row], [processed])
         except Exception as exc:  # noqa: BLE001 - as above
             entry["group_raised"] = _failure(exc)
         entry["result"] = canonical(processed)
     whole: dict[str, Any] = {"ids": [i for i, _, _ in together]}
     if together:
         try:
-            whole["group"] = rl.group([r for _, r, _ in together], [p for _, _, p in together], tokenizer, max_len)
+            whole["group"] = group([r for _, r, _ in together], [p for _, _, p in together])
         except Exception as exc:  # noqa: BLE001 - as above
             whole["group_raised"] = _failure(exc)
+    return items, whole
+
+
+def run(rl_repo: Path, inputs: dict[str, Any]) -> dict[str, Any]:
+    install_stand_ins()
+    rl = RlConsumer(rl_repo)
+    RECORD.armed = True
+    tokenizer = ByteTokenizer(inputs["tokenizer"]["special"], int(inputs["tokenizer"]["pad_token_id"]))
+    max_len, cfg = int(inputs["max_total_len"]), dict(inputs.get("actor_cfg") or {})
+    items, whole = drive(
+        inputs["items"],
+        lambda row, result: rl.postprocess(row, result, tokenizer, cfg),
+        lambda rows, processed: rl.group(rows, processed, tokenizer, max_len),
+    )
     return {
         "nemo_rl": str(Path(rl.nemo_gym.__file__).resolve()),
         "stood_in": sorted(set(RECORD.modules)),
