@@ -54,6 +54,12 @@ PYTHON = "gymgate.envs.provide:python_command"
 COMMANDS = (
     Command("resolve", "resolve a Gym ref and print it as JSON", "gymgate.cli:resolve"),
     Command(
+        "config",
+        "every setting's effective value and where it came from (a GYMGATE_* variable, gymgate.toml or "
+        "[tool.gymgate] found from this directory up, or gymgate's default)",
+        "gymgate.options.config:config_command",
+    ),
+    Command(
         "gym-ref-of",
         "print the Gym ref a uv.lock pins (a version, or a git commit): what a CI job on a bump judges",
         "gymgate.refs.lockref:gym_ref_of_command",
@@ -296,6 +302,8 @@ def _settle(args: argparse.Namespace) -> None:
     from gymgate.services import launcher  # noqa: PLC0415 - CLI start-up: a command loads only what it runs
 
     launcher.checked_mode()  # read where Gyms start (services/launcher/service.py): refused before anything runs
+    options.config.export_read_below()  # the repository's settings, for what reads its variable where it acts
+    options.apply_settings(args)
     if getattr(args, "cache_dir", None) is not None:  # the flag wins, for this process and every child
         os.environ[options.BY_NAME["cache_dir"].var] = str(args.cache_dir.resolve())
     if hasattr(args, "env_set"):

@@ -21,6 +21,7 @@ from gymgate.options.declared import (
 from gymgate.options.machinery import (
     add_session_options,
     add_to,
+    apply_settings,
     bind,
     child_argv,
     default,
@@ -51,6 +52,7 @@ __all__ = [
     "Variable",
     "add_session_options",
     "add_to",
+    "apply_settings",
     "bind",
     "child_argv",
     "default",

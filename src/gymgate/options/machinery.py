@@ -10,6 +10,7 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
+from gymgate.options import config
 from gymgate.options.declared import BY_NAME, GROUPS, OPTIONS
 from gymgate.options.shapes import SESSION, Option
 
@@ -39,7 +40,25 @@ def _add(where: Any, option: Option) -> None:
         kwargs.setdefault("metavar", option.flags[0])
         where.add_argument(option.name, **kwargs)
         return
-    where.add_argument(*option.flags, dest=option.name, default=option.parser_default(), **kwargs)
+    where.add_argument(*option.flags, dest=option.name, default=_default(option), **kwargs)
+
+
+def _default(option: Option) -> Any:
+    """What the parser falls back on: the variable, else the repository's settings (options.config), else the
+    declared default. A repeatable option's settings are applied after parsing (a flag must replace them, where
+    argparse would append to them); one read below is handed on as its variable (config.export_read_below)."""
+    if option.read_below or option.repeatable:
+        return option.parser_default()
+    return config.effective(option)[0]
+
+
+def apply_settings(args: argparse.Namespace) -> None:
+    """A repeatable option the command line did not give, from the repository's settings."""
+    here = config.settings()
+    for option in OPTIONS:
+        unset = option.repeatable and not option.read_below and getattr(args, option.name, "absent") is None
+        if unset and option.name in here.values:
+            setattr(args, option.name, list(here.values[option.name]))
 
 
 def session_options(child: str = SESSION) -> list[Option]:
