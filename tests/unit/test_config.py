@@ -76,3 +76,10 @@ def test_gymgate_config_prints_each_setting_and_its_source(repo, capsys):
     assert f"settings file: {repo / 'pyproject.toml'}" in out
     assert f"mcqa  ([tool.gymgate] of {repo / 'pyproject.toml'}: env)" in out
     assert "variants" in out and "(default)" in out
+
+
+def test_a_folder_the_file_names_is_relative_to_the_file(repo):
+    (repo / "gymgate.toml").write_text('acks = "gymgate/acks"\nruns-dir = "/abs/runs"\n')
+    values = config.settings().values
+    assert values["acks"] == repo / "gymgate" / "acks"  # not the sub-folder one runs in
+    assert str(values["runs_dir"]) == "/abs/runs"

@@ -80,7 +80,10 @@ def settings(start: Path | None = None) -> Settings:
             known = ", ".join(sorted(options))
             raise UsageError(f"{path}: unknown setting {key!r} (a setting is an option's flag without dashes: {known})")
         option = options[key]
-        values[option.name], keys[option.name] = _converted(option, value, f"{path}: {key}"), key
+        converted = _converted(option, value, f"{path}: {key}")
+        if option.type is Path:  # a folder the file names is relative to the file's own folder, not to where one runs
+            converted = [path.parent / p for p in converted] if option.repeatable else path.parent / converted
+        values[option.name], keys[option.name] = converted, key
         written[option.name] = value
     return Settings(path, values, keys, written)
 
