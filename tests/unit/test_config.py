@@ -83,3 +83,10 @@ def test_a_folder_the_file_names_is_relative_to_the_file(repo):
     values = config.settings().values
     assert values["acks"] == repo / "gymgate" / "acks"  # not the sub-folder one runs in
     assert str(values["runs_dir"]) == "/abs/runs"
+
+
+def test_the_reviews_folder_has_a_variable(repo, monkeypatch):
+    from pathlib import Path
+
+    monkeypatch.setenv("GYMGATE_ACKS", "/reviews")
+    assert build_parser().parse_args(["accept", "--gym-ref", "0.7.0"]).acks == Path("/reviews")

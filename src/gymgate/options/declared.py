@@ -413,6 +413,7 @@ GROUPS: tuple[Group, ...] = (
                 "reviewed acknowledgements (default: acks/ in the gymgate checkout)",
                 ACKING,
                 type=Path,
+                var="GYMGATE_ACKS",
                 extra={"metavar": "DIR"},
             ),
             Option(
