@@ -331,3 +331,29 @@ def test_a_list_of_scalars_is_one_leaf_a_list_of_objects_is_walked_and_types_cou
     assert [c.field for c in diff(observed, other)] == ["result.ids"]  # token ids: one leaf, the whole list
     other = {**observed, "result": {**observed["result"], "output": [{"text": "b"}]}}
     assert [c.field for c in diff(observed, other)] == ["result.output.0.text"]  # objects: walked into
+
+
+def test_a_step_that_reviews_one_value_going_two_ways_carries_either():
+    """One release pair reviewed twice for the same value (the judge failure reported in the row, or rejected under
+    an RL that rejects such rows): a chain follows whichever entry reaches the candidate's value."""
+    from pathlib import Path
+
+    from gymgate.compare.acks import Ack, Step, _carried
+    from gymgate.compare.observation import Change, value_digest
+
+    def entry(file: str, index: int, before: str, after: str) -> Ack:
+        match = f"fault.handled: {value_digest(before)} -> {value_digest(after)}"
+        return Ack(Path(file), index, "fault.handled", ["e:fault.x"], match, "reviewed")
+
+    first = Step(
+        Path("a-to-b.toml"),
+        "a",
+        "b",
+        ("a", "b"),
+        [entry("a-to-b.toml", 1, "run", "row"), entry("a-to-b.toml", 2, "run", "rejected")],
+    )
+    second = Step(Path("b-to-c.toml"), "b", "c", ("b", "c"), [])  # left the value alone
+    for after, used in (("row", 1), ("rejected", 2)):
+        carried = _carried([first, second], "e:fault.x", Change("fault.handled", "run", after, CONTRACT))
+        assert carried is not None and [ack.index for _, ack in carried] == [used]
+    assert _carried([first, second], "e:fault.x", Change("fault.handled", "run", "lost", CONTRACT)) is None

@@ -117,7 +117,7 @@ def check_gym_failure(
         if key in profile.trains_on_markers and not masked_at:
             trained[key] = full[key]
             continue
-        result.fail("gym_failure", key, None, f"{full[key]!r}: {_rl_does(key, masked_at, profile)}")
+        result.fail("gym_failure", key, None, f"{full[key]!r}: {rl_does(key, masked_at, profile)}")
     if trained:
         result.rl[TRAINED_MARKERS] = trained
     for location, field_name in MASK_FIELDS.items():
@@ -146,7 +146,7 @@ def check_rl_reward(result: PathRecord, full: dict[str, Any], recipe: dict[str, 
         )
 
 
-def _rl_does(key: str, masked_at: str, profile: Profile) -> str:
+def rl_does(key: str, masked_at: str, profile: Profile) -> str:
     """What the profile's RL does with a result carrying this failure marker (a failure's reason)."""
     if key == FAILURE_CLASS and profile.rejects_failure_class:
         return "RL rejects the result before reading its reward"

@@ -243,18 +243,28 @@ def chains(files: list[Step], baseline: dict[str, Any], candidate: dict[str, Any
 
 
 def _carried(route: list[Step], path: str, change: Change) -> list[tuple[Step, Ack]] | None:
-    """The entries that carry `change` value by value along `route`, or None when it does not."""
-    field_name, current, goal = fold(change.field), *change.key[1:]
-    used: list[tuple[Step, Ack]] = []
-    for step in route:
-        for ack in step.acks:
-            parts = _MATCH.match(ack.match)
-            named = any(p in ack.paths for p in reviewed_as(path))
-            if parts and named and parts["field"] == field_name and parts["before"] == current:
-                used.append((step, ack))
-                current = parts["after"]
-                break
-    return used if used and current == goal else None
+    """The entries that carry `change` value by value along `route`, or None when it does not. A step may review the
+    same value going to several others (one entry per RL profile, say): each is tried, so the chain that ends at
+    the candidate's value is found."""
+    field_name, start, goal = fold(change.field), *change.key[1:]
+    named = reviewed_as(path)
+
+    def walk(at: int, current: str, used: list[tuple[Step, Ack]]) -> list[tuple[Step, Ack]] | None:
+        if at == len(route):
+            return used if used and current == goal else None
+        step = route[at]
+        moves = [
+            (ack, parts["after"])
+            for ack in step.acks
+            if (parts := _MATCH.match(ack.match))
+            and any(p in ack.paths for p in named)
+            and (parts["field"], parts["before"]) == (field_name, current)
+        ]
+        if not moves:
+            return walk(at + 1, current, used)  # the step did not review this value: it left it alone
+        return next((found for ack, after in moves if (found := walk(at + 1, after, [*used, (step, ack)]))), None)
+
+    return walk(0, start, [])
 
 
 def apply_chain(routes: list[list[Step]], changes: dict[str, list[Change]]) -> AckReport:

@@ -227,7 +227,7 @@ def _run(ctx: RunContext, path: PathSpec, result: PathRecord, script: Script | N
     except RejectedResult as exc:  # Gym answered with a row it marked as failed; the profile's RL drops it unread
         seen = ctx.endpoint.exchanges[mark:]
         if not kind.rollout_raised(ctx, path, result, seen, exc):
-            reason = "RL rejects the result before reading its reward"
+            reason = checks.rl_does(checks.FAILURE_CLASS, "", ctx.profile)
             result.fail("gym_failure", checks.FAILURE_CLASS, None, f"{exc.marked!r}: {reason} ({ctx.profile.name})")
             result.complete()
         return

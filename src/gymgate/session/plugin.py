@@ -217,6 +217,7 @@ def run_context(request, worker_id):
             # environment ready is being rolled out while the others still start. The zygotes imported meanwhile.
             launcher_service.wait_exported(run.launcher_log)
             session.launch(mine, namespace=namespace)
+            profile = load_profile(config.getoption("rl_profile"))
             yield RunContext(
                 endpoint=endpoint,
                 tokenizer=tokenizer,
@@ -230,12 +231,8 @@ def run_context(request, worker_id):
                 path_timeout_s=config.getoption("path_timeout"),
                 deadlines=mark.deadlines if mark else {},
                 attempts=config.getoption("attempts"),
-                profile=load_profile(config.getoption("rl_profile")),
-                recipe=(
-                    load_profile(config.getoption("rl_profile")).recipe(config.getoption("rl_recipe"))
-                    if config.getoption("rl_recipe")
-                    else None
-                ),
+                profile=profile,
+                recipe=profile.recipe(config.getoption("rl_recipe")) if config.getoption("rl_recipe") else None,
                 watch=session.fleet.watch,
                 discard=session.discard,
                 shared=session.fleet.shared,
