@@ -81,12 +81,29 @@ def test_gymgate_config_prints_each_setting_and_its_source(repo, capsys):
 def test_a_folder_the_file_names_is_relative_to_the_file(repo):
     (repo / "gymgate.toml").write_text('acks = "gymgate/acks"\nruns-dir = "/abs/runs"\n')
     values = config.settings().values
-    assert values["acks"] == repo / "gymgate" / "acks"  # not the sub-folder one runs in
+    assert values["acks"] == [repo / "gymgate" / "acks"]  # not the sub-folder one runs in
     assert str(values["runs_dir"]) == "/abs/runs"
 
 
-def test_the_reviews_folder_has_a_variable(repo, monkeypatch):
+def test_the_reviews_folders_have_a_variable_and_a_flag_wins(repo, monkeypatch):
     from pathlib import Path
 
-    monkeypatch.setenv("GYMGATE_ACKS", "/reviews")
-    assert build_parser().parse_args(["accept", "--gym-ref", "0.7.0"]).acks == Path("/reviews")
+    from gymgate.cli import _settle
+
+    monkeypatch.setenv("GYMGATE_ACKS", "/reviews:/more")
+    args = build_parser().parse_args(["accept", "--gym-ref", "0.7.0"])
+    _settle(args)
+    assert args.acks == [Path("/reviews"), Path("/more")]
+    args = build_parser().parse_args(["accept", "--gym-ref", "0.7.0", "--acks", "mine"])
+    _settle(args)
+    assert args.acks == [Path("mine")]
+
+
+def test_the_settings_reviews_reach_the_command(repo, monkeypatch):
+    from gymgate.cli import _settle
+
+    monkeypatch.delenv("GYMGATE_ACKS", raising=False)
+    (repo / "gymgate.toml").write_text('acks = ["reviews", "more"]\n')
+    args = build_parser().parse_args(["compare", "a", "b"])
+    _settle(args)
+    assert args.acks == [repo / "reviews", repo / "more"]

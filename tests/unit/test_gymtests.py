@@ -219,10 +219,14 @@ def test_a_newly_failing_test_fails_the_gate_until_a_reviewed_entry_covers_it(tm
     assert any("x.y is gone from 0.7.0" in line for line in lines)
     acks = tmp_path / "acks"
     path, added = gym_acks.draft(acks, *SOURCES, run.verdicts)
-    assert added == 2 and gym_acks.apply(acks, *SOURCES, run.verdicts) == [] and run.code == EXIT_FAILED  # no reason
+    assert (
+        added == 2
+        and gym_acks.apply(ack_files.Reviews([acks]), *SOURCES, run.verdicts) == []
+        and run.code == EXIT_FAILED
+    )  # no reason
     text = path.read_text().replace('reason = ""', 'reason = "0.7.0 returns None for an unboxed answer on purpose"', 1)
     path.write_text(text.replace('reason = ""', 'reason = "x.y moved"', 1))
-    assert gym_acks.apply(acks, *SOURCES, run.verdicts) == []
+    assert gym_acks.apply(ack_files.Reviews([acks]), *SOURCES, run.verdicts) == []
     assert verdict.ack.startswith("0.7.0 returns None") and gone.ack == "x.y moved"
     assert run.code == EXIT_OK and "no regression" in run.verdict and "2 reviewed" in run.verdict
     assert ack_files.read(acks)[0].tables["test"][0]["test"] == "t/test_a.py::test_x"
@@ -236,11 +240,11 @@ def test_a_review_of_other_text_or_another_pair_does_not_cover_it(tmp_path):
     path.write_text(path.read_text().replace('reason = ""', 'reason = "reviewed"'))
     other = judge_test(verdict.test, verdict.label, Side.BASELINE, obs(P), obs(F), None, FINISHED)
     other.text = "sha256:0000000000000000"  # the same test, written otherwise: another pinned behaviour
-    assert gym_acks.apply(acks, *SOURCES, [other]) and not other.ack  # and the entry is stale here
-    assert gym_acks.apply(acks, *SOURCES, []) == []  # a run that did not judge the test: not stale
+    assert gym_acks.apply(ack_files.Reviews([acks]), *SOURCES, [other]) and not other.ack  # and the entry is stale here
+    assert gym_acks.apply(ack_files.Reviews([acks]), *SOURCES, []) == []  # a run that did not judge the test: not stale
     downgrade = judge_test(verdict.test, verdict.label, Side.BASELINE, obs(P), obs(F), None, FINISHED)
     downgrade.text = verdict.text
-    gym_acks.apply(acks, SOURCES[1], SOURCES[0], [downgrade])
+    gym_acks.apply(ack_files.Reviews([acks]), SOURCES[1], SOURCES[0], [downgrade])
     assert not downgrade.ack  # reviews are directed
 
 
@@ -253,7 +257,7 @@ def test_a_chain_of_reviewed_steps_covers_the_same_test_text(tmp_path):
     for path in acks.glob("*.toml"):
         path.write_text(path.read_text().replace('reason = ""', 'reason = "unboxed answers are None since 0.6.5"'))
     verdict.ack = ""
-    gym_acks.apply(acks, *SOURCES, [verdict])
+    gym_acks.apply(ack_files.Reviews([acks]), *SOURCES, [verdict])
     assert verdict.ack == "0.6.0 → 0.6.5: unboxed answers are None since 0.6.5"
 
 

@@ -10,6 +10,7 @@ import re
 import tomllib
 
 from gymgate.cli import main
+from gymgate.compare.acks import Reviews
 from gymgate.compare.observation import ABSENT, ADDITIVE, CONTRACT, diff, side_by_side, text_diff
 from gymgate.compare.runs import compare_runs
 from tests.helpers import observation, record, stored_run
@@ -95,7 +96,8 @@ def _bump(tmp_path, seed=0, candidate_outcome="PASS"):
     return base, cand
 
 
-def test_ack_workflow(tmp_path, capsys):
+def test_ack_workflow(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a repository's reviews are named from where one runs
     acks = tmp_path / "acks"
     base, cand = _bump(tmp_path)
     assert main(["compare", str(base), str(cand), "--acks", str(acks)]) == 1
@@ -128,7 +130,7 @@ def test_ack_workflow(tmp_path, capsys):
 
     # A different change of the same field is not covered, and the ack that matches nothing is stale.
     base, other = _bump(tmp_path, seed=1)
-    comparison = compare_runs(base, other, acks)
+    comparison = compare_runs(base, other, Reviews([acks]))
     assert {p.category for p in comparison.paths} == {"changed"}
     assert [a.where for a in comparison.acks.stale] == [
         "acks/0.3.0-to-0.4.0.toml change 1 (requests.policy.*.body.seed)"
@@ -139,12 +141,12 @@ def test_ack_workflow(tmp_path, capsys):
     elsewhere = re.sub(r"paths = \[[^\]]*\]", 'paths = ["code_gen:accepted"]', reviewed)
     assert elsewhere != reviewed
     draft.write_text(elsewhere)
-    assert compare_runs(base, other, acks).acks.stale == []
+    assert compare_runs(base, other, Reviews([acks])).acks.stale == []
     draft.write_text(reviewed)
 
     # An ack never hides a failure.
     base, failing = _bump(tmp_path, candidate_outcome="FAIL")
-    categories = {p.path: p.category for p in compare_runs(base, failing, acks).paths}
+    categories = {p.path: p.category for p in compare_runs(base, failing, Reviews([acks])).paths}
     assert categories == {"mcqa:accepted": "regressed", "mcqa:rejected": "same-pass"}
 
 
@@ -157,7 +159,7 @@ def test_a_change_acknowledged_on_some_paths_is_still_open_on_the_others(tmp_pat
     (draft,) = acks.glob("*.toml")
     text = draft.read_text().replace('reason = ""', 'reason = "Gym now sends a seed (reviewed)"')
     draft.write_text(text.replace('"mcqa:accepted",\n    "mcqa:rejected",', '"mcqa:accepted",'))
-    comparison = compare_runs(base, cand, acks)
+    comparison = compare_runs(base, cand, Reviews([acks]))
     assert {p.path: p.category for p in comparison.paths} == {"mcqa:accepted": "same-pass", "mcqa:rejected": "changed"}
     groups = comparison.change_groups()
     assert [(g.paths, g.failing) for g in groups] == [(["mcqa:rejected"], True), (["mcqa:accepted"], False)]
@@ -202,7 +204,8 @@ def _review(acks, base, cand, reason):
     return written
 
 
-def test_reviews_compose_along_a_chain_of_steps(tmp_path):
+def test_reviews_compose_along_a_chain_of_steps(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     """0.4.0 -> 0.7.0 with no review of its own is judged against the reviewed steps 0.4.0 -> 0.5.0 -> 0.7.0: a
     change carried value by value through them is acknowledged (and says by which steps), anything else is not."""
     acks = tmp_path / "acks"
@@ -212,12 +215,12 @@ def test_reviews_compose_along_a_chain_of_steps(tmp_path):
     second = _review(acks, mid, new, "")
 
     # One step not yet reviewed: the chain covers nothing, and says which entry lacks its reason.
-    comparison = compare_runs(old, new, acks)
+    comparison = compare_runs(old, new, Reviews([acks]))
     assert {p.category for p in comparison.paths} == {"changed"}
     assert [a.ref for a in comparison.acks.refused] == ["acks/0.5.0-to-0.7.0.toml change 1"]
 
     second.write_text(second.read_text().replace('reason = ""', 'reason = "Gym 0.7.0 seeds from the attempt"'))
-    comparison = compare_runs(old, new, acks)
+    comparison = compare_runs(old, new, Reviews([acks]))
     assert {p.category for p in comparison.paths} == {"same-pass"} and comparison.exit_code == 0
     (change,) = comparison.paths[0].changes
     assert change.ack == "0.4.0 → 0.5.0: Gym 0.5.0 sends a seed | 0.5.0 → 0.7.0: Gym 0.7.0 seeds from the attempt"
@@ -229,21 +232,21 @@ def test_reviews_compose_along_a_chain_of_steps(tmp_path):
     other = stored_run(
         tmp_path, "run-other", "0.7.0", [record("mcqa:accepted", "PASS", observed=observation(params={"seed": 2}))]
     )
-    assert {p.category for p in compare_runs(old, other, acks).paths} == {"changed", "unjudged"}
+    assert {p.category for p in compare_runs(old, other, Reviews([acks])).paths} == {"changed", "unjudged"}
     # A review of the pair itself is applied first and the chain covers the rest: an empty one changes nothing...
     (acks / "0.4.0-to-0.7.0.toml").write_text(
         '[baseline]\nname = "0.4.0"\ndigest = "d-0.4.0"\n[candidate]\nname = "0.7.0"\ndigest = "d-0.7.0"\n'
     )
-    assert {p.category for p in compare_runs(old, new, acks).paths} == {"same-pass"}
+    assert {p.category for p in compare_runs(old, new, Reviews([acks])).paths} == {"same-pass"}
     # ...and what the chain cannot carry is reviewed there once, the chain's own reviews still standing.
     params = {"seed": 1, "top_k": 2}
     made = [record(p, "PASS", observed=observation(params=params)) for p in ("mcqa:accepted", "mcqa:rejected")]
     twice = stored_run(tmp_path, "run-0.7.0-top-k", "0.7.0", made)
-    assert {p.category for p in compare_runs(old, twice, acks).paths} == {"changed"}
+    assert {p.category for p in compare_runs(old, twice, Reviews([acks])).paths} == {"changed"}
     own = _review(acks, old, twice, "0.7.0 samples with top_k 2 (reviewed for this bump alone)")
     entries = tomllib.loads(own.read_text())["change"]
     assert [e["field"] for e in entries] == ["requests.policy.*.body.top_k"]  # the seed: carried by the chain
-    judged = compare_runs(old, twice, acks)
+    judged = compare_runs(old, twice, Reviews([acks]))
     assert {p.category for p in judged.paths} == {"same-pass"} and judged.exit_code == 0
 
 
@@ -256,9 +259,11 @@ def test_a_clean_step_is_written_so_chains_link_through_it(tmp_path):
     assert main(["ack", str(old), str(mid), "--acks", str(acks)]) == 0
     step = acks / "0.4.0-to-0.5.0.toml"
     assert step.is_file() and tomllib.loads(step.read_text()).get("change") == []
-    assert {p.category for p in compare_runs(old, new, acks).paths} == {"changed"}  # 0.5.0 -> 0.7.0 unreviewed
+    assert {p.category for p in compare_runs(old, new, Reviews([acks])).paths} == {
+        "changed"
+    }  # 0.5.0 -> 0.7.0 unreviewed
     _review(acks, mid, new, "Gym 0.7.0 sends a seed")
-    comparison = compare_runs(old, new, acks)
+    comparison = compare_runs(old, new, Reviews([acks]))
     assert {p.category for p in comparison.paths} == {"same-pass"}
     assert comparison.paths[0].changes[0].ack == "0.5.0 → 0.7.0: Gym 0.7.0 sends a seed"
 
@@ -286,15 +291,17 @@ def test_a_change_reviewed_on_the_accepted_path_covers_its_fault_paths_and_nothi
         written.write_text(
             text.replace('    "mcqa:fault.policy_500_once",\n', "").replace('    "mcqa:rejected",\n', "")
         )
-    direct = {p.path: p.category for p in compare_runs(old, mid, acks).paths}
+    direct = {p.path: p.category for p in compare_runs(old, mid, Reviews([acks])).paths}
     assert direct == {
         "mcqa:accepted": "same-pass",
         "mcqa:rejected": "changed",
         "mcqa:fault.policy_500_once": "same-pass",
     }
-    chained = {p.path: p.category for p in compare_runs(old, new, acks).paths}
+    chained = {p.path: p.category for p in compare_runs(old, new, Reviews([acks])).paths}
     assert chained["mcqa:fault.policy_500_once"] == "same-pass" and chained["mcqa:rejected"] == "changed"
-    handled = {p.path: p.category for p in compare_runs(old, run("0.5.0", 0, "reported by /run"), acks).paths}
+    handled = {
+        p.path: p.category for p in compare_runs(old, run("0.5.0", 0, "reported by /run"), Reviews([acks])).paths
+    }
     assert handled["mcqa:fault.policy_500_once"] == "changed"  # how Gym handled the fault: reviewed on its own path
 
 
@@ -310,7 +317,7 @@ def test_a_pairs_own_review_is_a_step_of_longer_chains_without_hiding_the_steps_
     # The pair 0.5.0 -> 0.7.0 reviewed on its own with nothing left open: a step with no entries, a shortcut.
     assert main(["ack", str(mid), str(new), "--acks", str(acks)]) == 0
     assert tomllib.loads((acks / "0.5.0-to-0.7.0.toml").read_text()).get("change") == []
-    judged = compare_runs(old, new, acks)
+    judged = compare_runs(old, new, Reviews([acks]))
     assert {p.category for p in judged.paths} == {"same-pass"} and judged.exit_code == 0
 
 

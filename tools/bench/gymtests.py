@@ -10,7 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 from gymgate.cases.environments import all_environments, environment_sets
-from gymgate.compare.acks import acks_dir
+from gymgate.compare.acks import Reviews
 from gymgate.envs.prepare import prepare_env
 from gymgate.gymtests.bump import judge_gym_tests
 from gymgate.gymtests.judge import Side, TestCategory
@@ -25,7 +25,7 @@ def _pair(baseline: str, candidate: str, envs, scope: str, wide: bool) -> dict:
     prepared = {a.name: prepare_env(a, wide), b.name: prepare_env(b, wide)}
     folder = Path(tempfile.mkdtemp(prefix="gg-bench-gymtests-"))
     started = time.monotonic()
-    run = judge_gym_tests(a, b, envs, scope, prepared, folder, "auto", acks_dir(), reuse=False)
+    run = judge_gym_tests(a, b, envs, scope, prepared, folder, "auto", Reviews(), reuse=False)
     seconds = time.monotonic() - started
     counts = Counter(f"{v.of}:{v.category}" for v in run.verdicts)
     excluded: dict[str, Counter] = {}

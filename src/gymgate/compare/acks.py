@@ -23,10 +23,15 @@ handled the fault) is reviewed on the fault path itself. Likewise a variant (gym
 the answer written another way: an entry naming the original covers the same change on its variants; what depends
 on the answer's text (the tokens it counts, the requests that carry it) has other values there and is reviewed on
 the variant.
+
+Whose reviews: gymgate ships its own (acks/, reviewed by gymgate's maintainers for every release step), and an RL
+repository keeps its own beside its code (`--acks DIR`, or `acks` in its gymgate.toml). Both are read together; where
+the two review the same change on the same path, the repository's entry wins, and the report says so (`Reviews`).
 """
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -38,7 +43,7 @@ import tomli_w
 from gymgate.atomic import write_text_atomic
 from gymgate.compare.observation import CONTRACT, Change, side_by_side
 from gymgate.errors import UsageError
-from gymgate.locations import repo_root
+from gymgate.locations import installed, repo_root
 from gymgate.pathid import PathId
 
 HEADER = """\
@@ -54,7 +59,16 @@ EXCERPT = 160
 
 
 def acks_dir() -> Path:
+    """gymgate's shipped reviews (acks/ of the checkout, or of an installed gymgate's data)."""
     return repo_root() / "acks"
+
+
+def shown(file: Path) -> str:
+    """How a report names an ack file: `acks/<name>` for gymgate's own, else its path from here."""
+    if file.parent == acks_dir():
+        return f"acks/{file.name}"
+    relative = os.path.relpath(file, Path.cwd())
+    return str(file) if relative.startswith("..") else relative
 
 
 def fold(field_name: str) -> str:
@@ -73,7 +87,7 @@ class Entry:
 
     @property
     def ref(self) -> str:
-        return f"acks/{self.file.name} {self.TABLE} {self.index}"
+        return f"{shown(self.file)} {self.TABLE} {self.index}"
 
 
 @dataclass
@@ -117,6 +131,7 @@ class AckReport:
     stale: list[Ack] = field(default_factory=list)
     refused: list[Ack] = field(default_factory=list)
     covered: int = 0
+    overridden: list[str] = field(default_factory=list)  # shipped entries a repository's own replaced (Reviews)
 
 
 def reviewed_as(path: str) -> tuple[str, ...]:
@@ -144,6 +159,13 @@ class Step:
     # Every other table of the file, as written: what its own reader interprets (gymgate.gymtests.acks: `[[test]]`,
     # `[[interface]]`).
     tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # A pair reviewed in several folders is one step: its files' own steps, the repository's first (they win).
+    parts: list[Step] = field(default_factory=list)
+    overridden: list[str] = field(default_factory=list)  # what the repository's entries replaced, said per entry
+
+    @property
+    def files(self) -> list[Step]:
+        return self.parts or [self]
 
 
 OWN_TABLES = ("baseline", "candidate", "change", "load")
@@ -179,6 +201,67 @@ def read(directory: Path) -> list[Step]:
         except (tomllib.TOMLDecodeError, KeyError, TypeError, AttributeError) as exc:
             raise UsageError(f"{path}: not a gymgate acknowledgement file ({type(exc).__name__}: {exc})") from exc
     return found
+
+
+@dataclass(frozen=True)
+class Reviews:
+    """Where a comparison's reviews come from (the options of the same names): the repository's own folders
+    (`--acks`, repeatable; `acks` in gymgate.toml) and gymgate's shipped ones (`--no-shipped-acks` leaves them out)."""
+
+    acks: list[Path] | None = None
+    shipped_acks: bool = True
+
+    @property
+    def folders(self) -> list[Path]:
+        return [*(self.acks or []), *([acks_dir()] if self.shipped_acks else [])]
+
+    def steps(self) -> list[Step]:
+        """Every reviewed step, a pair reviewed in several folders merged into one (the first folder wins)."""
+        by_pair: dict[tuple[str, str], list[Step]] = {}
+        for folder in dict.fromkeys(p.resolve() for p in self.folders):
+            for step in read(folder):
+                by_pair.setdefault(step.digests, []).append(step)
+        return [steps[0] if len(steps) == 1 else merged(steps) for steps in by_pair.values()]
+
+    def target(self) -> Path:
+        """Where `gymgate ack` writes: the repository's first folder; gymgate's own acks/ only in its checkout."""
+        if self.acks:
+            return self.acks[0]
+        if installed():
+            raise UsageError(
+                "gymgate ack writes your reviews into your repository: pass --acks DIR, or set `acks` in your "
+                "gymgate.toml (gymgate init writes one)"
+            )
+        return acks_dir()
+
+
+def merged(steps: list[Step]) -> Step:
+    """One pair's steps from several folders as one: every entry of the first, then each later folder's entries for
+    what no earlier one reviewed (a change entry per path and value, a load entry per environment and metric, a
+    Gym-test entry per test), each replaced entry said in `overridden`."""
+    first = steps[0]
+    acks, load, overridden = list(first.acks), list(first.load), []
+    for later in steps[1:]:
+        for ack in later.acks:
+            taken = [a for a in acks if a.match == ack.match and set(a.paths) & set(ack.paths)]
+            left = [p for p in ack.paths if not any(p in a.paths for a in taken)]
+            for winner in taken:
+                overridden.append(
+                    f"{ack.where} on {', '.join(sorted(set(ack.paths) & set(winner.paths)))}: {winner.ref}"
+                )
+            if left:
+                acks.append(Ack(ack.file, ack.index, ack.field, left, ack.match, ack.reason))
+        for entry in later.load:
+            winner = next((e for e in load if (e.env, e.metric) == (entry.env, entry.metric)), None)
+            if winner is None:
+                load.append(entry)
+            else:
+                overridden.append(f"{entry.ref} ({entry.env} {entry.metric}): {winner.ref}")
+    tables: dict[str, list[dict[str, Any]]] = {}
+    for step in steps:
+        for name, entries in step.tables.items():
+            tables.setdefault(name, []).extend(entries)
+    return Step(first.file, first.baseline, first.candidate, first.digests, acks, load, tables, steps, overridden)
 
 
 def load(files: list[Step], baseline: dict[str, Any], candidate: dict[str, Any]) -> list[Ack]:
@@ -289,7 +372,8 @@ def apply_chain(routes: list[list[Step]], changes: dict[str, list[Change]]) -> A
 
 def covered_by(files: list[Step], baseline: dict[str, Any], candidate: dict[str, Any], changes) -> AckReport:
     """Mark every contract change the reviews cover: the pair's own file first, then the chains of reviewed steps
-    between the two refs for what it leaves open (module docstring). `changes` is per path."""
+    between the two refs for what it leaves open (module docstring). `changes` is per path. What a repository's
+    entries replaced of gymgate's, on the steps this comparison reads, is said in `overridden`."""
     report = apply(load(files, baseline, candidate), changes)
     routes = chains(files, baseline, candidate)
     if routes:
@@ -297,6 +381,9 @@ def covered_by(files: list[Step], baseline: dict[str, Any], candidate: dict[str,
         report.files += [f for f in carried.files if f not in report.files]
         report.refused += [a for a in carried.refused if a not in report.refused]
         report.covered += carried.covered
+    pair = (baseline.get("digest"), candidate.get("digest"))
+    read_here = [s for s in files if s.digests == pair] + [s for route in routes for s in route]
+    report.overridden = list(dict.fromkeys(line for step in read_here for line in step.overridden))
     return report
 
 

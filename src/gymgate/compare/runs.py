@@ -211,7 +211,7 @@ def _changes(a: PathRecord, b: PathRecord) -> list[Change]:
     return observation_diff(a.observed, b.observed, rules() + reviewed_rules(a.fidelity, b.fidelity))
 
 
-def compare_runs(baseline_dir: Path, candidate_dir: Path, acks_dir: Path | None = None) -> Comparison:
+def compare_runs(baseline_dir: Path, candidate_dir: Path, acks: ack_files.Reviews | None = None) -> Comparison:
     """Read both runs (and the candidate's reruns) from disk once; every rendering works from the result.
     `acks_dir` holds the reviewed acknowledgements (default: the checkout's acks/)."""
     base_info, base, base_mark = _load_run(baseline_dir)
@@ -259,9 +259,8 @@ def compare_runs(baseline_dir: Path, candidate_dir: Path, acks_dir: Path | None 
         if a and b and item.category == SAME_PASS:
             item.changes = _changes(a, b)
         paths.append(item)
-    directory = acks_dir or ack_files.acks_dir()
     pair_changes = {p.path: p.changes for p in paths}
-    report = ack_files.covered_by(ack_files.read(directory), base_info, cand_info, pair_changes)
+    report = ack_files.covered_by((acks or ack_files.Reviews()).steps(), base_info, cand_info, pair_changes)
     for item in paths:  # the reviews are in: an unacknowledged contract change is judged by the table too
         if any(c.kind == CONTRACT and not c.ack for c in item.changes):
             item.category = categorize(*evidences[item.path], changed=True)

@@ -35,10 +35,12 @@ def _table(verdict: TestVerdict) -> str:
     return INTERFACE if verdict.category == TestCategory.INTERFACE else TEST
 
 
-def apply(directory: Path, baseline: dict[str, Any], candidate: dict[str, Any], verdicts: Sequence[TestVerdict]):
+def apply(
+    reviews: ack_files.Reviews, baseline: dict[str, Any], candidate: dict[str, Any], verdicts: Sequence[TestVerdict]
+):
     """Mark every verdict a reviewed entry covers (`ack`, `ack_file`): the pair's own file, then the chains of
     reviewed steps. Returns the entries of the pair's own file that matched nothing judged here (stale)."""
-    steps = ack_files.read(directory)
+    steps = reviews.steps()
     pair = (baseline.get("digest"), candidate.get("digest"))
     own = [s for s in steps if s.digests == pair]
     routes = ack_files.chains(steps, baseline, candidate)
@@ -46,7 +48,7 @@ def apply(directory: Path, baseline: dict[str, Any], candidate: dict[str, Any], 
     for verdict in verdicts:
         if verdict.category not in (TestCategory.NEWLY_FAILING, TestCategory.INTERFACE) or verdict.of != Side.BASELINE:
             continue
-        for step in [*own, *(s for route in routes for s in route)]:
+        for step in (part for s in [*own, *(s for route in routes for s in route)] for part in s.files):
             entries = step.tables.get(_table(verdict), [])
             index = next((i for i, e in enumerate(entries, 1) if _covers(e, verdict)), None)
             if index is None:
@@ -56,18 +58,20 @@ def apply(directory: Path, baseline: dict[str, Any], candidate: dict[str, Any], 
             if reason:
                 prefix = "" if step in own else f"{step.baseline} → {step.candidate}: "
                 verdict.ack = prefix + reason
-                verdict.ack_file = f"acks/{step.file.name} {_table(verdict)} {index}"
+                verdict.ack_file = f"{ack_files.shown(step.file)} {_table(verdict)} {index}"
                 break
     # Stale: an entry about a test this run judged that matched nothing here. Entries about tests outside the run's
     # scope (the core's, another environment's) say nothing either way.
     judged = {v.test for v in verdicts if v.of == Side.BASELINE}
     stale = []
-    for step in own:
+    for step in (part for s in own for part in s.files):
         for table in (TEST, INTERFACE):
             for i, entry in enumerate(step.tables.get(table, []), 1):
                 named = {entry.get("test")} if table == TEST else set(entry.get("tests", []))
                 if (str(step.file), i) not in used and named & judged:
-                    stale.append(f"acks/{step.file.name} {table} {i} ({entry.get('test') or entry.get('vanished')})")
+                    stale.append(
+                        f"{ack_files.shown(step.file)} {table} {i} ({entry.get('test') or entry.get('vanished')})"
+                    )
     return stale
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from gymgate.atomic import write_json_atomic
 from gymgate.cases.environments import Environment
+from gymgate.compare.acks import Reviews
 from gymgate.errors import EXIT_FAILED, EXIT_OK, EXIT_UNJUDGED
 from gymgate.gymtests import acks as gym_acks
 from gymgate.gymtests import cached, overlay
@@ -137,11 +138,11 @@ def judge_gym_tests(
     prepared: dict[str, object],
     folder: Path,
     workers: str = "auto",
-    acks: Path | None = None,
+    acks: Reviews | None = None,
     reuse: bool = True,
 ) -> GymTestsRun:
     """Run and judge both releases' tests of `scope` for `envs`. `prepared`: each ref's environment by name;
-    `acks`: the folder of reviewed acknowledgements whose `[[test]]` and `[[interface]]` entries apply."""
+    `acks`: the reviews whose `[[test]]` and `[[interface]]` entries apply."""
     started = time.monotonic()
     result = GymTestsRun(folder, baseline.to_json(), candidate.to_json(), scope)
     folder.mkdir(parents=True, exist_ok=True)

@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from gymgate import streams
+from gymgate.compare.acks import Reviews
 from gymgate.errors import DECLARED, EXIT_UNJUDGED, UsageError
 from gymgate.harness.asked import Asked
 from gymgate.harness.environments import judged_environments, with_derived
@@ -71,7 +72,7 @@ def accept(
     no_baseline: bool,
     shard: str,
     reruns: int,
-    acks: Path | None,
+    acks: Reviews,
     verbose: bool,
     asked: Asked,
     run: RunOptions,

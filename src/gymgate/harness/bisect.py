@@ -18,6 +18,7 @@ from pathlib import Path
 
 from gymgate import streams
 from gymgate.cases.named import load_environments
+from gymgate.compare.acks import Reviews
 from gymgate.compare.runs import Comparison, compare_runs
 from gymgate.errors import UsageError
 from gymgate.harness.accept import planned, read_paths, require_judged_attempts
@@ -42,7 +43,7 @@ def chosen_paths(comparison: Comparison) -> list[str]:
 class Bisector:
     """Runs and judges commits of one bisection; each commit is run through the matrix (cache included)."""
 
-    def __init__(self, good_run: Path, paths: list[str], opts: RunOptions, repo: str, acks: Path | None = None):
+    def __init__(self, good_run: Path, paths: list[str], opts: RunOptions, repo: str, acks: Reviews | None = None):
         self.good_run, self.paths, self.opts, self.repo, self.acks = good_run, paths, opts, repo, acks
 
     def lacking(self, source: GymSource) -> list[str]:
@@ -93,7 +94,7 @@ def bisect(
     paths: list[str] | None,
     all_paths: list[str],
     opts: RunOptions,
-    acks: Path | None = None,
+    acks: Reviews | None = None,
 ) -> BisectResult:
     from gymgate.harness.executor import run_ref  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
 
@@ -168,7 +169,7 @@ def affected_dirs(paths: list[str]) -> list[str]:
     return sorted({d for env in envs for d in env.all_server_dirs})
 
 
-def write_outcome(result: BisectResult, out: Path, acks: Path | None = None) -> list[Path]:
+def write_outcome(result: BisectResult, out: Path, acks: Reviews | None = None) -> list[Path]:
     """bisect.md and bisect.json into `out`, with the commits' subjects and dates, the files the first bad commit
     touched under the affected environments, and the full last-good → first-bad report set."""
     from gymgate.harness.reports import write_reports  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
@@ -192,7 +193,7 @@ def bisect_command(
     gym_repo: str | None,
     out: Path | None,
     runs_dir: Path | None,
-    acks: Path | None,
+    acks: Reviews,
     asked: Asked,
     run: RunOptions,
     load_metric: str | None = None,

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import sys
 from dataclasses import replace
-from pathlib import Path
 
 from gymgate.acceptance.limits import DEADLINE_FLOOR_S, DEADLINE_MULTIPLE, derive_deadlines
 from gymgate.ci.github import group
+from gymgate.compare.acks import Reviews
 from gymgate.compare.attempts import labels
 from gymgate.errors import EXIT_UNJUDGED
 from gymgate.harness.executor import run_ref
@@ -29,7 +29,7 @@ def judge_bump(
     opts: RunOptions,
     reruns: int,
     narrowed: bool,
-    acks: Path | None = None,
+    acks: Reviews | None = None,
     verbose: bool = False,
 ) -> BumpResult:
     print(f"== baseline {baseline.name}", flush=True)

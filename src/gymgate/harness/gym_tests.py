@@ -32,7 +32,7 @@ def judge_bump_tests(
     scope: str,
     opts: RunOptions,
     run_dir: Path,
-    acks: Path | None = None,
+    acks: ack_files.Reviews | None = None,
     report_dir: Path | None = None,
 ) -> GymTestsRun:
     """Both refs' environments (reused), both releases' tests of `scope` for the run's environments (cases and
@@ -48,7 +48,7 @@ def judge_bump_tests(
         prepared,
         folder_of(run_dir),
         opts.workers,
-        acks or ack_files.acks_dir(),
+        acks or ack_files.Reviews(),
         reuse=opts.cache,
     )
     report.write(run)

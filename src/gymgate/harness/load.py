@@ -18,13 +18,13 @@ from gymgate.runfolder import new_run_id, runs_dir
 from gymgate.verdict import combined_exit
 
 
-def judge_load(baseline, candidate, envs: list[str], opts: RunOptions, acks: Path | None = None) -> LoadRun:
-    """Both refs' environments (built or reused), then the interleaved load run, its verdict printed. `acks`: where
-    the reviewed acknowledgements are (default: the checkout's acks/); this pair's `[[load]]` entries apply. With
+def judge_load(
+    baseline, candidate, envs: list[str], opts: RunOptions, acks: ack_files.Reviews | None = None
+) -> LoadRun:
+    """Both refs' environments (built or reused), then the interleaved load run, its verdict printed. `acks`: whose
+    reviews apply (default: gymgate's shipped acks/); this pair's `[[load]]` entries apply. With
     `opts.ray_address`, as units on that cluster (harness/load_cluster.py)."""
-    reviewed = ack_files.load_acks(
-        ack_files.read(acks or ack_files.acks_dir()), baseline.to_json(), candidate.to_json()
-    )
+    reviewed = ack_files.load_acks((acks or ack_files.Reviews()).steps(), baseline.to_json(), candidate.to_json())
     out = (opts.runs_dir or runs_dir()) / f"{candidate.name}-load-{new_run_id()}".replace("/", "_")
     print(f"load run: {out}", flush=True)
     sources = {BASELINE: baseline, CANDIDATE: candidate}

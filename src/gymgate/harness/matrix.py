@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TextIO
 
 from gymgate import streams
+from gymgate.compare.acks import Reviews
 from gymgate.errors import EXIT_OK, UsageError
 from gymgate.harness.accept import planned, require_judged_attempts
 from gymgate.harness.asked import Asked
@@ -36,7 +37,7 @@ def run_matrix(
     expected: list[str],
     opts: RunOptions,
     out: Path,
-    acks: Path | None = None,
+    acks: Reviews | None = None,
     gym_tests: tuple[str, list] = ("none", []),
 ) -> Matrix:
     """Run (or serve from the cache) every ref in the order given, then compare each pair of neighbours (and, with
@@ -118,7 +119,7 @@ def matrix_command(
     gym_repo: str | None,
     out: Path | None,
     runs_dir: Path | None,
-    acks: Path | None,
+    acks: Reviews,
     asked: Asked,
     run: RunOptions,
     gym_tests: str = "none",

@@ -9,6 +9,7 @@ from pathlib import Path
 from gymgate import streams
 from gymgate.atomic import write_text_atomic
 from gymgate.ci.github import comparison_annotations, pr_comment, publish
+from gymgate.compare.acks import Reviews
 from gymgate.compare.runs import compare_runs
 from gymgate.report.html import write_html
 from gymgate.report.markdown import render_markdown
@@ -32,7 +33,7 @@ def write_reports(comparison, out_dir: Path) -> tuple[str, list[Path]]:
     return text, written
 
 
-def compare_and_report(baseline: Path, candidate: Path, out_dir: Path, full: bool, acks: Path | None = None) -> int:
+def compare_and_report(baseline: Path, candidate: Path, out_dir: Path, full: bool, acks: Reviews | None = None) -> int:
     """Compare two stored runs, write every report file into `out_dir`, print the verdict and summary (one screen;
     `full`: all of report.md)."""
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gymgate.compare import acks as ack_files
+from gymgate.compare.acks import Reviews
 from gymgate.compare.runs import compare_runs
 from gymgate.errors import EXIT_OK, UsageError
 from gymgate.harness.reports import compare_and_report
@@ -13,7 +14,7 @@ from gymgate.report.outputs import compared_baseline, read_summary
 
 
 def compare_command(
-    baseline_run: Path, candidate_run: Path, out: Path | None, verbose: bool, json: bool, acks: Path | None
+    baseline_run: Path, candidate_run: Path, out: Path | None, verbose: bool, json: bool, acks: Reviews
 ) -> tuple[int, dict]:
     """`gymgate compare`: two stored runs, every report written; nothing is run."""
 
@@ -22,16 +23,17 @@ def compare_command(
     return code, read_summary(out)
 
 
-def ack_command(runs: list[Path], acks: Path | None) -> int:
+def ack_command(runs: list[Path], acks: Reviews) -> int:
     """`gymgate ack`: draft the acknowledgements of a comparison's unacknowledged contract changes."""
 
     if len(runs) > 2:
         raise UsageError("gymgate ack takes one compared candidate run, or a baseline run and a candidate run")
     baseline, candidate = runs if len(runs) == 2 else (_compared_baseline(runs[0]), runs[0])
-    _draft_gym_tests(candidate, acks or ack_files.acks_dir())
+    acks = acks or Reviews()
+    directory = acks.target()
+    _draft_gym_tests(candidate, acks, directory)
     comparison = compare_runs(baseline, candidate, acks)
     pending = {p.path: p.changes for p in comparison.changed}
-    directory = acks or ack_files.acks_dir()
     open_changes = [g for g in comparison.change_groups() if g.failing]
     if not open_changes:
         print(f"nothing to acknowledge: no unacknowledged contract change between {baseline} and {candidate}")
@@ -54,7 +56,7 @@ def ack_command(runs: list[Path], acks: Path | None) -> int:
     return EXIT_OK
 
 
-def _draft_gym_tests(candidate: Path, directory: Path) -> None:
+def _draft_gym_tests(candidate: Path, acks: Reviews, directory: Path) -> None:
     """The candidate's run judged Gym's own tests (`accept --gym-tests`): draft an entry for each unreviewed test of
     the baseline it breaks and each name those tests import that it lost, with the evidence (the failure, how the
     candidate changed the test's file)."""
@@ -66,7 +68,7 @@ def _draft_gym_tests(candidate: Path, directory: Path) -> None:
     if not (folder / RESULTS_FILE).is_file():
         return
     run = GymTestsRun.read(folder)
-    gym_acks.apply(directory, run.baseline, run.candidate, run.verdicts)  # reviewed since the run: not drafted again
+    gym_acks.apply(acks, run.baseline, run.candidate, run.verdicts)  # reviewed since the run: not drafted again
     open_tests = [v for v in run.verdicts if v.gating]
     if not open_tests:
         print(f"Gym's own tests: nothing to acknowledge in {folder}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gymgate import streams
+from gymgate.compare.acks import Reviews
 from gymgate.compare.alone import judge_run
 from gymgate.errors import EXIT_OK, UsageError
 from gymgate.harness.reports import compare_and_report
@@ -17,7 +18,7 @@ from gymgate.shards.merge import baseline_of, gather, merge, point_reruns_at
 from gymgate.shards.split import costs_file, measured_costs, measured_path_costs, render_costs
 
 
-def merge_command(runs: list[Path], runs_dir: Path | None, verbose: bool, acks: Path | None) -> tuple[int, dict]:
+def merge_command(runs: list[Path], runs_dir: Path | None, verbose: bool, acks: Reviews) -> tuple[int, dict]:
     """`gymgate merge`: one merged run per ref; given two refs, their comparison's verdict (and document)."""
 
     sets = gather(runs)

@@ -138,7 +138,8 @@ def export_read_below() -> None:
     for option in OPTIONS:
         if option.read_below and option.var and option.name in here.values and not os.environ.get(option.var):
             value = here.values[option.name]
-            os.environ[option.var] = ",".join(map(str, value)) if isinstance(value, list) else str(value)
+            joint = os.pathsep if option.type is Path else ","
+            os.environ[option.var] = joint.join(map(str, value)) if isinstance(value, list) else str(value)
             EXPORTED.add(option.var)
 
 

@@ -410,11 +410,21 @@ GROUPS: tuple[Group, ...] = (
             Option(
                 "acks",
                 ("--acks",),
-                "reviewed acknowledgements (default: acks/ in the gymgate checkout)",
+                "your repository's reviewed acknowledgements, read with gymgate's own (yours win); `gymgate ack` "
+                "writes into the first (repeatable; the variable: separated by ':')",
                 ACKING,
                 type=Path,
                 var="GYMGATE_ACKS",
-                extra={"metavar": "DIR"},
+                read_below=True,  # read by the command line once --acks is known (cli._settle)
+                extra={"action": "append", "metavar": "DIR"},
+            ),
+            Option(
+                "shipped_acks",
+                ("--no-shipped-acks",),
+                "leave out gymgate's own reviews of Gym's releases (acks/ it ships): only --acks apply",
+                ACKING,
+                default=True,
+                extra={"action": "store_false"},
             ),
             Option(
                 "json",

@@ -130,6 +130,8 @@ def _terminal_changes(comparison: Comparison) -> list[str]:
         )
     if comparison.acks.refused or comparison.acks.stale:
         lines.append(f"Acknowledgements: {len(comparison.acks.refused)} refused, {len(comparison.acks.stale)} stale.")
+    if comparison.acks.overridden:
+        lines.append(f"Your reviews replaced {len(comparison.acks.overridden)} of gymgate's (report.md lists them).")
     return lines
 
 
@@ -452,11 +454,12 @@ def _additive(comparison: Comparison) -> list[str]:
 def _ack_notes(comparison: Comparison) -> list[str]:
     """What the acknowledgement files did wrong: an entry without a reason, one matching no change."""
     report = comparison.acks
-    if not (report.stale or report.refused):
+    if not (report.stale or report.refused or report.overridden):
         return []
     lines = ["### Acknowledgements", ""]
     lines += [f"- refused (no reason; it covers nothing until one is written): {a.where}" for a in report.refused]
     lines += [f"- stale (matches no change of this comparison): {a.where}" for a in report.stale]
+    lines += [f"- gymgate's review {line} (your repository's, which wins)" for line in report.overridden]
     return [*lines, ""]
 
 

@@ -153,6 +153,7 @@ def write_results(comparison: Comparison, directory: Path) -> Path:
         "covered": comparison.acks.covered,
         "stale": [a.where for a in comparison.acks.stale],
         "refused": [a.where for a in comparison.acks.refused],
+        "overridden": comparison.acks.overridden,
     }
     return write_json_atomic(directory / RESULTS, data)
 
