@@ -258,7 +258,7 @@ def test_a_clean_step_is_written_so_chains_link_through_it(tmp_path):
     new = _run(tmp_path, "0.7.0", {"seed": 1})
     assert main(["ack", str(old), str(mid), "--acks", str(acks)]) == 0
     step = acks / "0.4.0-to-0.5.0.toml"
-    assert step.is_file() and tomllib.loads(step.read_text()).get("change") == []
+    assert step.is_file() and tomllib.loads(step.read_text()).get("change", []) == []
     assert {p.category for p in compare_runs(old, new, Reviews([acks])).paths} == {
         "changed"
     }  # 0.5.0 -> 0.7.0 unreviewed
@@ -316,7 +316,7 @@ def test_a_pairs_own_review_is_a_step_of_longer_chains_without_hiding_the_steps_
     _review(acks, late, new, "0.7.0 sends top_k")
     # The pair 0.5.0 -> 0.7.0 reviewed on its own with nothing left open: a step with no entries, a shortcut.
     assert main(["ack", str(mid), str(new), "--acks", str(acks)]) == 0
-    assert tomllib.loads((acks / "0.5.0-to-0.7.0.toml").read_text()).get("change") == []
+    assert tomllib.loads((acks / "0.5.0-to-0.7.0.toml").read_text()).get("change", []) == []
     judged = compare_runs(old, new, Reviews([acks]))
     assert {p.category for p in judged.paths} == {"same-pass"} and judged.exit_code == 0
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import tomli_w
+import tomlkit
 
 from gymgate.atomic import write_text_atomic
 from gymgate.compare.observation import CONTRACT, Change, side_by_side
@@ -56,6 +56,7 @@ HEADER = """\
 # `before` and `after` are for the reader.
 """
 EXCERPT = 160
+CHANGE_TABLE = "change"
 
 
 def acks_dir() -> Path:
@@ -83,7 +84,7 @@ class Entry:
 
     file: Path
     index: int  # position of the entry among its file's entries of its table, from 1
-    TABLE = "change"
+    TABLE = "change"  # the table its entries are in (CHANGE_TABLE, "load")
 
     @property
     def ref(self) -> str:
@@ -391,38 +392,57 @@ def draft(
     directory: Path, baseline: dict[str, Any], candidate: dict[str, Any], changes: dict[str, list[Change]]
 ) -> tuple[Path, int, list[str]]:
     """Write (or extend) the ack file of this ref pair with every unacknowledged contract change, grouped across
-    paths; existing entries and their reasons are kept. Returns the file, how many entries were added, and the
-    paths added to entries that already had a reason (the same change, reviewed, reaching a path it did not name)."""
+    paths; existing entries, their reasons and a reviewer's comments are kept. Returns the file, how many entries
+    were added, and the paths added to entries that already had a reason (the same change, reviewed, reaching a
+    path it did not name)."""
     path = pair_file(directory, baseline, candidate)
-    existing: dict[str, Any] = tomllib.loads(path.read_text()) if path.is_file() else {}
-    entries: list[dict[str, Any]] = list(existing.get("change", []))
-    by_match = {e["match"]: e for e in entries}
+    document = open_pair(path, baseline, candidate)
     added, extended = 0, []
     for route, items in sorted(changes.items()):
         for change in items:
             if change.kind != CONTRACT or change.ack:
                 continue
-            key = match_key(change)
-            entry = by_match.get(key)
-            if entry is None:
-                before, after = side_by_side(change.before, change.after, EXCERPT)
-                entry = {
-                    "reason": "",
-                    "field": fold(change.field),
-                    "paths": [],
-                    "before": before,
-                    "after": after,
-                    "match": key,
-                }
-                by_match[key] = entry
-                entries.append(entry)
-                added += 1
-            if route not in entry["paths"]:
-                entry["paths"] = sorted([*entry["paths"], route])
-                if entry["reason"]:
-                    extended.append(route)
-    write_pair(path, baseline, candidate, {**existing, "change": entries})
+            entry, new = entry_for(document, change)
+            added += new
+            if add_path(entry, route) and entry["reason"]:
+                extended.append(route)
+    save_pair(path, document)
     return path, added, sorted(set(extended))
+
+
+def entry_for(document: tomlkit.TOMLDocument, change: Change) -> tuple[Any, bool]:
+    """The pair file's entry for this change's field and values, added (reason empty) when it has none."""
+    key = match_key(change)
+    entries = document.setdefault(CHANGE_TABLE, tomlkit.aot())
+    found = next((e for e in entries if e.get("match") == key), None)
+    if found is not None:
+        return found, False
+    before, after = side_by_side(change.before, change.after, EXCERPT)
+    entries.append(
+        entry_table(
+            {"reason": "", "field": fold(change.field), "paths": [], "before": before, "after": after, "match": key}
+        )
+    )
+    return entries[-1], True
+
+
+def add_path(entry: Any, route: str) -> bool:
+    """Name `route` in an entry's paths (kept sorted, one a line); False when it is named already."""
+    if route in entry["paths"]:
+        return False
+    paths = tomlkit.array()
+    paths.extend(sorted([*map(str, entry["paths"]), route]))
+    entry["paths"] = paths.multiline(len(paths) > 1)
+    return True
+
+
+def entry_table(values: dict[str, Any]) -> Any:
+    """An entry as a table of the document, in the given order; text of several lines written as such."""
+    table = tomlkit.table()
+    for key, value in values.items():
+        table.add(key, tomlkit.string(value, multiline=True) if isinstance(value, str) and "\n" in value else value)
+    table.add(tomlkit.nl())  # a blank line between entries, as a person writes them
+    return table
 
 
 def pair_file(directory: Path, baseline: dict[str, Any], candidate: dict[str, Any]) -> Path:
@@ -430,18 +450,24 @@ def pair_file(directory: Path, baseline: dict[str, Any], candidate: dict[str, An
     return directory / f"{_slug(baseline)}-to-{_slug(candidate)}.toml"
 
 
-def write_pair(path: Path, baseline: dict[str, Any], candidate: dict[str, Any], tables: dict[str, Any]) -> None:
-    """Write a pair's ack file: its refs, then every table given (entries a draft did not touch are kept as read)."""
-    document = {
-        "baseline": {"name": str(baseline.get("name")), "digest": str(baseline.get("digest"))},
-        "candidate": {"name": str(candidate.get("name")), "digest": str(candidate.get("digest"))},
-        **{k: v for k, v in tables.items() if k not in ("baseline", "candidate") and v},
-    }
-    if "change" not in document:
-        document["change"] = []
+def open_pair(path: Path, baseline: dict[str, Any], candidate: dict[str, Any]) -> tomlkit.TOMLDocument:
+    """A pair's ack file as a document that keeps what a person wrote in it (comments, order, layout); a new one
+    with the header that says how to review it, and the two refs."""
+    if path.is_file():
+        try:
+            return tomlkit.parse(path.read_text())
+        except tomlkit.exceptions.ParseError as exc:
+            raise UsageError(f"{path}: not a gymgate acknowledgement file ({exc})") from None
     header = HEADER.format(baseline=baseline.get("name"), candidate=candidate.get("name"))
+    document = tomlkit.parse(header + "\n")
+    for role, info in (("baseline", baseline), ("candidate", candidate)):
+        document.add(role, entry_table({"name": str(info.get("name")), "digest": str(info.get("digest"))}))
+    return document
+
+
+def save_pair(path: Path, document: tomlkit.TOMLDocument) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(path, header + "\n" + tomli_w.dumps(document, multiline_strings=True))
+    write_text_atomic(path, tomlkit.dumps(document))
 
 
 def _slug(info: dict[str, Any]) -> str:

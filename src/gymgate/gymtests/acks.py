@@ -10,10 +10,11 @@ same pinned behaviour), or the same vanished name.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+import tomlkit
 
 from gymgate.compare import acks as ack_files
 from gymgate.gymtests.judge import Side, TestCategory, TestVerdict
@@ -80,9 +81,8 @@ def draft(directory: Path, baseline: dict[str, Any], candidate: dict[str, Any], 
     name, with the evidence a reviewer reads: the failure, and how the candidate changed the test's file. Returns
     the file and how many entries were added."""
     path = ack_files.pair_file(directory, baseline, candidate)
-    existing: dict[str, Any] = tomllib.loads(path.read_text()) if path.is_file() else {}
-    tests: list[dict[str, Any]] = list(existing.get(TEST, []))
-    interfaces: list[dict[str, Any]] = list(existing.get(INTERFACE, []))
+    document = ack_files.open_pair(path, baseline, candidate)
+    tests, interfaces = document.get(TEST, []), document.get(INTERFACE, [])
     added = 0
     for verdict in verdicts:
         if not verdict.gating:
@@ -90,17 +90,28 @@ def draft(directory: Path, baseline: dict[str, Any], candidate: dict[str, Any], 
         if verdict.category == TestCategory.NEWLY_FAILING:
             if any(_covers(e, verdict) for e in tests):
                 continue
-            entry = {"reason": "", "test": verdict.test, "text": verdict.text, "failure": verdict.why}
-            entry["changed"] = verdict.diff or "the candidate's copy of the file is the same"
-            tests.append(entry)
+            changed = verdict.diff or "the candidate's copy of the file is the same"
+            entry = {
+                "reason": "",
+                "test": verdict.test,
+                "text": verdict.text,
+                "failure": verdict.why,
+                "changed": changed,
+            }
+            tests = document.setdefault(TEST, tomlkit.aot())
+            tests.append(ack_files.entry_table(entry))
             added += 1
         else:
             found = next((e for e in interfaces if _covers(e, verdict)), None)
             if found is None:
-                found = {"reason": "", "vanished": verdict.vanished, "error": verdict.why, "tests": []}
-                interfaces.append(found)
-                added += 1
+                interfaces = document.setdefault(INTERFACE, tomlkit.aot())
+                interfaces.append(
+                    ack_files.entry_table(
+                        {"reason": "", "vanished": verdict.vanished, "error": verdict.why, "tests": []}
+                    )
+                )
+                found, added = interfaces[-1], added + 1
             if verdict.test not in found["tests"]:
-                found["tests"] = sorted([*found["tests"], verdict.test])
-    ack_files.write_pair(path, baseline, candidate, {**existing, TEST: tests, INTERFACE: interfaces})
+                found["tests"] = sorted([*map(str, found["tests"]), verdict.test])
+    ack_files.save_pair(path, document)
     return path, added

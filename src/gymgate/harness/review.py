@@ -23,7 +23,7 @@ def compare_command(
     return code, read_summary(out)
 
 
-def ack_command(runs: list[Path], acks: Reviews) -> int:
+def ack_command(runs: list[Path], acks: Reviews, review: bool = False) -> int:
     """`gymgate ack`: draft the acknowledgements of a comparison's unacknowledged contract changes."""
 
     if len(runs) > 2:
@@ -35,6 +35,15 @@ def ack_command(runs: list[Path], acks: Reviews) -> int:
     comparison = compare_runs(baseline, candidate, acks)
     pending = {p.path: p.changes for p in comparison.changed}
     open_changes = [g for g in comparison.change_groups() if g.failing]
+    if review and open_changes:
+        from gymgate.harness.ack_review import review as walk  # noqa: PLC0415 - only a person's review walks
+
+        done = walk(comparison, directory, acks)
+        print(
+            f"\nwrote {done.file}: {done.accepted} accepted, {done.skipped} skipped (drafted without a reason), "
+            f"{done.left} left for another pass. Commit the file, and compare again."
+        )
+        return EXIT_OK
     if not open_changes:
         print(f"nothing to acknowledge: no unacknowledged contract change between {baseline} and {candidate}")
         if comparison.exit_code == EXIT_OK and comparison.baseline.get("digest") != comparison.candidate.get("digest"):

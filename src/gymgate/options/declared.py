@@ -419,6 +419,15 @@ GROUPS: tuple[Group, ...] = (
                 extra={"action": "append", "metavar": "DIR"},
             ),
             Option(
+                "review",
+                ("--review",),
+                "walk each unacknowledged change (before/after, its paths, what reviewed steps say of it) and ask: "
+                "accept with a reason, or skip; the file keeps your comments and order",
+                ("ack",),
+                default=False,
+                extra={"action": "store_true"},
+            ),
+            Option(
                 "shipped_acks",
                 ("--no-shipped-acks",),
                 "leave out gymgate's own reviews of Gym's releases (acks/ it ships): only --acks apply",
