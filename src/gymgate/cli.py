@@ -306,6 +306,8 @@ def _settle(args: argparse.Namespace) -> None:
     options.apply_settings(args)
     if getattr(args, "cache_dir", None) is not None:  # the flag wins, for this process and every child
         os.environ[options.BY_NAME["cache_dir"].var] = str(args.cache_dir.resolve())
+    if getattr(args, "cases", None):  # the flag wins, for this process and every child (cases are read in both)
+        os.environ[options.BY_NAME["cases"].var] = os.pathsep.join(str(p.resolve()) for p in args.cases)
     if hasattr(args, "acks") and args.acks is None:  # a flag wins over the variable (and the settings it carries)
         args.acks = options.BY_NAME["acks"].variable(options.path_list)
     if hasattr(args, "env_set"):

@@ -15,6 +15,7 @@ from importlib import metadata
 from pathlib import Path
 
 CACHE_VAR = "GYMGATE_CACHE"  # the --cache-dir option's variable (options.py declares the option with it)
+CASES_VAR = "GYMGATE_CASES"  # the --cases option's variable: a repository's own case folders (cases/environments.py)
 ROOT_VAR = "GYMGATE_REPO_ROOT"  # a data root elsewhere (tests; a remote node's transferred checkout)
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -84,6 +85,22 @@ def pins_dir() -> Path:
 
 def envs_dir() -> Path:
     return repo_root() / "envs"
+
+
+def cases_dir() -> Path:
+    """gymgate's own cases/; GYMGATE_CASES_DIR points elsewhere (fault-injection tests use it)."""
+    explicit = os.environ.get("GYMGATE_CASES_DIR")
+    return Path(explicit) if explicit else repo_root() / "cases"
+
+
+def own_case_dirs() -> list[Path]:
+    """The repository's own case folders (--cases, handed to every child as its variable by the command line)."""
+    return [Path(p) for p in os.environ.get(CASES_VAR, "").split(os.pathsep) if p.strip()]
+
+
+def case_dirs() -> list[Path]:
+    """Every folder cases are read from, the repository's first (the first case of a name wins)."""
+    return list(dict.fromkeys([*own_case_dirs(), cases_dir()]))
 
 
 def cache_dir() -> Path:

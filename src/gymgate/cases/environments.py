@@ -1,15 +1,18 @@
 """The acceptance environments, read from the declarative files in cases/: one case file per environment, and
-cases/sets.toml naming sets of them — `default` is what runs when nothing is selected."""
+cases/sets.toml naming sets of them — `default` is what runs when nothing is selected.
+
+An RL repository adds its own (`--cases DIR`, or `cases` in its gymgate.toml): its folders are read before gymgate's,
+so its case of an environment gymgate also has a case for is the one that runs, and its sets.toml adds sets (or
+replaces one of the same name)."""
 
 from __future__ import annotations
 
-import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from gymgate.errors import UsageError
-from gymgate.locations import repo_root
+from gymgate.locations import case_dirs, cases_dir, installed, own_case_dirs
 from gymgate.variants.sessions import SessionDecl
 
 # Every environment's model ref is `policy_model`; this config turns token-id information on.
@@ -58,10 +61,17 @@ class Environment:
         return (*self.server_dirs, MODEL_SERVER_DIR)
 
 
-def cases_dir() -> Path:
-    """cases/ of the checkout; GYMGATE_CASES_DIR points elsewhere (fault-injection tests use it)."""
-    explicit = os.environ.get("GYMGATE_CASES_DIR")
-    return Path(explicit) if explicit else repo_root() / "cases"
+def new_case_dir() -> Path:
+    """Where `gymgate case new` writes: the repository's first case folder; gymgate's own cases/ only in its checkout."""
+    own = own_case_dirs()
+    if own:
+        return own[0]
+    if installed():
+        raise UsageError(
+            "gymgate case new writes your cases into your repository: pass --cases DIR, or set `cases` in your "
+            "gymgate.toml (gymgate init writes one)"
+        )
+    return cases_dir()
 
 
 def _draft(case: dict) -> str:
@@ -86,12 +96,13 @@ DEFAULT_SET = "default"
 ALL_SET = "all"  # no file lists it: every case, and every runnable environment of the ref (cases/derived.py)
 
 
-def all_environments() -> list[Environment]:
-    """Every case in cases/, drafts included."""
-    envs = []
-    for path in sorted(cases_dir().glob("*.toml")):
-        if path.name == SETS_FILE:
-            continue
+def all_environments(folders: list[Path] | None = None) -> list[Environment]:
+    """Every case in the case folders (default: all of them), drafts included; a name's first case only (the
+    repository's over gymgate's)."""
+    envs: list[Environment] = []
+    folders = case_dirs() if folders is None else folders
+    files = [path for folder in folders for path in sorted(folder.glob("*.toml")) if path.name != SETS_FILE]
+    for path in files:
         try:
             whole = tomllib.loads(path.read_text())
         except tomllib.TOMLDecodeError as exc:
@@ -99,6 +110,8 @@ def all_environments() -> list[Environment]:
         data = whole.get("environment")
         if not data:
             raise UsageError(f"{path} has no [environment] table")
+        if any(e.name == data["name"] for e in envs):
+            continue
         envs.append(
             Environment(
                 name=data["name"],
@@ -117,12 +130,29 @@ def all_environments() -> list[Environment]:
     return envs
 
 
+def shipped_servers() -> set[str]:
+    """The server folders gymgate's own cases run: what a pin's committed environment carries the requirements of."""
+    return {d for env in all_environments([cases_dir()]) for d in env.all_server_dirs}
+
+
+def needs_wide(envs: list[Environment]) -> bool:
+    """An environment without a case, or a repository's case running a server no case of gymgate's runs: their
+    servers' requirements are in the ref's wide environment only."""
+    shipped = shipped_servers()
+    return any(not env.has_case or not set(env.all_server_dirs) <= shipped for env in envs)
+
+
 def environment_sets() -> dict[str, list[str]]:
-    """cases/sets.toml's named sets; without the file, `default` is every case."""
-    path = cases_dir() / SETS_FILE
-    if not path.is_file():
-        return {DEFAULT_SET: [e.name for e in all_environments()]}
-    return {str(k): [str(n) for n in v] for k, v in tomllib.loads(path.read_text()).get("sets", {}).items()}
+    """The named sets of every case folder's sets.toml (the repository's replace gymgate's of the same name);
+    without any such file, `default` is every case."""
+    sets: dict[str, list[str]] = {}
+    for folder in reversed(case_dirs()):
+        path = folder / SETS_FILE
+        if path.is_file():
+            sets.update(
+                {str(k): [str(n) for n in v] for k, v in tomllib.loads(path.read_text()).get("sets", {}).items()}
+            )
+    return sets or {DEFAULT_SET: [e.name for e in all_environments()]}
 
 
 def names_asked(envs: list[str] | None, env_set: str | None) -> list[str] | None:

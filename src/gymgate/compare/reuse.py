@@ -15,7 +15,7 @@ from typing import Any
 from gymgate.compare.attempts import alone_labels
 from gymgate.compare.stability import disagreement
 from gymgate.errors import UsageError
-from gymgate.locations import PACKAGE_DIR, repo_root
+from gymgate.locations import PACKAGE_DIR, case_dirs
 from gymgate.options import default
 from gymgate.outcomes import PASS, SKIP
 from gymgate.refs.local import tree_digest
@@ -33,7 +33,7 @@ def shared_digest(gym_digest: str, lock: Path, python: str) -> str:
         hashlib.sha256(lock.read_bytes()).hexdigest(),
         python,
         tree_digest(PACKAGE_DIR),
-        tree_digest(repo_root() / "cases"),
+        *(tree_digest(folder) for folder in case_dirs()),  # gymgate's cases and the repository's own
     ):
         digest.update(part.encode() + b"\0")
     return digest.hexdigest()

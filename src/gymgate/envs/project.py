@@ -16,7 +16,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from gymgate.cases.derived import runnable_here
-from gymgate.cases.environments import all_environments
+from gymgate.cases.environments import shipped_servers
 from gymgate.envs.python import Interpreter
 from gymgate.errors import BuildError, InfraError, StaleLockError
 from gymgate.locations import cache_dir, envs_dir, repo_root
@@ -93,8 +93,9 @@ def server_requirements(dist: Distribution, server_dir: str) -> list[str]:
 
 
 def declared_extras(dist: Distribution) -> dict[str, list[str]]:
-    """Requirements of the cases' server dirs, as the Gym at this ref declares them."""
-    dirs = sorted({d for env in all_environments() for d in env.all_server_dirs})
+    """Requirements of gymgate's own cases' server dirs, as the Gym at this ref declares them (a repository's cases
+    add none: what they need beyond these, the wide environment carries)."""
+    dirs = sorted(shipped_servers())
     return {d: reqs for d in dirs if (reqs := server_requirements(dist, d))}
 
 

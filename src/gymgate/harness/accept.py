@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from gymgate import streams
+from gymgate.cases.environments import needs_wide
 from gymgate.compare.acks import Reviews
 from gymgate.errors import DECLARED, EXIT_UNJUDGED, UsageError
 from gymgate.harness.asked import Asked
@@ -54,8 +55,7 @@ def planned(envs: list, sources: list, asked: Asked, run: RunOptions) -> tuple[l
         expected = [p for p in expected if p in wanted]
     kept = set(expected)
     plan = tuple(planfile.to_json(p) for p in paths if p.id in kept)
-    wide = any(not e.has_case for e in envs)  # their servers' requirements: the ref's wide environment
-    return expected, replace(run, envs=[e.name for e in envs], plan=plan, wide=wide)
+    return expected, replace(run, envs=[e.name for e in envs], plan=plan, wide=needs_wide(envs))
 
 
 def require_judged_attempts(run: RunOptions) -> None:
@@ -149,7 +149,7 @@ def up(gym_ref: str, gym_repo: str | None, asked: Asked, run: RunOptions) -> int
     from gymgate.harness.run import open_run, prepare, record_environment, service_args  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
     from gymgate.runfolder import new_run_id  # noqa: PLC0415 - CLI start-up: loaded once the command gets this far (bad input is refused first)
 
-    env = prepare(source, any(not e.has_case for e in envs))
+    env = prepare(source, needs_wide(envs))
     opts, run_id = replace(run, envs=[e.name for e in envs]), new_run_id()
     folder = open_run(source, opts, run_id)
     record_environment(folder, env)

@@ -17,7 +17,7 @@ from gymgate.cases.draft import (
     wants_another_turn,
 )
 from gymgate.cases.draft import keep_scripts as keep_finished_scripts
-from gymgate.cases.environments import all_environments, cases_dir
+from gymgate.cases.environments import all_environments, new_case_dir
 from gymgate.cases.named import load_environments
 from gymgate.errors import EXIT_FAILED, EXIT_OK, EXIT_UNJUDGED, JUDGED, UsageError
 from gymgate.harness.executor import run_ref
@@ -44,7 +44,8 @@ def case_new(
     turn), write what they observed. Exit 0 when accepted earned the top reward and rejected less, 1 when they did
     not separate, 2 when the paths could not run."""
 
-    target = cases_dir() / f"{name}.toml"
+    target = new_case_dir() / f"{name}.toml"
+    target.parent.mkdir(parents=True, exist_ok=True)
     taken = [e for e in all_environments() if e.name == name and e.case_file != target]
     replaceable = (force or keep_scripts) and target.exists() and "[draft]" in target.read_text()
     if taken or (target.exists() and not replaceable):

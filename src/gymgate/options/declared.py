@@ -148,6 +148,17 @@ GROUPS: tuple[Group, ...] = (
                 extra={"action": "append", "metavar": "NAME"},
             ),
             Option(
+                "cases",
+                ("--cases",),
+                "your repository's cases (case files, and a sets.toml), read with gymgate's own (a case of the same "
+                "name: yours); `gymgate case new` writes into the first (repeatable; the variable: separated by ':')",
+                ("case new", "cases list", *RUNNING),
+                type=Path,
+                var=locations.CASES_VAR,
+                read_below=True,  # read where cases are read (cases/environments.py), in every child too
+                extra={"action": "append", "metavar": "DIR"},
+            ),
+            Option(
                 "env_set",
                 ("--env-set",),
                 "a named set of environments from cases/sets.toml (default: `default`)",
