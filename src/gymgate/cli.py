@@ -60,6 +60,16 @@ COMMANDS = (
         "gymgate.options.config:config_command",
     ),
     Command(
+        "init",
+        "set gymgate up in your RL repository: gymgate.toml, folders for your reviews and cases, a CI workflow",
+        "gymgate.adoption.init:init_command",
+        "Writes into the working directory, keeping whatever exists: gymgate.toml (the baseline your uv.lock pins, "
+        "the environment set, your acks and cases folders, the RL profile), gymgate/acks/ and gymgate/cases/, "
+        ".github/workflows/gymgate.yml (installing gymgate with `uv tool install` from --from, or from where this "
+        "gymgate was installed from), and .gymgate/ in .gitignore.",
+        examples=("gymgate init --from git+https://github.com/your-org/gymgate@v0.1.0",),
+    ),
+    Command(
         "gym-ref-of",
         "print the Gym ref a uv.lock pins (a version, or a git commit): what a CI job on a bump judges",
         "gymgate.refs.lockref:gym_ref_of_command",

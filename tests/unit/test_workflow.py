@@ -42,7 +42,7 @@ def test_the_workflows_pass_both_linters(name):
 def test_the_sharded_workflow_runs_every_shard_then_merges():
     text = (EXAMPLE / "gymgate-sharded.yml").read_text()
     assert 'shard: ["1/3", "2/3", "3/3"]' in text and '--shard "$SHARD"' in text
-    assert "-s merge -- " in text and "needs: shard" in text
+    assert "gymgate merge " in text and "needs: shard" in text
 
 
 @pytest.mark.parametrize(
@@ -61,9 +61,10 @@ def test_the_linters_catch_a_broken_copy(tmp_path, old, new, lint):
     assert lint(broken).returncode != 0
 
 
-def test_the_workflow_runs_the_readme_commands():
+def test_the_workflow_installs_gymgate_as_a_tool_and_reads_the_repositorys_settings():
     text = WORKFLOW.read_text()
     readme = (repo_root() / "README.md").read_text()
-    assert "python3 -m pip install nox uv" in text and "python3 -m pip install nox uv" in readme
-    assert "-s accept -- --gym-ref" in text and "--json" in text
-    assert "examples/github-actions/gymgate.yml" in readme
+    assert 'uv tool install "$GYMGATE_FROM"' in text and "GYMGATE_FROM: git+https://" in text
+    assert 'gymgate accept --gym-ref "$CANDIDATE" --json' in text
+    assert "your-org/gymgate" in text  # what `gymgate init --from` replaces (gymgate.adoption.init.PLACEHOLDER)
+    assert "examples/github-actions/gymgate.yml" in readme and "gymgate init" in readme

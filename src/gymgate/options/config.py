@@ -15,10 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from gymgate.errors import UsageError
-from gymgate.options.declared import OPTIONS
+from gymgate.locations import installed
+from gymgate.options.declared import OPTIONS, RUNS_VAR
 from gymgate.options.shapes import Option
 
-FILE, PYPROJECT = "gymgate.toml", "pyproject.toml"  # a folder's gymgate.toml wins over its pyproject.toml
+FILE, PYPROJECT = "gymgate.toml", "pyproject.toml"
+INSTALLED_RUNS = (
+    Path(".gymgate") / "runs"
+)  # an installed gymgate's run folders, beside the settings file  # a folder's gymgate.toml wins over its pyproject.toml
 # Where each setting came from, as `gymgate config` says it.
 FLAG, VARIABLE, DEFAULT = "flag", "variable", "default"
 
@@ -135,6 +139,11 @@ def export_read_below() -> None:
     """The settings of options read where they are used (the runs and cache folders, the Gym repository, the
     environments) handed on as their variables when those are unset: this process and every child read them so."""
     here = settings()
+    if installed() and not os.environ.get(RUNS_VAR) and "runs_dir" not in here.values:
+        # An installed gymgate has no checkout to keep runs in: they go beside the repository's settings (or here).
+        anchor = here.path.parent if here.path else Path.cwd()
+        os.environ[RUNS_VAR] = str(anchor / INSTALLED_RUNS)
+        EXPORTED.add(RUNS_VAR)
     for option in OPTIONS:
         if option.read_below and option.var and option.name in here.values and not os.environ.get(option.var):
             value = here.values[option.name]
@@ -157,6 +166,8 @@ def config_command() -> int:
         rows.append((key, here.written.get(option.name, value) if source not in (VARIABLE, DEFAULT) else value, source))
     width = max(len(key) for key, _, _ in rows)
     for key, value, source in rows:
+        if keyed()[key].extra.get("action") == "store_false" and isinstance(value, bool):
+            value = not value  # a `no-…` flag's setting, as the file writes it
         shown = "" if value is None else ",".join(map(str, value)) if isinstance(value, list) else str(value)
         print(f"  {key:<{width}}  {shown or '—'}  ({source})")
     return 0

@@ -359,7 +359,7 @@ GROUPS: tuple[Group, ...] = (
             Option(
                 "runs_dir",
                 ("--runs-dir",),
-                "where run folders go (default: runs/ in the checkout)",
+                "where run folders go (default: runs/ in the checkout; installed: .gymgate/runs beside gymgate.toml, or here)",
                 ("case new", "cases list", *RUNNING, "merge"),
                 type=Path,
                 var="GYMGATE_RUNS",
@@ -503,6 +503,14 @@ GROUPS: tuple[Group, ...] = (
                 default=0,
                 type=int,
                 extra={"metavar": "N"},
+            ),
+            Option(
+                "install_from",
+                ("--from",),
+                "where the workflow installs gymgate from (a git URL with a tag or commit; default: where this gymgate "
+                "was installed from)",
+                ("init",),
+                extra={"metavar": "SPEC"},
             ),
             Option(
                 "force",
