@@ -323,8 +323,10 @@ def _settle(args: argparse.Namespace) -> None:
     if hasattr(args, "env_set"):
         from gymgate.cases.environments import names_asked  # noqa: PLC0415 - CLI start-up: a command loads only what it runs
 
-        if args.envs is None and args.env_set is None:  # a flag wins over the variable
+        if args.envs is None and args.env_set is None:  # a flag wins over the variable, the variable over the file
             args.envs = options.BY_NAME["envs"].variable(options.env_names)
+            if args.envs is None or options.BY_NAME["envs"].var in options.config.EXPORTED:
+                args.env_set = options.config.settings().values.get("env_set")
         args.envs = names_asked(args.envs, args.env_set)
 
 

@@ -43,6 +43,12 @@ def repo_root() -> Path:
     return _laid_out() if installed() else REPO_ROOT
 
 
+def child_package() -> Path:
+    """gymgate's package as a pin environment imports it (what a child is pointed at by path): the checkout's, or
+    an installed gymgate's laid-out copy — never the tool's own, which the environment does not import."""
+    return _laid_out() / "src" / "gymgate" if installed() else PACKAGE_DIR
+
+
 @cache
 def _laid_out() -> Path:
     """The installed package and its data as a source tree in the cache, laid out once per installed content."""

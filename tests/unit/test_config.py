@@ -107,3 +107,17 @@ def test_the_settings_reviews_reach_the_command(repo, monkeypatch):
     args = build_parser().parse_args(["compare", "a", "b"])
     _settle(args)
     assert args.acks == [repo / "reviews", repo / "more"]
+
+
+def test_environments_on_the_command_line_replace_the_files_set(repo, monkeypatch):
+    from gymgate.cli import _settle
+    from gymgate.options import config as settings_module
+
+    monkeypatch.setattr(settings_module, "EXPORTED", set())
+    (repo / "gymgate.toml").write_text('env-set = "more"\n')
+    args = build_parser().parse_args(["accept", "--gym-ref", "0.7.0", "--env", "mcqa"])
+    _settle(args)
+    assert args.envs == ["mcqa"]  # the flag's environment alone, not the file's set with it
+    args = build_parser().parse_args(["accept", "--gym-ref", "0.7.0"])
+    _settle(args)
+    assert "gpqa_diamond" in args.envs and "mcqa" not in args.envs  # the file's set

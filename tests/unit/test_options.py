@@ -84,6 +84,7 @@ def test_every_command_takes_typed_values_it_can_be_given():
             "ack": ["ack", "r"],
             "lock": ["lock"],
             "config": ["config"],
+            "init": ["init"],
         }.get(command.name, [command.name, "--gym-ref", "0.4.0"])
         bound = options.bind(function, parser.parse_args(argv))
         params = inspect.signature(function).parameters.values()

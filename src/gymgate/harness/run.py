@@ -22,7 +22,7 @@ from gymgate.envs.prepare import prepare_env
 from gymgate.errors import BuildError
 from gymgate.harness.progress import Progress
 from gymgate.harness.run_options import RunOptions
-from gymgate.locations import PACKAGE_DIR, repo_root
+from gymgate.locations import child_package, repo_root
 from gymgate.options import SESSION, UP, child_argv
 from gymgate.outcomes import BROKEN
 from gymgate.pathid import PathId
@@ -160,7 +160,7 @@ def served(inputs: str, opts: RunOptions) -> RunFolder | None:
 
 def session_args(run: RunFolder, opts: RunOptions, only: list[str] | None) -> list[str]:
     """The in-environment session's command line: pytest with gymgate's session plugin over the path items."""
-    session = PACKAGE_DIR / "session"
+    session = child_package() / "session"
     args = ["-m", "pytest", "-p", "xdist.plugin", "-p", "gymgate.session.plugin", str(session / "items.py")]
     if opts.selftest:
         args.append(str(session / "selftest.py"))

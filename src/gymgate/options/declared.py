@@ -163,6 +163,7 @@ GROUPS: tuple[Group, ...] = (
                 ("--env-set",),
                 "a named set of environments from cases/sets.toml (default: `default`)",
                 RUNNING,
+                read_below=True,  # the settings file's applies when no --env, --env-set or GYMGATE_ENVS is given (cli)
                 extra={"metavar": "SET"},
             ),
             Option(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gymgate.errors import InfraError, UsageError
-from gymgate.locations import PACKAGE_DIR
+from gymgate.locations import child_package
 from gymgate.remote import auth
 from gymgate.remote.dispatch import STOP_GRACE_S
 from gymgate.remote.driver import REFUSED, Request, connect_failure
@@ -74,7 +74,7 @@ def run_dispatch(
         result = Path(scratch) / "result.json"
         driver = subprocess.Popen(
             [ray_python, "-m", "gymgate.remote.driver", str(asked.write(Path(scratch) / "request.json")), str(result)],
-            env={**os.environ, "PYTHONPATH": str(PACKAGE_DIR.parent)},
+            env={**os.environ, "PYTHONPATH": str(child_package().parent)},
             start_new_session=True,  # the terminal's Ctrl-C reaches it through us, once, in order
         )
         code = _wait(driver, timeout_s)
