@@ -142,7 +142,9 @@ def test_a_full_bump_from_0_2_1_to_0_4_0(runs, tmp_path):
     compose into its review: the same two runs compared again pass, each change naming the step that made it."""
     unreviewed = tmp_path / "no-acks"
     unreviewed.mkdir()
-    code, out = _accept(runs, "--gym-ref", "0.4.0", "--baseline", "0.2.1", "--acks", str(unreviewed), timeout=2400)
+    code, out = _accept(
+        runs, "--gym-ref", "0.4.0", "--baseline", "0.2.1", "--acks", str(unreviewed), "--no-shipped-acks", timeout=2400
+    )
     assert code == 1, out
     run = _candidate_run(runs, "-0.4.0-")
     results = json.loads((run / "results.json").read_text())

@@ -6,12 +6,12 @@ from __future__ import annotations
 from gymgate.cli import main
 from gymgate.options import config
 
-LOCK = '''version = 1
+LOCK = """version = 1
 [[package]]
 name = "nemo-gym"
 version = "0.5.1"
 source = { registry = "https://pypi.org/simple" }
-'''
+"""
 
 
 def test_init_writes_settings_folders_and_workflow_and_keeps_what_exists(tmp_path, monkeypatch, capsys):

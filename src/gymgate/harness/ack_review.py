@@ -17,6 +17,7 @@ from gymgate.compare.runs import ChangeGroup, Comparison
 ACCEPT, SKIP, QUIT = "a", "s", "q"
 PROMPT = "[a]ccept with a reason, [s]kip, [q]uit (or type the reason): "
 SHOWN_PATHS = 8
+SHOWN_NOTES = 3
 
 
 @dataclass
@@ -99,19 +100,23 @@ def describe(group: ChangeGroup, number: int, total: int, routes: list[list[ack_
 
 
 def chain_notes(group: ChangeGroup, routes: list[list[ack_files.Step]]) -> list[str]:
-    """What each step of the chains between the refs already reviewed of this field on these paths: the steps
-    that carry part of the way, so the reviewer sees where the chain breaks."""
+    """What the reviewed steps between the refs already say of this field: on these paths (the steps that carry
+    part of the way, so the reviewer sees where the chain breaks), else the same values reviewed on other paths
+    (another environment's case of the same server, say), whose reason may hold here too."""
     field = ack_files.fold(group.field)
-    notes: list[str] = []
-    for step in dict.fromkeys(s for route in routes for s in route):
-        entries = [
-            a
-            for a in step.acks
-            if a.field == field and any(p in a.paths for path in group.paths for p in ack_files.reviewed_as(path))
-        ]
-        for entry in entries:
+    named = {p for path in group.paths for p in ack_files.reviewed_as(path)}
+    here, elsewhere = [], []
+    steps = {id(s): s for route in routes for s in route}.values()  # each step once, in the order reached
+    for step in steps:
+        for entry in (a for a in step.acks if a.field == field):
             said = entry.reason or "no reason yet"
-            notes.append(f"step {step.baseline} → {step.candidate} reviewed this field ({entry.ref}): {said}")
-    if routes and not notes:
-        notes.append("no reviewed step between the two refs names this field on these paths")
-    return notes
+            if named & set(entry.paths):
+                here.append(f"step {step.baseline} → {step.candidate} reviewed it here ({entry.ref}): {said}")
+            elif entry.match == ack_files.match_key(group.sample):
+                others = ", ".join(entry.paths[:3]) + (" …" if len(entry.paths) > 3 else "")
+                elsewhere.append(
+                    f"step {step.baseline} → {step.candidate} reviewed the same values on {others}: {said}"
+                )
+    if routes and not here:
+        here.append("no reviewed step between the two refs names this field on these paths")
+    return [*here, *elsewhere[:SHOWN_NOTES]]
