@@ -8,12 +8,16 @@ import subprocess
 from pathlib import Path
 
 from gymgate.errors import UsageError
-from gymgate.locations import repo_root
+from gymgate.locations import LAID_OUT, installed, repo_root
 from gymgate.remote.node import Refused, pack
 
 
 def checkout_files(root: Path) -> list[str]:
-    """The checkout's files as git sees them: tracked ones (as on disk now) and untracked ones not ignored."""
+    """The checkout's files as git sees them: tracked ones (as on disk now) and untracked ones not ignored; an
+    installed gymgate's laid-out tree (no git) whole, but for what Python caches."""
+    if installed() and root == repo_root() and not (root / ".git").exists():
+        found = (p for p in root.rglob("*") if p.is_file() and not p.is_symlink() and "__pycache__" not in p.parts)
+        return sorted(str(p.relative_to(root)) for p in found if p.name != LAID_OUT)
     try:
         listed = subprocess.run(
             ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
