@@ -355,7 +355,7 @@ def apply_chain(routes: list[list[Step]], changes: dict[str, list[Change]]) -> A
     """Mark each contract change a chain carries value by value from baseline to candidate (module docstring): the
     first chain that carries it with a reason at every entry; one that carries it through an entry without a
     reason is refused."""
-    report = AckReport(files=sorted({s.file for route in routes for s in route}))
+    report = AckReport(files=sorted({part.file for route in routes for s in route for part in s.files}))
     for path, items in changes.items():
         for change in items:
             if change.kind != CONTRACT or change.ack:  # covered already (by the pair's own file)
