@@ -125,3 +125,14 @@ def test_an_installed_gymgate_asks_where_your_reviews_go(monkeypatch):
     monkeypatch.setattr("gymgate.compare.acks.installed", lambda: True)
     with pytest.raises(UsageError, match="--acks DIR"):
         Reviews().target()
+
+
+def test_ack_without_a_run_takes_the_newest_compared_one(tmp_path, shipped, capsys):
+    base, cand = _bump(tmp_path)
+    ours = tmp_path / "reviews"
+    assert main(["ack", "--acks", str(ours), "--runs-dir", str(tmp_path)]) == 2  # nothing compared yet
+    assert "no compared run" in capsys.readouterr().err
+    assert main(["compare", str(base), str(cand), "--acks", str(ours)]) == 1
+    assert main(["ack", "--acks", str(ours), "--runs-dir", str(tmp_path)]) == 0
+    assert f"acknowledging {cand}" in capsys.readouterr().out
+    assert (ours / "0.3.0-to-0.4.0.toml").is_file()

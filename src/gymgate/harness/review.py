@@ -10,7 +10,9 @@ from gymgate.compare.acks import Reviews
 from gymgate.compare.runs import compare_runs
 from gymgate.errors import EXIT_OK, UsageError
 from gymgate.harness.reports import compare_and_report
-from gymgate.report.outputs import compared_baseline, read_summary
+from gymgate.report.outputs import RESULTS, compared_baseline, read_summary
+from gymgate.runfolder import runs_dir as default_runs_dir
+from gymgate.runfolder.folder import stored_runs
 
 
 def compare_command(
@@ -23,13 +25,14 @@ def compare_command(
     return code, read_summary(out)
 
 
-def ack_command(runs: list[Path], acks: Reviews, review: bool = False) -> int:
-    """`gymgate ack`: draft the acknowledgements of a comparison's unacknowledged contract changes."""
+def ack_command(compared: list[Path], acks: Reviews, review: bool = False, runs_dir: Path | None = None) -> int:
+    """`gymgate ack`: draft the acknowledgements of a comparison's unacknowledged contract changes (`--review`:
+    walk them with a person)."""
 
-    if len(runs) > 2:
+    if len(compared) > 2:
         raise UsageError("gymgate ack takes one compared candidate run, or a baseline run and a candidate run")
+    runs = compared or [newest_compared(runs_dir or default_runs_dir())]
     baseline, candidate = runs if len(runs) == 2 else (_compared_baseline(runs[0]), runs[0])
-    acks = acks or Reviews()
     directory = acks.target()
     _draft_gym_tests(candidate, acks, directory)
     comparison = compare_runs(baseline, candidate, acks)
@@ -84,6 +87,16 @@ def _draft_gym_tests(candidate: Path, acks: Reviews, directory: Path) -> None:
         return
     path, added = gym_acks.draft(directory, run.baseline, run.candidate, open_tests)
     print(f"wrote {path}: {added} new entr(ies) for Gym's own tests ({len(open_tests)} unreviewed tests).")
+
+
+def newest_compared(folder: Path) -> Path:
+    """The newest run in `folder` that a comparison judged (it holds results.json naming its baseline)."""
+    judged = [run.root for run in stored_runs(folder) if compared_baseline(run.root) is not None]
+    if not judged:
+        raise UsageError(f"no compared run in {folder} to acknowledge; pass the candidate's run folder")
+    newest = max(judged, key=lambda root: (root / RESULTS).stat().st_mtime)
+    print(f"acknowledging {newest} (the newest compared run in {folder})")
+    return newest
 
 
 def _compared_baseline(candidate: Path) -> Path:

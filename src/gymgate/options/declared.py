@@ -361,7 +361,7 @@ GROUPS: tuple[Group, ...] = (
                 "runs_dir",
                 ("--runs-dir",),
                 "where run folders go (default: runs/ in the checkout; installed: .gymgate/runs beside gymgate.toml, or here)",
-                ("case new", "cases list", *RUNNING, "merge"),
+                ("case new", "cases list", *RUNNING, "merge", "ack"),
                 type=Path,
                 var="GYMGATE_RUNS",
                 read_below=True,
@@ -567,11 +567,18 @@ GROUPS: tuple[Group, ...] = (
             Option(
                 "runs",
                 ("runs",),
-                "run folders (merge: the shard runs of one or two refs; shard-costs: finished runs, the median is kept; "
-                "ack: a compared candidate run, or BASELINE CANDIDATE)",
-                ("merge", "shard-costs", "ack"),
+                "run folders (merge: the shard runs of one or two refs; shard-costs: finished runs, the median is kept)",
+                ("merge", "shard-costs"),
                 type=Path,
                 extra={"nargs": "+", "metavar": "RUN"},
+            ),
+            Option(
+                "compared",
+                ("compared",),
+                "a compared candidate run, or BASELINE CANDIDATE (default: the newest compared run in the runs folder)",
+                ("ack",),
+                type=Path,
+                extra={"nargs": "*", "metavar": "RUN"},
             ),
             Option(
                 "write",
