@@ -83,8 +83,9 @@ def test_an_rl_repository_judges_a_bump_with_its_own_config_case_and_reviews(too
     # A reviewer's note in the file survives the second pass, which accepts the rest.
     text = written.read_text().replace("\n[[change]]\n", "\n# checked with the RL team\n[[change]]\n", 1)
     written.write_text(text)
-    done = _run([str(gymgate), "ack", "--review", str(candidate)], where, env, stdin="same as mcqa\n" * 20)
+    done = _run([str(gymgate), "ack", "--review"], where, env, stdin="same as mcqa\n" * 20)  # the newest compared run
     assert done.returncode == 0, done.stderr
+    assert f"acknowledging {candidate}" in done.stdout
     text = written.read_text()
     assert "# checked with the RL team" in text and 'reason = ""' not in text
 
