@@ -47,3 +47,9 @@ def test_init_below_a_configured_folder_is_refused(tmp_path, monkeypatch, capsys
     assert main(["init"]) == 2
     assert "already configures gymgate" in capsys.readouterr().err
     config.settings.cache_clear()
+
+
+def test_an_installed_gymgate_does_not_relock_its_own_pins(monkeypatch, capsys):
+    monkeypatch.setattr("gymgate.envs.prepare.installed", lambda: True)
+    assert main(["lock"]) == 2
+    assert "checkout of gymgate" in capsys.readouterr().err

@@ -9,6 +9,7 @@ from gymgate.envs.project import lock, project_dir, project_text, write_project
 from gymgate.envs.python import Interpreter, select
 from gymgate.envs.sync import SyncedEnv, ensure_env
 from gymgate.errors import EXIT_OK, UsageError
+from gymgate.locations import installed
 from gymgate.locks import held
 from gymgate.refs.pins import known_pins, load_pin
 from gymgate.refs.source import GymSource
@@ -47,6 +48,10 @@ def prepare_env(source: GymSource, wide: bool = False) -> SyncedEnv:
 def lock_command(pins: list[str], upgrade: bool) -> int:
     """`gymgate lock`: regenerate the pins' projects and locks (default: every pin)."""
 
+    if installed():  # the laid-out data is keyed by the installed files: a relock there would belie its key
+        raise UsageError(
+            "gymgate lock regenerates gymgate's own pins: run it in a checkout of gymgate, not an installed one"
+        )
     names = pins or known_pins()
     for name in names:
         source = load_pin(name)
