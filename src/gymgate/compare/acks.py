@@ -413,17 +413,12 @@ def draft(
 def entry_for(document: tomlkit.TOMLDocument, change: Change) -> tuple[Any, bool]:
     """The pair file's entry for this change's field and values, added (reason empty) when it has none."""
     key = match_key(change)
-    entries = document.setdefault(CHANGE_TABLE, tomlkit.aot())
-    found = next((e for e in entries if e.get("match") == key), None)
+    found = next((e for e in document.get(CHANGE_TABLE, []) if e.get("match") == key), None)
     if found is not None:
         return found, False
     before, after = side_by_side(change.before, change.after, EXCERPT)
-    entries.append(
-        entry_table(
-            {"reason": "", "field": fold(change.field), "paths": [], "before": before, "after": after, "match": key}
-        )
-    )
-    return entries[-1], True
+    entry = {"reason": "", "field": fold(change.field), "paths": [], "before": before, "after": after, "match": key}
+    return append_entry(document, CHANGE_TABLE, entry), True
 
 
 def add_path(entry: Any, route: str) -> bool:
@@ -436,12 +431,23 @@ def add_path(entry: Any, route: str) -> bool:
     return True
 
 
+def append_entry(document: tomlkit.TOMLDocument, table: str, values: dict[str, Any]) -> Any:
+    """Add an entry to a table of entries (`[[table]]`), a blank line before it as between the others; returns it
+    as the document holds it."""
+    entries = document.setdefault(table, tomlkit.aot())
+    # An array of tables read from the file renders its entries as written: the last gets the blank line itself.
+    # One made here separates its entries on its own. (tomlkit keeps which it is in `_parsed`.)
+    if len(entries) and getattr(entries, "_parsed", False) and not entries[-1].as_string().endswith("\n\n"):
+        entries[-1].add(tomlkit.nl())
+    entries.append(entry_table(values))
+    return entries[-1]
+
+
 def entry_table(values: dict[str, Any]) -> Any:
     """An entry as a table of the document, in the given order; text of several lines written as such."""
     table = tomlkit.table()
     for key, value in values.items():
         table.add(key, tomlkit.string(value, multiline=True) if isinstance(value, str) and "\n" in value else value)
-    table.add(tomlkit.nl())  # a blank line between entries, as a person writes them
     return table
 
 
@@ -462,6 +468,7 @@ def open_pair(path: Path, baseline: dict[str, Any], candidate: dict[str, Any]) -
     document = tomlkit.parse(header + "\n")
     for role, info in (("baseline", baseline), ("candidate", candidate)):
         document.add(role, entry_table({"name": str(info.get("name")), "digest": str(info.get("digest"))}))
+        document.add(tomlkit.nl())
     return document
 
 

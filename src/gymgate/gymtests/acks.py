@@ -14,8 +14,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import tomlkit
-
 from gymgate.compare import acks as ack_files
 from gymgate.gymtests.judge import Side, TestCategory, TestVerdict
 
@@ -82,13 +80,12 @@ def draft(directory: Path, baseline: dict[str, Any], candidate: dict[str, Any], 
     the file and how many entries were added."""
     path = ack_files.pair_file(directory, baseline, candidate)
     document = ack_files.open_pair(path, baseline, candidate)
-    tests, interfaces = document.get(TEST, []), document.get(INTERFACE, [])
     added = 0
     for verdict in verdicts:
         if not verdict.gating:
             continue
         if verdict.category == TestCategory.NEWLY_FAILING:
-            if any(_covers(e, verdict) for e in tests):
+            if any(_covers(e, verdict) for e in document.get(TEST, [])):
                 continue
             changed = verdict.diff or "the candidate's copy of the file is the same"
             entry = {
@@ -98,19 +95,13 @@ def draft(directory: Path, baseline: dict[str, Any], candidate: dict[str, Any], 
                 "failure": verdict.why,
                 "changed": changed,
             }
-            tests = document.setdefault(TEST, tomlkit.aot())
-            tests.append(ack_files.entry_table(entry))
+            ack_files.append_entry(document, TEST, entry)
             added += 1
         else:
-            found = next((e for e in interfaces if _covers(e, verdict)), None)
+            found = next((e for e in document.get(INTERFACE, []) if _covers(e, verdict)), None)
             if found is None:
-                interfaces = document.setdefault(INTERFACE, tomlkit.aot())
-                interfaces.append(
-                    ack_files.entry_table(
-                        {"reason": "", "vanished": verdict.vanished, "error": verdict.why, "tests": []}
-                    )
-                )
-                found, added = interfaces[-1], added + 1
+                entry = {"reason": "", "vanished": verdict.vanished, "error": verdict.why, "tests": []}
+                found, added = ack_files.append_entry(document, INTERFACE, entry), added + 1
             if verdict.test not in found["tests"]:
                 found["tests"] = sorted([*map(str, found["tests"]), verdict.test])
     ack_files.save_pair(path, document)
