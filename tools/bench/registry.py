@@ -7,7 +7,7 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import cluster, environments, gymtests, judging, load, profiles, runs, selections, startup
+from . import cluster, environments, gymtests, installed, judging, load, profiles, runs, selections, startup
 
 # Every bench but `faults` measures what it always has, without fault paths (the default set gained them with
 # issue 30): the series stay comparable, and the faults bench says what they cost (it is given GYMGATE_FAULTS=none
@@ -97,6 +97,15 @@ WITH_BASELINE = {  # a bench of a bump: measure(pin, baseline, repeats), render(
 }
 
 BENCHES: tuple[Bench, ...] = (
+    Bench(
+        "installed",
+        "gymgate installed as a tool from this checkout's wheel (`uv tool install`): the build and install, then "
+        "a bump of mcqa judged by the tool and by the checkout, alternated: wall times, and whether they judge alike.",
+        installed.bench_installed,
+        installed.render_installed,
+        **WITH_BASELINE,
+        label="{baseline}-to-{pin}",
+    ),
     Bench(
         "gym-tests",
         "Gym's own tests across releases (`--gym-tests all`, the default set's servers and Gym's core): each "
