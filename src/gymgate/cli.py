@@ -16,6 +16,7 @@ from pathlib import Path
 
 from gymgate import __version__, options, streams
 from gymgate.errors import EXIT_CODES, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, GymgateError, UsageError
+from gymgate.locations import folder_list
 from gymgate.processes import terminate_as_interrupt
 
 EXIT_FILE = "GYMGATE_EXIT_FILE"  # where the exit code is also written (nox sessions read it)
@@ -319,7 +320,7 @@ def _settle(args: argparse.Namespace) -> None:
     if getattr(args, "cases", None):  # the flag wins, for this process and every child (cases are read in both)
         os.environ[options.BY_NAME["cases"].var] = os.pathsep.join(str(p.resolve()) for p in args.cases)
     if hasattr(args, "acks") and args.acks is None:  # a flag wins over the variable (and the settings it carries)
-        args.acks = options.BY_NAME["acks"].variable(options.path_list)
+        args.acks = options.BY_NAME["acks"].variable(folder_list)
     if hasattr(args, "env_set"):
         from gymgate.cases.environments import names_asked  # noqa: PLC0415 - CLI start-up: a command loads only what it runs
 

@@ -30,6 +30,7 @@ def is_checkout(root: Path) -> bool:
     return (root / "pins").is_dir() and (root / "pyproject.toml").is_file() and (root / "src" / "gymgate").is_dir()
 
 
+@cache
 def installed() -> bool:
     """gymgate runs installed (from a wheel), not from a checkout."""
     return not is_checkout(REPO_ROOT) and WHEEL_DATA.is_dir()
@@ -99,9 +100,14 @@ def cases_dir() -> Path:
     return Path(explicit) if explicit else repo_root() / "cases"
 
 
+def folder_list(raw: str) -> list[Path]:
+    """Folders named in one variable (GYMGATE_CASES, GYMGATE_ACKS): separated by ':' (os.pathsep), as PATH is."""
+    return [Path(p) for p in raw.split(os.pathsep) if p.strip()]
+
+
 def own_case_dirs() -> list[Path]:
     """The repository's own case folders (--cases, handed to every child as its variable by the command line)."""
-    return [Path(p) for p in os.environ.get(CASES_VAR, "").split(os.pathsep) if p.strip()]
+    return folder_list(os.environ.get(CASES_VAR, ""))
 
 
 def case_dirs() -> list[Path]:

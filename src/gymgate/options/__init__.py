@@ -28,7 +28,7 @@ from gymgate.options.machinery import (
     session_options,
     values,
 )
-from gymgate.options.readers import env_names, path_list
+from gymgate.options.readers import env_names
 from gymgate.options.shapes import SESSION, UP, Group, Option, Variable
 
 __all__ = [
@@ -57,7 +57,6 @@ __all__ = [
     "child_argv",
     "default",
     "env_names",
-    "path_list",
     "session_options",
     "values",
 ]

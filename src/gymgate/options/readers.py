@@ -4,8 +4,6 @@ cannot read with a message naming what it expected."""
 from __future__ import annotations
 
 import argparse
-import os
-from pathlib import Path
 
 MAX_WORKERS = 64
 MAX_SECONDS = 86400.0
@@ -54,8 +52,3 @@ def env_names(raw: str) -> list[str]:
     if not names:
         raise ValueError("no environment named")
     return names
-
-
-def path_list(raw: str) -> list[Path]:
-    """A variable naming folders: separated by ':' (os.pathsep), as PATH is."""
-    return [Path(p) for p in raw.split(os.pathsep) if p.strip()]
