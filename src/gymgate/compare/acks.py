@@ -66,7 +66,7 @@ def acks_dir() -> Path:
 
 def shown(file: Path) -> str:
     """How a report names an ack file: `acks/<name>` for gymgate's own, else its path from here."""
-    if file.parent == acks_dir():
+    if file.parent.resolve() == acks_dir().resolve():  # the folders are read resolved (Reviews.steps)
         return f"acks/{file.name}"
     relative = os.path.relpath(file, Path.cwd())
     return str(file) if relative.startswith("..") else relative
