@@ -50,6 +50,7 @@ class Saturation:
     kind: str = ""  # an error status kind of endpoint/faults.py; "" with delay_s: a slow server
     retry_after: int | None = None
     delay_s: float = 0.0
+    callers: tuple[str, ...] = ("policy",)  # whose calls fail: the policy's, and a judge's when "judge" is named
 
 
 def error_body(kind: str) -> dict[str, Any]:

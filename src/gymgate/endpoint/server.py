@@ -24,6 +24,7 @@ from typing import Any
 from gymgate.endpoint import POLICY_MODEL, ROLLOUT_TAG
 from gymgate.endpoint import faults as injected_faults
 from gymgate.endpoint.faults import Saturation
+from gymgate.endpoint.latency import LatencyModel, call_key
 from gymgate.endpoint.script import UNSCRIPTED, Script, logprobs
 from gymgate.endpoint.tokenizer import EOS, MAX_LENGTH, assistant_body, build_tokenizer, encode, render
 from gymgate.outcomes import CONTRACT, GYM, HARNESS
@@ -51,6 +52,7 @@ class Exchange:
     activation: int = 0
     injected: str = ""  # the fault the endpoint answered this attempt with (endpoint/faults.py), if any
     rollout: str = ""  # the load run's rollout it was answered for (`ModelEndpoint.route`), if any
+    waited_s: float = 0.0  # the model latency it was answered after (`ModelEndpoint.route`'s latency model)
     at: float = field(default_factory=time.time)
 
 
@@ -86,6 +88,7 @@ class ModelEndpoint:
         self._expected: dict[str, dict[str, list[str]]] = {}
         self._claimed: dict[tuple[str, str], int] = {}
         self._last_tokenized: dict[str, str] = {}  # rollout tag -> the last /tokenize routed to it (a retry repeats it)
+        self._latency: dict[str, LatencyModel] = {}  # rollout tag -> how long its model calls take (`route`)
         # The policy server saturated for a load run's rollouts, and until when (time.monotonic): `saturate`
         self._saturation: tuple[Saturation, float] | None = None
         self._prompts: dict[str, tuple[int, ...]] = {}  # a request's messages and tools -> its prompt ids
@@ -111,18 +114,25 @@ class ModelEndpoint:
                     self._faults[self._activations] = fault
 
     def route(
-        self, rollouts: dict[str, tuple[str, Script]], expected: dict[str, dict[str, list[str]]] | None = None
+        self,
+        rollouts: dict[str, tuple[str, Script]],
+        expected: dict[str, dict[str, list[str]]] | None = None,
+        latency: LatencyModel | None = None,
     ) -> None:
         """Answer the rollouts of a load run, all in flight at once: each tag (ROLLOUT_TAG in its row's metadata) with
         its environment's name and its own script, counting its turns from zero. `expected`: per tag and kind of
         untagged request (a judge's, a /tokenize: UNTAGGED), those its path made alone, in order (`request_key` of
-        each): such a request, which carries no tag, goes to the rollout whose next one it exactly is."""
+        each): such a request, which carries no tag, goes to the rollout whose next one it exactly is. `latency`:
+        each answered policy or judge call of these rollouts is delivered after the model's wait (asleep: the
+        endpoint spends no CPU on it)."""
         with self._lock:
             for tag, (env, script) in rollouts.items():
                 self._activations += 1
                 self._routes[tag] = (env, script, self._activations)
                 self._forget(tag)
                 self._expected[tag] = {k: list(v) for k, v in (expected or {}).get(tag, {}).items()}
+                if latency is not None and not latency.instant:
+                    self._latency[tag] = latency
 
     def unroute(self, tags: Sequence[str]) -> None:
         with self._lock:
@@ -134,6 +144,7 @@ class ModelEndpoint:
         """What routing knew of a rollout's untagged requests (called with the lock held)."""
         self._expected.pop(tag, None)
         self._last_tokenized.pop(tag, None)
+        self._latency.pop(tag, None)
         for kind in UNTAGGED:
             self._claimed.pop((tag, kind), None)
 
@@ -249,8 +260,20 @@ class ModelEndpoint:
             exchange.blame = HARNESS
             reply = {"error": {"message": exchange.violation, "type": "invalid_request_error", "code": 400}}
         exchange.reply = reply
-        self._record(exchange)
+        self._record(exchange)  # before the wait: a concurrent call of the same rollout counts this one's turn
+        wait = self._model_wait(exchange)
+        if wait > 0:
+            await asyncio.sleep(wait)
         return JSONResponse(reply, status_code=exchange.status)
+
+    def _model_wait(self, exchange: Exchange) -> float:
+        """How long the model takes to deliver this answer (`route`'s latency; 0 for anything else)."""
+        model = self._latency.get(exchange.rollout) if exchange.rollout else None
+        if model is None or exchange.status != 200 or exchange.route != "chat" or not exchange.reply:
+            return 0.0
+        tokens = int((exchange.reply.get("usage") or {}).get("completion_tokens") or 0)
+        exchange.waited_s = model.delay_s(call_key(exchange.rollout, exchange.kind, exchange.turn or 0), tokens)
+        return exchange.waited_s
 
     def _record(self, exchange: Exchange) -> None:
         with self._lock:
@@ -345,9 +368,10 @@ class ModelEndpoint:
         messages = body.get("messages") if isinstance(body.get("messages"), list) else []
         if saturation.kind not in injected_faults.STATUS or time.monotonic() >= until or not messages:
             return None
-        if self.classify(script, messages) != POLICY:
+        caller = self.classify(script, messages)
+        if caller not in saturation.callers:
             return None
-        exchange.kind, exchange.injected = POLICY, saturation.name
+        exchange.kind, exchange.injected = caller, saturation.name
         exchange.status = injected_faults.STATUS[saturation.kind]
         self._record(exchange)
         return injected_faults.response(saturation)

@@ -10,6 +10,7 @@ from functools import cache
 from pathlib import Path
 
 from gymgate.endpoint.faults import Saturation
+from gymgate.endpoint.latency import MODELS_FILE as LATENCY_FILE
 
 SWEEP_FILE = Path(__file__).with_name("sweep.toml")
 THRESHOLDS_FILE = Path(__file__).with_name("thresholds.toml")
@@ -33,6 +34,7 @@ class Sweep:
     stop_s: float
     confirm_runs: int = 8  # runs alone again of a path whose loaded rollouts differed (its own nondeterminism?)
     envs_per_unit: int = 1  # on a Ray cluster: the environments one load unit (both refs on one node) measures
+    probe_s: float = 0.1  # how often each Gym server's event loop is probed during a round (load/loopprobe.py)
 
     def cap(self, cores: int | None = None) -> int:
         """The most rollouts in flight this machine is asked to drive."""
@@ -43,9 +45,10 @@ class Sweep:
         cap = self.cap(cores)
         return tuple(x for x in self.levels if x <= cap), tuple(x for x in self.levels if x > cap)
 
-    def batch_s(self, level: int, alone_s: float, cores: int | None = None) -> float:
-        """What one batch of `level` rollouts is expected to take, each costing `alone_s` on the machine's cores."""
-        return alone_s * max(1.0, level / (cores or os.cpu_count() or 1))
+    def batch_s(self, level: int, alone_s: float, cores: int | None = None, wait_s: float = 0.0) -> float:
+        """What one batch of `level` rollouts is expected to take, each costing `alone_s` on the machine's cores and
+        waiting `wait_s` on the model (Little's law: the wait overlaps the others' work; the CPU does not)."""
+        return max(wait_s + alone_s, alone_s * level / (cores or os.cpu_count() or 1))
 
     def calibrated(self, walls: dict[int, float]) -> tuple[tuple[int, ...], dict[int, int], dict[int, str]]:
         """From the warm-up's last pass (each level's batch time here, the slower side's): the levels a round drives
@@ -61,12 +64,15 @@ class Sweep:
             waves[level] = max(1, min(-(-self.min_rollouts // level), fit))
         return tuple(levels), waves, why
 
-    def levels_for(self, alone_s: float, cores: int | None = None) -> tuple[tuple[int, ...], dict[int, str]]:
-        """The levels an environment is driven at here, and why each other declared level is not."""
+    def levels_for(
+        self, alone_s: float, cores: int | None = None, wait_s: float = 0.0
+    ) -> tuple[tuple[int, ...], dict[int, str]]:
+        """The levels an environment is driven at here (`wait_s`: what a rollout waits on the model), and why each
+        other declared level is not."""
         driven, why = [], {}
         cap = self.cap(cores)
         for level in self.levels:
-            batch = self.batch_s(level, alone_s, cores)
+            batch = self.batch_s(level, alone_s, cores, wait_s)
             if level > cap:
                 why[level] = f"above {self.cap_per_core} a core ({cap} here)"
             elif batch > self.round_budget_s and driven:
@@ -147,6 +153,7 @@ def sweep(path: Path = SWEEP_FILE) -> Sweep:
         warmup=int(data["sweep"]["warmup"]),
         extra_rounds=int(data["sweep"]["extra_rounds"]),
         confirm_runs=int(data["sweep"]["confirm_runs"]),
+        probe_s=float(data["sweep"]["probe_s"]),
         envs_per_unit=max(1, int(data["cluster"]["envs_per_unit"])),
         **{k: float(v) for k, v in data["deadlines"].items()},
     )
@@ -167,7 +174,10 @@ def thresholds(path: Path = THRESHOLDS_FILE) -> Thresholds:
 def saturated(path: Path = SWEEP_FILE) -> Saturated:
     data = tomllib.loads(path.read_text())
     given = data.get("saturated", {})
-    kinds = tuple(Saturation(**entry) for entry in data.get("saturation", []))
+    kinds = tuple(
+        Saturation(**{**entry, "callers": tuple(entry.get("callers", ("policy",)))})
+        for entry in data.get("saturation", [])
+    )
     for kind in kinds:
         if bool(kind.kind) == bool(kind.delay_s):
             raise ValueError(f"{path}: saturation {kind.name}: give either kind (an error status) or delay_s")
@@ -177,6 +187,6 @@ def saturated(path: Path = SWEEP_FILE) -> Saturated:
 
 
 def digest() -> str:
-    """Both files' bytes: what a load verdict was judged by."""
-    both = SWEEP_FILE.read_bytes() + b"\0" + THRESHOLDS_FILE.read_bytes()
-    return "sha256:" + hashlib.sha256(both).hexdigest()
+    """The declarations' bytes: what a load verdict was measured and judged by."""
+    files = b"\0".join(f.read_bytes() for f in (SWEEP_FILE, THRESHOLDS_FILE, LATENCY_FILE))
+    return "sha256:" + hashlib.sha256(files).hexdigest()

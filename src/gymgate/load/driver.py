@@ -19,9 +19,11 @@ from gymgate.consumer.processor import collate, process_datum, repeat_interleave
 from gymgate.consumer.rollout import run_rollout_sync
 from gymgate.endpoint import ROLLOUT_TAG
 from gymgate.endpoint.faults import Saturation
+from gymgate.endpoint.latency import LatencyModel
 from gymgate.endpoint.script import Script
 from gymgate.endpoint.server import UNTAGGED, ModelEndpoint, request_key
 from gymgate.load import observe, procstat, shape
+from gymgate.load.loopprobe import LoopProbe
 from gymgate.load.protocol import ALONE_RUNS
 from gymgate.paths.spec import PathSpec
 from gymgate.runner.path import GENERATION
@@ -56,6 +58,7 @@ class Rolled:
     attempts: dict[str, int] = field(default_factory=dict)
     unanswered: set[str] = field(default_factory=set)
     injected: int = 0  # attempts the endpoint failed in all
+    waited_s: float = 0.0  # model latency the endpoint's answers waited, in all (the latency model's)
     untagged: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # each tag's, as LoadPath.untagged
 
 
@@ -171,41 +174,51 @@ class LoadDriver:
         return {"paths": out}
 
     # ----- a round -------------------------------------------------------------------------------------------------
-    def round(self, env: str, level: int, round_no: int, waves: int, deadline_s: float) -> dict[str, Any]:
+    def servers(self, env: str) -> dict[str, tuple[str, int]]:
+        """The environment's Gym servers (its instance's, by their names in Gym's config) and where they listen."""
+        return {
+            str(s["name"]): (str(s.get("host") or "127.0.0.1"), int(s["port"]))
+            for s in self.statuses[env].servers
+            if s.get("type") != "head" and s.get("port")
+        }
+
+    def round(
+        self,
+        env: str,
+        level: int,
+        round_no: int,
+        waves: int,
+        deadline_s: float,
+        latency: dict[str, Any] | None = None,
+        probe_s: float = 0.0,
+    ) -> dict[str, Any]:
         """`waves` consecutive batches of `level` rollouts in flight at once (GRPO groups, shape.round_paths), each
-        rollout held to its path alone; the round's cost from the kernel's accounting of the Gym's servers and the
-        endpoint's own thread. A batch that fails ends the round (what follows would measure a Gym in an unknown
-        state)."""
+        rollout held to its path alone, the model answering after `latency` (endpoint/latency.py); the round's cost
+        from the kernel's accounting of the Gym's servers and the endpoint's own thread, and each server's event-loop
+        lag probed every `probe_s` (load/loopprobe.py; 0: not probed). A batch that fails ends the round (what
+        follows would measure a Gym in an unknown state)."""
         paths = {p.id: p for p in self.paths.get(env, [])}
         roots = self.roots(env)
+        model = LatencyModel(**latency) if latency else None
+        probe = LoopProbe(self.servers(env) if probe_s > 0 else {}, probe_s or 1.0)
         before, endpoint_before = procstat.usage(roots), self.endpoint.cpu_seconds()
         began = time.monotonic()
         latencies: list[float] = []
         mismatches: list[dict[str, Any]] = []
         rollouts = completed = 0
+        waited = 0.0
         error = ""
-        for wave in range(waves):
-            groups = shape.round_paths(list(paths), level, self.group, round_no * waves + wave)
-            batch = [
-                (shape.tag(self.ref, env, level, round_no, wave * len(groups) + g, m), paths[pid])
-                for g, members in enumerate(groups)
-                for m, pid in enumerate(members)
-            ]
-            rolled = self.roll(env, batch, deadline_s)
-            rollouts += len(batch)
-            completed += len(rolled.leaves)
-            latencies += rolled.arrivals.values()
-            for tag, path in batch:
-                leaves = rolled.leaves.get(tag)
-                if leaves is None:
-                    continue
-                fields = sorted(observe.differing(path.alone, leaves) - path.masked)
-                if fields:
-                    shown = observe.shown_side_by_side(path.alone, leaves, fields, SHOWN)
-                    mismatches.append({"path": path.id, "rollout": tag, "fields": fields, "differences": shown})
-            if rolled.error:
-                error = rolled.error
-                break
+        with probe:
+            for wave in range(waves):
+                batch, rolled, differ = self._wave(env, paths, level, round_no, waves, wave, deadline_s, model)
+                rollouts += len(batch)
+                completed += len(rolled.leaves)
+                latencies += rolled.arrivals.values()
+                waited += rolled.waited_s
+                mismatches += differ
+                if rolled.error:
+                    error = rolled.error
+                    break
         wall = time.monotonic() - began
         after, endpoint_after = procstat.usage(roots), self.endpoint.cpu_seconds()
         return {
@@ -220,10 +233,42 @@ class LoadDriver:
             "latencies_s": sorted(round(v, 4) for v in latencies),
             "gym_cpu_s": round(after.cpu_s - before.cpu_s, 4),
             "endpoint_cpu_s": round(endpoint_after - endpoint_before, 4),
+            "model_wait_s": round(waited, 4),
+            "loop_lag": probe.lags() if probe_s > 0 else {},
             "after": after.to_json(),
             "mismatches": mismatches,
             "mismatched": len(mismatches),
         }
+
+    def _wave(
+        self,
+        env: str,
+        paths: dict[str, LoadPath],
+        level: int,
+        round_no: int,
+        waves: int,
+        wave: int,
+        deadline_s: float,
+        model: LatencyModel | None,
+    ) -> tuple[list[tuple[str, LoadPath]], Rolled, list[dict[str, Any]]]:
+        """One batch of a round: its rollouts, what came back, and each rollout that differs from its path alone."""
+        mismatches: list[dict[str, Any]] = []
+        groups = shape.round_paths(list(paths), level, self.group, round_no * waves + wave)
+        batch = [
+            (shape.tag(self.ref, env, level, round_no, wave * len(groups) + g, m), paths[pid])
+            for g, members in enumerate(groups)
+            for m, pid in enumerate(members)
+        ]
+        rolled = self.roll(env, batch, deadline_s, model)
+        for tag, path in batch:
+            leaves = rolled.leaves.get(tag)
+            if leaves is None:
+                continue
+            fields = sorted(observe.differing(path.alone, leaves) - path.masked)
+            if fields:
+                shown = observe.shown_side_by_side(path.alone, leaves, fields, SHOWN)
+                mismatches.append({"path": path.id, "rollout": tag, "fields": fields, "differences": shown})
+        return batch, rolled, mismatches
 
     def usage(self, env: str) -> dict[str, Any]:
         """The instance's servers together, and each server's memory (by its name in Gym's config)."""
@@ -235,9 +280,11 @@ class LoadDriver:
         return {**procstat.usage(self.roots(env)).to_json(), "servers_rss": procstat.rss_by_root(servers)}
 
     # ----- rolling out ---------------------------------------------------------------------------------------------
-    def roll(self, env: str, rollouts: list[tuple[str, LoadPath]], deadline_s: float) -> Rolled:
+    def roll(
+        self, env: str, rollouts: list[tuple[str, LoadPath]], deadline_s: float, latency: LatencyModel | None = None
+    ) -> Rolled:
         """The rollouts at once, through the RL consumer; one batch per agent (RL sends one agent per batch), the
-        batches concurrently."""
+        batches concurrently; the model answering after `latency` (None: at once)."""
         by_agent: dict[str, list[tuple[str, LoadPath]]] = {}
         for item in rollouts:
             by_agent.setdefault(item[1].agent, []).append(item)
@@ -245,7 +292,7 @@ class LoadDriver:
             tag: {kind: [key.replace(observe.PLACEHOLDER, tag) for key in keys] for kind, keys in path.untagged.items()}
             for tag, path in rollouts
         }
-        self.endpoint.route({tag: (path.env, path.script) for tag, path in rollouts}, expected)
+        self.endpoint.route({tag: (path.env, path.script) for tag, path in rollouts}, expected, latency)
         rolled = Rolled()
         try:
             if len(by_agent) == 1:
@@ -264,6 +311,7 @@ class LoadDriver:
             if not answered_all:
                 rolled.unanswered.add(tag)
             rolled.injected += sum(1 for e in seen if e.injected)
+            rolled.waited_s += sum(e.waited_s for e in seen)
             rolled.untagged[tag] = {
                 kind: [
                     request_key(kind, e.body).replace(tag, observe.PLACEHOLDER)

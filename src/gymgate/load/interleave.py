@@ -15,6 +15,8 @@ from typing import Any
 
 from gymgate.atomic import write_json_atomic, write_text_atomic
 from gymgate.compare.acks import LoadAck
+from gymgate.endpoint.latency import LatencyModel
+from gymgate.endpoint.latency import named as latency_model
 from gymgate.kinds import kind_of
 from gymgate.load import declared, protocol
 from gymgate.load.child import LoadChild, WorkerGone
@@ -34,6 +36,7 @@ CHECK_ROUND = -50  # the one batch that checks a slow environment under concurre
 WARMUP_ROUND = -100  # round numbers below zero are not measured (and never collide with a measured round's tags)
 SETTLE_S = 2.0  # idle time before the after-load reading (connections the load opened may close)
 ANSWER_SLACK_S = 60.0  # beyond a command's own deadline, for the worker to answer
+TYPICAL_TOKENS = 32  # a scripted answer's length, for a first guess of a rollout's model wait (the warm-up measures)
 
 
 @dataclass
@@ -71,13 +74,17 @@ def run_load(
     return finish(out / "load", measure(sources, prepared, envs, opts, out), acks)
 
 
-def new_record(sources: dict[str, Any], levels: tuple[int, ...], above: tuple[int, ...]) -> dict[str, Any]:
-    """A load run's record before anything is measured: its declarations, the levels this machine drives (`above`:
-    those it cannot), both refs."""
+def new_record(
+    sources: dict[str, Any], levels: tuple[int, ...], above: tuple[int, ...], latency: str = ""
+) -> dict[str, Any]:
+    """A load run's record before anything is measured: its declarations (the latency model by name, or the
+    default), the levels this machine drives (`above`: those it cannot), both refs."""
     sweep = declared.sweep()
     return {
         "schema": SCHEMA,
         "declared": declared.digest(),
+        "latency": latency_model(latency).to_json(),
+        "probe_s": sweep.probe_s,
         "group": sweep.group,
         "levels": list(levels),
         "not_driven": list(above),
@@ -96,7 +103,7 @@ def measure(sources: dict[str, Any], prepared: dict[str, Any], envs: list[str], 
     folder = out / "load"
     folder.mkdir(parents=True, exist_ok=True)
     plan = loaded_plan(opts.plan)
-    record = new_record(sources, levels, above)
+    record = new_record(sources, levels, above, getattr(opts, "load_latency", "") or "")
     children: dict[str, LoadChild] = {}
     try:
         for side in SIDES:
@@ -179,8 +186,10 @@ def _measure(env: str, live: dict[str, LoadChild], record: dict[str, Any], sweep
     # What a rollout of this environment costs here, alone (the slower side's median): the levels worth warming up.
     alone = [median(entry[s]["alone"]["seconds"]) for s in going if entry[s]["alone"].get("seconds")]
     alone_s = max(alone, default=0.0)
-    candidates, not_driven = sweep.levels_for(alone_s)
-    walls = _warm_up(env, live, entry, going, candidates, sweep)
+    wait_s = LatencyModel(**record["latency"]).mean_call_s(TYPICAL_TOKENS)
+    candidates, not_driven = sweep.levels_for(alone_s, wait_s=wait_s)
+    drive = _drive(record)
+    walls = _warm_up(env, live, entry, going, candidates, sweep, drive)
     levels, waves, slow = sweep.calibrated(walls)
     not_driven.update(slow)
     for level in candidates:
@@ -197,7 +206,7 @@ def _measure(env: str, live: dict[str, LoadChild], record: dict[str, Any], sweep
         entry[side]["warm"] = (_ask(live[side], entry[side], 0, protocol.USAGE, env=env) or {}).get("usage", {})
     for r, level, order in _interleaved(sweep.rounds, levels):
         for side in order:
-            _round(live, entry, side, env, level, r, sweep)
+            _round(live, entry, side, env, level, r, sweep, drive)
     print(f"load {env}: " + "; ".join(_progress(side, entry[side]) for side in SIDES), flush=True)
     for side in going:
         settled = _ask(live[side], entry[side], SETTLE_S, protocol.USAGE, env=env, settle_s=SETTLE_S)
@@ -206,18 +215,18 @@ def _measure(env: str, live: dict[str, LoadChild], record: dict[str, Any], sweep
     if check is not None:  # after the readings: correctness under concurrency, not its cost
         entry["plan"]["check_level"] = check
         for side in going:
-            _check(live[side], entry[side], env, check, sweep)
+            _check(live[side], entry[side], env, check, sweep, drive)
     for side in going:  # after the readings: these runs alone are not the load's cost
         _confirm(live[side], entry[side], env, sweep)
     return entry
 
 
-def _check(child: LoadChild, entry: dict[str, Any], env: str, level: int, sweep) -> None:
+def _check(child: LoadChild, entry: dict[str, Any], env: str, level: int, sweep, drive: dict[str, Any]) -> None:
     """One batch at `level` in flight, when no measured level had two rollouts at once: a slow environment is still
     held to its paths alone under concurrency (a session store that collides shows only there)."""
     if entry.get("error") or entry.get("stopped"):
         return
-    answer = _ask_round(child, entry, env, level, CHECK_ROUND, 1, sweep)
+    answer = _ask_round(child, entry, env, level, CHECK_ROUND, 1, sweep, drive)
     if answer is None:
         return
     if "rollouts" not in answer:
@@ -258,7 +267,9 @@ def _confirm(child: LoadChild, entry: dict[str, Any], env: str, sweep) -> None:
         r["mismatches"], r["mismatched"] = kept, len(kept)
 
 
-def _warm_up(env: str, live, entry, going: list[str], candidates: tuple[int, ...], sweep) -> dict[int, float]:
+def _warm_up(
+    env: str, live, entry, going: list[str], candidates: tuple[int, ...], sweep, drive: dict[str, Any]
+) -> dict[int, float]:
     """`sweep.warmup` passes of one batch at each level in turn, on each side, up to the first level whose batch
     outgrows the round budget; the last pass's batch times (the slower side's), by level."""
     walls: dict[int, float] = {}
@@ -267,9 +278,8 @@ def _warm_up(env: str, live, entry, going: list[str], candidates: tuple[int, ...
         for i, level in enumerate(candidates):
             times = []
             for side in going:
-                answer = _ask_round(
-                    live[side], entry[side], env, level, WARMUP_ROUND - n * len(candidates) - i, 1, sweep
-                )
+                round_no = WARMUP_ROUND - n * len(candidates) - i
+                answer = _ask_round(live[side], entry[side], env, level, round_no, 1, sweep, drive)
                 if answer is not None and "wall_s" in answer:
                     times.append(answer["wall_s"])
             walls[level] = max(times, default=0.0)
@@ -278,12 +288,13 @@ def _warm_up(env: str, live, entry, going: list[str], candidates: tuple[int, ...
     return walls
 
 
-def _round(live, entry, side: str, env: str, level: int, round_no: int, sweep) -> None:
+def _round(live, entry, side: str, env: str, level: int, round_no: int, sweep, drive: dict[str, Any]) -> None:
     """One measured round, unless this side already stopped on this environment (a failed round: what follows it
     would measure a Gym in an unknown state)."""
     if entry[side].get("error") or entry[side].get("stopped"):
         return
-    answer = _ask_round(live[side], entry[side], env, level, round_no, entry["plan"]["waves"][str(level)], sweep)
+    waves = entry["plan"]["waves"][str(level)]
+    answer = _ask_round(live[side], entry[side], env, level, round_no, waves, sweep, drive)
     if answer is None:
         return
     if "rollouts" not in answer:  # gymgate's own worker raised (the driver answers Gym's failures in the round)
@@ -295,12 +306,13 @@ def _round(live, entry, side: str, env: str, level: int, round_no: int, sweep) -
 
 
 def _ask_round(
-    child: LoadChild, entry: dict[str, Any], env: str, level: int, round_no: int, waves: int, sweep
+    child: LoadChild, entry: dict[str, Any], env: str, level: int, round_no: int, waves: int, sweep, drive
 ) -> dict[str, Any] | None:
-    """One round's answer: `waves` batches of `level` rollouts, each under the sweep's deadline for the level."""
+    """One round's answer: `waves` batches of `level` rollouts, each under the sweep's deadline for the level, the
+    model answering after the run's latency model and the servers' loops probed (`drive`)."""
     deadline = sweep.round_deadline(level)
     command = {"env": env, "level": level, "round": round_no, "waves": waves, "deadline_s": deadline}
-    return _ask(child, entry, deadline * waves, protocol.ROUND, **command)
+    return _ask(child, entry, deadline * waves, protocol.ROUND, **command, **drive)
 
 
 def _ask(child: LoadChild, entry: dict[str, Any], takes_s: float, op: str, **command: Any) -> dict[str, Any] | None:
@@ -315,6 +327,11 @@ def _ask(child: LoadChild, entry: dict[str, Any], takes_s: float, op: str, **com
         entry["error"] = f"{op}: {answer['error']}"
         return None
     return answer
+
+
+def _drive(record: dict[str, Any]) -> dict[str, Any]:
+    """What every round of this run asks its worker besides the round itself: the latency model, the probe period."""
+    return {"latency": record["latency"], "probe_s": record["probe_s"]}
 
 
 def _progress(side: str, entry: dict[str, Any]) -> str:
@@ -358,5 +375,5 @@ def _more_rounds(live: dict[str, LoadChild], record: dict[str, Any], sweep) -> N
             entry = record["envs"][env]
             for side in SIDES if extra % 2 == 0 else SIDES[::-1]:
                 if side in live:
-                    _round(live, entry, side, env, level, sweep.rounds + extra, sweep)
+                    _round(live, entry, side, env, level, sweep.rounds + extra, sweep, _drive(record))
         print(f"load: extra round {extra + 1} where a change is near its threshold: {near}", flush=True)

@@ -17,6 +17,8 @@ from gymgate.load.saturation import SaturationVerdict
 from gymgate.load.stats import ratio_interval, z_of
 from gymgate.verdict import LoadCategory, LoadCorrectness, load_exit_code
 
+NAMED = ("loop_lag_ms", "speedup")  # metrics whose figure says where (the server held, the level it serialized at)
+
 
 @dataclass
 class MetricVerdict:
@@ -50,7 +52,8 @@ class MetricVerdict:
             change = f"{self.change:+.1f} ({span}: {self.low:+.1f}…{self.high:+.1f})"
         else:
             change = f"{self.change:+.1f}"
-        return f"{self.env}: {self.title} {b} → {c} {self.unit}, {change}{where}"
+        named = f" ({self.why})" if self.metric in NAMED and self.why else ""
+        return f"{self.env}: {self.title} {b} → {c} {self.unit}, {change}{where}{named}"
 
 
 @dataclass
@@ -120,7 +123,7 @@ class LoadVerdict:
 
 
 def _relative(metric: str) -> bool:
-    return metric in PER_LEVEL
+    return metric in PER_LEVEL or metric == "speedup"
 
 
 def _num(value: float | None) -> str:
@@ -143,12 +146,18 @@ def judge(envs: dict[str, dict[str, Side]], thresholds: Thresholds, ramp_rounds:
             verdict.unjudged.append(f"{env}: not judged under load: {why}")
             continue
         verdict.correctness.append(correctness(env, base, cand))
+        probed = any(r.get("loop_lag") for r in [*base.rounds, *cand.rounds])
         for level in sorted(set(base.levels()) | set(cand.levels())):
             for metric in PER_LEVEL:
+                if metric == "loop_lag_ms" and not probed:  # a run that did not probe (probe_s 0, older records)
+                    continue
                 verdict.metrics.append(per_level(env, metric, level, base, cand, thresholds))
         for metric in ("rss_slope_kb", "fd_slope"):
             verdict.metrics.append(growth(env, metric, base, cand, thresholds, ramp_rounds))
         verdict.metrics.append(children_left(env, base, cand, thresholds))
+        found = scaling(env, base, cand, thresholds)
+        if found is not None:
+            verdict.metrics.append(found)
     return verdict
 
 
@@ -181,6 +190,35 @@ def per_level(env: str, metric: str, level: int, base: Side, cand: Side, thresho
     out.change, out.low, out.high = ratio_interval(a, b, thresholds.confidence, thresholds.resamples)
     moved = abs(out.candidate - out.baseline) >= t.floor
     out.category = categorize(t, out.change, out.low, out.high, moved, relative=True)
+    if metric == "loop_lag_ms":
+        out.why = f"the most-held loop: {cand.lag_server(level) or '?'} (baseline's: {base.lag_server(level) or '?'})"
+    return out
+
+
+def scaling(env: str, base: Side, cand: Side, thresholds: Thresholds) -> MetricVerdict | None:
+    """How much more Gym does with more rollouts in flight: each side's speed-up from its lowest level to the highest
+    both drove (round by round), the candidate's median against the baseline's with a bootstrap interval. A candidate
+    that stops scaling where the baseline goes on regresses; `why` names the level where each stops growing
+    ("serialized at N in flight"). None when the sides share fewer than two levels (nothing to scale over)."""
+    t = thresholds.of("speedup")
+    shared = sorted(set(base.levels()) & set(cand.levels()))
+    if len(shared) < 2:
+        return None
+    top = shared[-1]
+    a, b = base.speedups(top), cand.speedups(top)
+    out = MetricVerdict(env, t.name, t.title, t.unit, LoadCategory.INSUFFICIENT, samples=(len(a), len(b)))
+    if min(len(a), len(b)) < thresholds.min_rounds:
+        out.why = (
+            f"{len(a)} baseline and {len(b)} candidate rounds reached {top} in flight; {thresholds.min_rounds} needed"
+        )
+        return out
+    out.baseline, out.candidate = median(a), median(b)
+    out.change, out.low, out.high = ratio_interval(a, b, thresholds.confidence, thresholds.resamples)
+    moved = abs(out.candidate - out.baseline) >= t.floor
+    out.category = categorize(t, out.change, out.low, out.high, moved, relative=True)
+    knee = lambda side: side.saturation()  # noqa: E731
+    said = lambda k: f"serialized at {k} in flight" if k else f"still growing at {top}"  # noqa: E731
+    out.why = f"from {shared[0]} to {top} in flight; candidate {said(knee(cand))}, baseline {said(knee(base))}"
     return out
 
 

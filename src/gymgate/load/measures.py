@@ -12,8 +12,10 @@ from gymgate.load.stats import percentile, slope
 BASELINE, CANDIDATE = "baseline", "candidate"
 SIDES = (BASELINE, CANDIDATE)
 SCHEMA = 1
-PER_LEVEL = ("cpu_per_rollout_ms", "p95_latency_ms", "throughput")  # sampled once a round, judged per level
-PER_RUN = ("rss_slope_kb", "fd_slope", "children_left")  # one value per ref and environment
+# sampled once a round, judged per level
+PER_LEVEL = ("cpu_per_rollout_ms", "p95_latency_ms", "throughput", "loop_lag_ms")
+PER_RUN = ("rss_slope_kb", "fd_slope", "children_left", "speedup")  # one value per ref and environment
+LAG_PERCENTILE = 90.0  # a round's event-loop lag of one server: this percentile of its probes' answer times
 
 
 def complete(round_: dict[str, Any]) -> bool:
@@ -21,7 +23,24 @@ def complete(round_: dict[str, Any]) -> bool:
     return not round_.get("error") and round_.get("rollouts", 0) > 0 and round_.get("completed") == round_["rollouts"]
 
 
-def sample(metric: str, round_: dict[str, Any]) -> float:
+def server_lags(round_: dict[str, Any]) -> dict[str, float]:
+    """Each probed server's event-loop lag in a round (ms; load/loopprobe.py): LAG_PERCENTILE of its probes. A
+    server no probe reached within the round counts as its probe's bound."""
+    out = {}
+    for server, probes in (round_.get("loop_lag") or {}).items():
+        times = list(probes.get("ms") or [])
+        if probes.get("failed"):
+            times += [10_000.0] * int(probes["failed"])
+        if times:
+            out[server] = percentile(sorted(times), LAG_PERCENTILE)
+    return out
+
+
+def sample(metric: str, round_: dict[str, Any]) -> float | None:
+    """A round's value of a per-level metric; None when the round did not measure it (a round not probed)."""
+    if metric == "loop_lag_ms":
+        lags = server_lags(round_)
+        return max(lags.values()) if lags else None
     if metric == "cpu_per_rollout_ms":
         return round_["gym_cpu_s"] / round_["rollouts"] * 1000
     if metric.endswith("_latency_ms") and metric[0] == "p":  # p50, p95, p99: shown; p95 is judged
@@ -56,7 +75,32 @@ class Side:
         return sorted({r["level"] for r in self.rounds})
 
     def samples(self, metric: str, level: int) -> list[float]:
-        return [sample(metric, r) for r in self.rounds if r["level"] == level and complete(r)]
+        values = (sample(metric, r) for r in self.rounds if r["level"] == level and complete(r))
+        return [v for v in values if v is not None]
+
+    def lag_server(self, level: int) -> str:
+        """The server whose event loop lagged most at this level (its median over the rounds)."""
+        by_server: dict[str, list[float]] = {}
+        for r in self.rounds:
+            if r["level"] == level and complete(r):
+                for server, lag in server_lags(r).items():
+                    by_server.setdefault(server, []).append(lag)
+        return max(by_server, key=lambda s: median(by_server[s]), default="")
+
+    def speedups(self, top: int) -> list[float]:
+        """Per measured round: throughput at `top` in flight over throughput at the lowest level the side drove in
+        that round (how much more Gym does with more in flight: 1 when it serializes)."""
+        low = min(self.levels(), default=None)
+        by_round: dict[int, dict[int, float]] = {}
+        for r in self.rounds:
+            if complete(r):
+                by_round.setdefault(r["round"], {})[r["level"]] = sample("throughput", r) or 0.0
+        return [at[top] / at[low] for at in by_round.values() if low is not None and top in at and at.get(low, 0) > 0]
+
+    def wait_per_rollout_ms(self) -> float | None:
+        """What a loaded rollout waited on the model (the latency model's waits, its calls together), median."""
+        waits = [r["model_wait_s"] / r["rollouts"] * 1000 for r in self.rounds if "model_wait_s" in r and complete(r)]
+        return median(waits) if waits else None
 
     def growth(self, metric: str, ramp_rounds: int = 0) -> tuple[float, float, int, int]:
         """How fast the servers' memory (`rss_slope_kb`: KiB a rollout) or open descriptors (`fd_slope`: a hundred

@@ -61,12 +61,9 @@ def serve(driver: LoadDriver) -> None:
             if op == protocol.ALONE:
                 say({"op": op, **driver.alone(command["env"], command["deadline_s"])})
             elif op == protocol.ROUND:
-                say(
-                    {
-                        "op": op,
-                        **driver.round(*(command[k] for k in ("env", "level", "round", "waves", "deadline_s"))),
-                    }
-                )
+                args = (command[k] for k in ("env", "level", "round", "waves", "deadline_s"))
+                more = {k: command[k] for k in ("latency", "probe_s") if k in command}
+                say({"op": op, **driver.round(*args, **more)})
             elif op == protocol.SATURATED:
                 args = (command["envs"], command["level"], command["saturation"], command["deadline_s"])
                 say({"op": op, **driver.saturated(*args)})

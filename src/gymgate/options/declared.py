@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gymgate import faults, locations, variants
+from gymgate.endpoint.latency import models as latency_models
 from gymgate.options.readers import attempts, live_envs, reruns, seconds, workers
 from gymgate.options.shapes import SESSION, UP, Group, Option, Variable
 from gymgate.rl import profile
@@ -70,6 +71,17 @@ GROUPS: tuple[Group, ...] = (
                 ("accept",),
                 default=False,
                 extra={"action": "store_true"},
+            ),
+            Option(
+                "load_latency",
+                ("--load-latency",),
+                "under --load, the model answers each loaded call after this latency model's wait "
+                "(gymgate/endpoint/latency.toml: a published vLLM serving benchmark's time to first token and per output "
+                "token, compressed by its scale; `instant`: at once); default: {default}",
+                ("accept", "bisect"),
+                default=latency_models()[0],
+                var="GYMGATE_LOAD_LATENCY",
+                extra={"choices": sorted(latency_models()[1]), "metavar": "MODEL"},
             ),
             Option(
                 "gym_tests",

@@ -1,0 +1,185 @@
+"""What concurrency alone shows (issue 69), on synthetic rounds and a real socket: the model's latency (seeded, the
+same on both refs, bounded), the event-loop probe against a server whose loop is held, the lag and scaling verdicts
+and their figures."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+
+from gymgate.endpoint.latency import LatencyModel, call_key, models, named
+from gymgate.load import declared
+from gymgate.load.judge import judge
+from gymgate.load.loopprobe import LoopProbe
+from gymgate.load.measures import BASELINE, CANDIDATE, Side, server_lags
+from gymgate.verdict import LoadCategory
+
+THRESHOLDS = declared.thresholds()
+
+
+def test_every_declared_latency_model_names_its_source_and_the_default_is_declared():
+    default, found = models()
+    assert default in found and "instant" in found
+    for model in found.values():
+        assert model.source and model.title and model.scale > 0
+        assert model.ttft_p99_ms >= model.ttft_ms >= 0 and model.tpot_p99_ms >= model.tpot_ms >= 0
+    assert named("") == found[default]
+    with pytest.raises(ValueError, match="no latency model"):
+        named("nonesuch")
+
+
+def test_a_calls_wait_is_seeded_by_its_place_in_the_run_never_its_ref_and_bounded_by_the_p99():
+    model = named()
+    a = call_key("baseline/mcqa/L8/r2/g1/3", "policy", 0)
+    b = call_key("candidate/mcqa/L8/r2/g1/3", "policy", 0)
+    assert a == b  # both refs wait alike for the same call: the spread cancels in their ratio
+    assert model.delay_s(a, 30) == model.delay_s(b, 30)
+    waits = [model.delay_s(call_key(f"x/e/L8/r0/g{i}/0", "policy", 0), 30) for i in range(400)]
+    bound = model.scale * (model.ttft_p99_ms + model.tpot_p99_ms * 29) / 1000
+    assert max(waits) <= bound + 1e-9 and min(waits) > 0
+    assert len(set(waits)) > 300  # drawn, not constant
+    median = sorted(waits)[200]
+    assert 0.7 * model.mean_call_s(30) < median < 1.3 * model.mean_call_s(30)
+    assert model.delay_s(a, 300) > model.delay_s(a, 30)  # longer answers take longer
+    instant = named("instant")
+    assert instant.instant and instant.delay_s(a, 30) == 0.0
+
+
+class HeldLoop:
+    """A real asyncio HTTP server on loopback answering every request at once, whose loop a blocking call holds for
+    `hold_s` every `every_s` (a verifier that sleeps on the event loop)."""
+
+    def __init__(self, hold_s: float, every_s: float = 0.05):
+        self.hold_s, self.every_s = hold_s, every_s
+        self.port = 0
+        self._ready = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread = threading.Thread(target=lambda: asyncio.run(self._serve()), daemon=True)
+
+    async def _serve(self) -> None:
+        async def answer(reader, writer):
+            while await reader.readuntil(b"\r\n\r\n"):
+                writer.write(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n")
+                await writer.drain()
+
+        async def hold():
+            while True:
+                await asyncio.sleep(self.every_s)
+                time.sleep(self.hold_s)  # the defect: a blocking call on the loop
+
+        server = await asyncio.start_server(lambda r, w: answer(r, w), "127.0.0.1", 0)
+        self.port = server.sockets[0].getsockname()[1]
+        self._loop = asyncio.get_running_loop()
+        holding = asyncio.create_task(hold()) if self.hold_s else None
+        self._ready.set()
+        self._stop = asyncio.Event()
+        await self._stop.wait()
+        if holding:
+            holding.cancel()
+        server.close()
+
+    def __enter__(self):
+        self._thread.start()
+        assert self._ready.wait(5)
+        return self
+
+    def __exit__(self, *exc):
+        self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(5)
+
+
+@pytest.mark.parametrize("hold_s, held", [(0.0, False), (0.06, True)])
+def test_the_probe_sees_a_held_loop_and_not_a_free_one(hold_s, held):
+    with HeldLoop(hold_s) as server, LoopProbe({"resources": ("127.0.0.1", server.port)}, 0.01) as probe:
+        time.sleep(1.0)
+    lags = probe.lags()
+    assert len(lags["resources"]["ms"]) >= 10 and lags["resources"]["failed"] == 0
+    worst = server_lags({"loop_lag": lags})["resources"]
+    assert (worst >= 20) == held, lags
+
+
+def test_a_server_the_probe_cannot_reach_counts_as_held():
+    with LoopProbe({"gone": ("127.0.0.1", 9)}, 0.05) as probe:  # nothing listens on port 9 here
+        time.sleep(0.2)
+    assert probe.lags()["gone"]["failed"] > 0
+    assert server_lags({"loop_lag": probe.lags()})["gone"] >= 10_000
+
+
+def lag_rounds(lag_ms: dict[int, float], throughput: dict[int, float], server: str = "resources") -> list[dict]:
+    out = []
+    for r in range(5):
+        for level, thr in throughput.items():
+            jitter = 1 + 0.02 * ((r * 7 + level) % 3 - 1)
+            probes = [lag_ms[level] * jitter * (0.5 + i / 20) for i in range(20)]
+            out.append(
+                {
+                    "env": "e",
+                    "level": level,
+                    "round": r,
+                    "rollouts": level,
+                    "completed": level,
+                    "error": "",
+                    "wall_s": level / (thr * jitter),
+                    "latencies_s": [0.5 * jitter] * level,
+                    "gym_cpu_s": 0.01 * level,
+                    "endpoint_cpu_s": 0.0,
+                    "model_wait_s": 0.4 * level,
+                    "loop_lag": {server: {"ms": probes, "failed": 0}, "agent": {"ms": [1.0] * 20, "failed": 0}},
+                    "after": {"cpu_s": 0, "rss_bytes": 900_000_000, "fds": 500, "processes": 8},
+                    "mismatches": [],
+                }
+            )
+    return out
+
+
+def side(lag_ms, throughput) -> Side:
+    return Side(rounds=lag_rounds(lag_ms, throughput), warm={"processes": 8}, settled={"processes": 8})
+
+
+SCALES = {1: 2.0, 8: 15.0, 32: 55.0, 128: 180.0}
+FLAT = {1: 2.0, 8: 2.1, 32: 2.1, 128: 2.2}  # one at a time, whatever is in flight
+FREE = {1: 1.5, 8: 2.0, 32: 3.0, 128: 6.0}
+
+
+def test_a_held_loop_regresses_naming_its_server_and_level_and_an_unchanged_one_does_not():
+    same = judge({"e": {BASELINE: side(FREE, SCALES), CANDIDATE: side(FREE, SCALES)}}, THRESHOLDS)
+    assert same.code == 0
+    assert {m.category for m in same.metrics if m.metric in ("loop_lag_ms", "speedup")} == {LoadCategory.NO_CHANGE}
+    held = {lv: 60.0 + lv for lv in FREE}
+    verdict = judge({"e": {BASELINE: side(FREE, SCALES), CANDIDATE: side(held, SCALES)}}, THRESHOLDS)
+    found = [m for m in verdict.metrics if m.metric == "loop_lag_ms" and m.category == LoadCategory.REGRESSION]
+    assert {m.level for m in found} == set(FREE) and verdict.code == 1
+    figure = found[0].figure(verdict.confidence)
+    assert figure.startswith("e: event-loop lag") and "at 1 in flight" in figure and "resources" in figure
+
+
+def test_a_gym_that_stops_scaling_is_serialized_at_the_level_it_stopped():
+    verdict = judge({"e": {BASELINE: side(FREE, SCALES), CANDIDATE: side(FREE, FLAT)}}, THRESHOLDS)
+    (found,) = [m for m in verdict.metrics if m.metric == "speedup"]
+    assert found.category == LoadCategory.REGRESSION and verdict.code == 1
+    figure = found.figure(verdict.confidence)
+    assert "serialized at 1 in flight" in figure and "still growing at 128" in figure, figure
+
+
+def test_a_run_that_did_not_probe_judges_no_lag_and_one_level_judges_no_scaling():
+    bare = lag_rounds(FREE, {1: 2.0})
+    for r in bare:
+        r["loop_lag"] = {}
+    verdict = judge({"e": {BASELINE: Side(rounds=bare), CANDIDATE: Side(rounds=bare)}}, THRESHOLDS)
+    assert not [m for m in verdict.metrics if m.metric in ("loop_lag_ms", "speedup")]
+
+
+def test_the_storm_outlasts_a_bounded_clients_retries_and_fails_judge_calls_too():
+    kinds = {k.name: k for k in declared.saturated().kinds}
+    storm = kinds["storm_429"]
+    assert storm.kind == "http_429" and set(storm.callers) == {"policy", "judge"}
+    # 0.7.0's client: 3 attempts 0.5 s apart. An unbounded one makes window_s / 0.5 attempts: beyond max_attempts.
+    assert storm.window_s / 0.5 > declared.saturated().max_attempts
+
+
+def test_a_latency_model_round_trips_through_the_record():
+    model = named()
+    assert LatencyModel(**model.to_json()) == model
