@@ -21,6 +21,7 @@ from gymgate.refs.source import KIND_PIN, GymSource
 from gymgate.verdict import LoadCategory, LoadCorrectness
 
 THRESHOLDS = declared.thresholds()
+SECOND = declared.sweep().levels[1]  # the lowest concurrent level
 
 
 def test_a_round_is_whole_grpo_groups_mixed_across_rows():
@@ -41,9 +42,13 @@ def test_the_declared_sweep_is_capped_by_the_machine_and_rounds_run_enough_rollo
 
 def test_a_slow_environment_is_driven_at_the_levels_the_machine_can_carry():
     sweep = declared.sweep()
-    fast, none = sweep.levels_for(0.03, cores=2)
+    fast, none = sweep.levels_for(0.005, cores=2, wait_s=0.5)  # 5 ms of Gym CPU a rollout, 0.5 s on the model
     driven, above = sweep.driven(cores=2)
     assert fast == driven and set(none) == set(above) and all("above" in why for why in none.values())
+    assert driven[-1] == 512  # RL's step on two cores: the rollouts wait on the model, the CPU keeps up
+    # The CPU, not the wait, bounds a level: 30 ms a rollout is ~7.7 s of CPU for 512 on two cores
+    busy, why_not = sweep.levels_for(0.03, cores=2, wait_s=0.5)
+    assert 512 not in busy and "round_budget_s" in why_not[512]
     assert sweep.levels_for(0.03, cores=16)[0][-1] == 512  # RL's step, from 16 cores (when a batch fits)
     slow, why = sweep.levels_for(5.0, cores=2)  # code_gen: its unit tests take seconds
     assert slow == (sweep.levels[0],) and set(why) == set(sweep.levels[1:])
@@ -344,17 +349,27 @@ class FakeWorker:
         self.dies_at = dies_at
         self.left: list[int] = []
 
+    def send(self, command):
+        FakeWorker.log.append((self.side, command["op"], command.get("level")))
+        self.pending = command
+
     def answer(self, timeout_s, what):
         from gymgate.load.child import WorkerGone  # noqa: PLC0415 - this test only
 
+        command, self.pending = getattr(self, "pending", None), None
+        if command is not None:
+            return self.reply(command, timeout_s)
         if self.dies_at == "ready":
             raise WorkerGone("the load worker ended (status 1) before answering ready")
         return {"op": "ready", "paths": {"e": ["e:accepted"]}, "unloadable": {}, "seconds": 1.0}
 
     def ask(self, command, timeout_s):
+        self.send(command)
+        return self.answer(timeout_s, command["op"])
+
+    def reply(self, command, timeout_s):
         from gymgate.load.child import WorkerGone  # noqa: PLC0415 - this test only
 
-        FakeWorker.log.append((self.side, command["op"], command.get("level")))
         if command["op"] == self.dies_at:
             raise WorkerGone(f"no answer to {command['op']} within {timeout_s:g} s")
         if command["op"] == "alone":
@@ -407,11 +422,12 @@ def test_a_load_run_interleaves_both_refs_and_keeps_everything(tmp_path, monkeyp
     run = fake_run(tmp_path, monkeypatch)
     assert run.verdict.code == 0, run.verdict.failing()
     rounds = [(side, level) for side, op, level in FakeWorker.log if op == "round"]
-    measured = rounds[-2 * 5 * len(run.record["envs"]["e"]["plan"]["levels"]) :]
-    firsts = [measured[i][0] for i in range(0, len(measured), 2)]
-    assert firsts.count(BASELINE) and firsts.count(CANDIDATE)  # neither side always goes first
-    assert all(measured[i][1] == measured[i + 1][1] for i in range(0, len(measured), 2))  # A and B at one level
-    assert [op for _, op, _ in FakeWorker.log][-6:] == ["saturated"] * 6  # last: three ways, both sides
+    sweep = declared.sweep()
+    measured = rounds[-2 * sweep.rounds * len(run.record["envs"]["e"]["plan"]["levels"]) :]
+    pairs = [measured[i : i + 2] for i in range(0, len(measured), 2)]
+    assert all({a[0], b[0]} == {BASELINE, CANDIDATE} and a[1] == b[1] for a, b in pairs)  # both refs, one level, at once
+    ways = len(declared.saturated().kinds)
+    assert [op for _, op, _ in FakeWorker.log][-2 * ways :] == ["saturated"] * 2 * ways  # last: each way, both sides
     for name in ("load.json", "report.md", "report.html", "e.svg"):
         assert (run.folder / name).is_file(), name
 
@@ -489,14 +505,14 @@ def test_a_changed_outcome_under_saturation_is_reviewed_by_its_name():
 
 def test_an_environment_whose_paths_fail_alone_is_not_judged_under_load(tmp_path, monkeypatch):
     """The candidate's paths all fail alone (the acceptance comparison names why): nothing to load, never a pass."""
-    original = FakeWorker.ask
+    original = FakeWorker.reply
 
     def failing_alone(self, command, timeout_s):
         if command["op"] == "alone" and self.side == CANDIDATE:
             return {"paths": [], "masked": {}, "failed_alone": {"e:accepted": "RolloutError: 500"}, "seconds": []}
         return original(self, command, timeout_s)
 
-    monkeypatch.setattr(FakeWorker, "ask", failing_alone)
+    monkeypatch.setattr(FakeWorker, "reply", failing_alone)
     run = fake_run(tmp_path, monkeypatch)
     assert run.verdict.code == EXIT_UNJUDGED and "ran to its end alone" in run.verdict.failing()[0]
 
@@ -602,7 +618,7 @@ def test_a_difference_the_path_makes_alone_too_is_not_held_against_the_load(tmp_
     """A verifier's time limit met by chance: loaded rollouts of a path differ from its two runs alone. The path runs
     alone again (up to sweep.toml's confirm_runs); a leaf it varies alone too leaves the findings (said in the
     report), one it never varies alone stays a regression under load."""
-    original = FakeWorker.ask
+    original = FakeWorker.reply
     asked: list[dict] = []
     differs = {"path": "e:accepted", "rollout": "t", "fields": ["result.reward"]}
     differs["differences"] = [{"field": "result.reward", "alone": "0.0", "loaded": "1.0"}]
@@ -613,11 +629,11 @@ def test_a_difference_the_path_makes_alone_too_is_not_held_against_the_load(tmp_
             found = ["result.reward"] if varies_alone else []
             return {"paths": {"e:accepted": {"runs": 3 if varies_alone else 8, "varying": found, "error": ""}}}
         answer = original(self, command, timeout_s)
-        if self.side == CANDIDATE and command["op"] == "round" and command["level"] == 8:
+        if self.side == CANDIDATE and command["op"] == "round" and command["level"] == SECOND:
             answer = {**answer, "mismatches": [differs], "mismatched": 1}
         return answer
 
-    monkeypatch.setattr(FakeWorker, "ask", by_chance)
+    monkeypatch.setattr(FakeWorker, "reply", by_chance)
     run = fake_run(tmp_path, monkeypatch)
     assert [c["fields"] for c in asked] == [{"e:accepted": ["result.reward"]}]
     assert asked[0]["runs"] == declared.sweep().confirm_runs
@@ -627,7 +643,7 @@ def test_a_difference_the_path_makes_alone_too_is_not_held_against_the_load(tmp_
         text = (run.folder / "report.md").read_text()
         assert "candidate: e:accepted varies alone too (result.reward; 3 more runs alone)" in text
     else:
-        assert correctness.category == LoadCorrectness.REGRESSED and correctness.level == 8
+        assert correctness.category == LoadCorrectness.REGRESSED and correctness.level == SECOND
         assert "result.reward: alone 0.0 -> loaded 1.0" in correctness.detail and run.verdict.code == 1
 
 
@@ -638,8 +654,8 @@ def test_a_slow_environment_is_still_checked_under_concurrency(tmp_path, monkeyp
     from gymgate.load import interleave  # noqa: PLC0415 - this test only
 
     sweep = declared.sweep()
-    assert sweep.check_level((1,)) == 8 and sweep.check_level((1, 8)) is None
-    original = FakeWorker.ask
+    assert sweep.check_level((1,)) == SECOND and sweep.check_level((1, SECOND)) is None
+    original = FakeWorker.reply
     checks: list[tuple[str, int]] = []
     collides = {"path": "e:accepted", "rollout": "t", "fields": ["result.reward"]}
     collides["differences"] = [{"field": "result.reward", "alone": "24", "loaded": "9"}]
@@ -655,11 +671,12 @@ def test_a_slow_environment_is_still_checked_under_concurrency(tmp_path, monkeyp
                 answer = {**answer, "mismatches": [collides] if self.side == CANDIDATE else [], "mismatched": 1}
         return answer
 
-    monkeypatch.setattr(FakeWorker, "ask", slow)
+    monkeypatch.setattr(FakeWorker, "reply", slow)
     run = fake_run(tmp_path, monkeypatch)
-    assert run.record["envs"]["e"]["plan"]["levels"] == [1] and run.record["envs"]["e"]["plan"]["check_level"] == 8
-    assert sorted(checks) == [(BASELINE, 8), (CANDIDATE, 8)]
+    plan = run.record["envs"]["e"]["plan"]
+    assert plan["levels"] == [1] and plan["check_level"] == SECOND
+    assert sorted(checks) == [(BASELINE, SECOND), (CANDIDATE, SECOND)]
     correctness = run.verdict.correctness[0]
-    assert correctness.category == LoadCorrectness.REGRESSED and correctness.level == 8, correctness
+    assert correctness.category == LoadCorrectness.REGRESSED and correctness.level == SECOND, correctness
     assert {m.level for m in run.verdict.metrics if m.level is not None} == {1}  # its cost is never judged
-    assert "checked with one batch of 8 in flight" in (run.folder / "report.md").read_text()
+    assert f"checked with one batch of {SECOND} in flight" in (run.folder / "report.md").read_text()

@@ -31,6 +31,7 @@ class LatencyModel:
     tpot_ms: float
     tpot_p99_ms: float
     scale: float = 1.0
+    timed_tokens: int = 0  # the most tokens of one answer a call is timed for (0: all)
 
     @property
     def instant(self) -> bool:
@@ -44,11 +45,16 @@ class LatencyModel:
             return 0.0
         first = _draw(self.ttft_ms, self.ttft_p99_ms, key + "/ttft")
         per = _draw(self.tpot_ms, self.tpot_p99_ms, key + "/tpot")
-        return self.scale * (first + per * max(0, tokens - 1)) / 1000.0
+        return self.scale * (first + per * self._further(tokens)) / 1000.0
 
     def mean_call_s(self, tokens: int) -> float:
         """A typical call's wait (medians), for planning which levels fit a round."""
-        return 0.0 if self.instant else self.scale * (self.ttft_ms + self.tpot_ms * max(0, tokens - 1)) / 1000.0
+        return 0.0 if self.instant else self.scale * (self.ttft_ms + self.tpot_ms * self._further(tokens)) / 1000.0
+
+    def _further(self, tokens: int) -> int:
+        """The answer's tokens after the first that its call is timed for."""
+        timed = min(tokens, self.timed_tokens) if self.timed_tokens else tokens
+        return max(0, timed - 1)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -64,15 +64,23 @@ class LoadChild:
             raise WorkerGone(f"the load worker ended (status {code}) before answering {what} (log: {self.log})")
         return got
 
-    def ask(self, command: dict[str, Any], timeout_s: float) -> dict[str, Any]:
-        what = f"{command['op']} {command.get('env', '')} {command.get('level', '')}".strip()
+    def send(self, command: dict[str, Any]) -> None:
+        """A command, not awaited (`answer` takes its answer): both refs' workers can run one at once."""
         try:
             assert self.proc.stdin is not None
             self.proc.stdin.write(json.dumps(command) + "\n")
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError) as exc:
             raise WorkerGone(f"the load worker is gone ({exc}); log: {self.log}") from None
-        return self.answer(timeout_s, what)
+
+    def ask(self, command: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        self.send(command)
+        return self.answer(timeout_s, what_of(command))
+
+
+def what_of(command: dict[str, Any]) -> str:
+    """A command as an expired wait names it."""
+    return f"{command['op']} {command.get('env', '')} {command.get('level', '')}".strip()
 
     def close(self, timeout_s: float) -> list[int]:
         """Ask the worker to stop its Gyms; past `timeout_s`, interrupt it, then kill it. Returns the run's processes

@@ -1,13 +1,12 @@
 """A load comparison, in the harness: both refs' load workers up at once (each its own pin environment, Ray cluster,
 endpoint and Gyms), then, environment by environment, each ref's paths alone, a warm-up, and the measured rounds of
-the sweep with baseline and candidate alternating (A B at one level, B A at the next, and so on), so whatever the
+the sweep with baseline and candidate measured at once (each its own worker, Gyms and endpoint), so whatever the
 machine does meanwhile falls on both. Levels where a change is near its threshold get extra rounds (Pinpoint's way),
 then the whole is judged (load/judge.py) and kept: load/load.json, load/report.md."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from statistics import median
@@ -19,7 +18,7 @@ from gymgate.endpoint.latency import LatencyModel
 from gymgate.endpoint.latency import named as latency_model
 from gymgate.kinds import kind_of
 from gymgate.load import declared, protocol
-from gymgate.load.child import LoadChild, WorkerGone
+from gymgate.load.child import LoadChild, WorkerGone, what_of
 from gymgate.load.judge import LoadVerdict, acknowledge, judge
 from gymgate.load.measures import SCHEMA, SIDES, sides_of
 from gymgate.load.report import curves_svg, load_html, load_markdown
@@ -154,14 +153,6 @@ def _answer(child: LoadChild, timeout_s: float, what: str) -> dict[str, Any]:
         return {"error": str(exc)}
 
 
-def _interleaved(rounds: int, levels: tuple[int, ...]) -> Iterator[tuple[int, int, tuple[str, ...]]]:
-    """(round, level, the sides in the order they run it): A B, then B A, alternating level by level and round by
-    round, so neither side always goes first."""
-    for r in range(rounds):
-        for i, level in enumerate(levels):
-            yield r, level, SIDES if (r + i) % 2 == 0 else SIDES[::-1]
-
-
 def _measure(env: str, live: dict[str, LoadChild], record: dict[str, Any], sweep) -> dict[str, Any]:
     entry: dict[str, dict[str, Any]] = {side: {"rounds": []} for side in SIDES}
     for side in SIDES:
@@ -175,6 +166,8 @@ def _measure(env: str, live: dict[str, LoadChild], record: dict[str, Any], sweep
             entry[side]["error"] = f"no path of {env} can be loaded on this ref: {ready.get('unloadable', {})}"
     going = [s for s in SIDES if not entry[s].get("error")]
     deadline = sweep.round_deadline(1)
+    began = time.monotonic()
+    phases: dict[str, float] = {}  # each phase's end: the record says where an environment's time went
     for side in going:
         count = protocol.ALONE_RUNS * len(record["refs"][side]["ready"]["paths"][env])
         alone = _ask(live[side], entry[side], deadline * count, protocol.ALONE, env=env, deadline_s=deadline)
@@ -184,6 +177,7 @@ def _measure(env: str, live: dict[str, LoadChild], record: dict[str, Any], sweep
             entry[side]["error"] = f"no path of {env} ran to its end alone on this ref ({why[:300]})"
     going = [s for s in going if not entry[s].get("error")]
     # What a rollout of this environment costs here, alone (the slower side's median): the levels worth warming up.
+    phases["alone"] = time.monotonic()
     alone = [median(entry[s]["alone"]["seconds"]) for s in going if entry[s]["alone"].get("seconds")]
     alone_s = max(alone, default=0.0)
     wait_s = LatencyModel(**record["latency"]).mean_call_s(TYPICAL_TOKENS)
@@ -204,9 +198,12 @@ def _measure(env: str, live: dict[str, LoadChild], record: dict[str, Any], sweep
     }
     for side in going:
         entry[side]["warm"] = (_ask(live[side], entry[side], 0, protocol.USAGE, env=env) or {}).get("usage", {})
-    for r, level, order in _interleaved(sweep.rounds, levels):
-        for side in order:
-            _round(live, entry, side, env, level, r, sweep, drive)
+    phases["warm-up"] = time.monotonic()
+    for r in range(sweep.rounds):
+        for level in levels:
+            _round(live, entry, env, level, r, sweep, drive)
+        print(f"load {env}: round {r + 1}/{sweep.rounds} ({time.monotonic() - began:.0f} s)", flush=True)
+    phases["rounds"] = time.monotonic()
     print(f"load {env}: " + "; ".join(_progress(side, entry[side]) for side in SIDES), flush=True)
     for side in going:
         settled = _ask(live[side], entry[side], SETTLE_S, protocol.USAGE, env=env, settle_s=SETTLE_S)
@@ -214,25 +211,24 @@ def _measure(env: str, live: dict[str, LoadChild], record: dict[str, Any], sweep
     check = sweep.check_level(levels)
     if check is not None:  # after the readings: correctness under concurrency, not its cost
         entry["plan"]["check_level"] = check
-        for side in going:
-            _check(live[side], entry[side], env, check, sweep, drive)
+        _check(live, entry, going, env, check, sweep, drive)
     for side in going:  # after the readings: these runs alone are not the load's cost
         _confirm(live[side], entry[side], env, sweep)
+    phases["check and confirm"] = time.monotonic()
+    starts = [began, *list(phases.values())[:-1]]
+    entry["seconds"] = {name: round(end - start, 2) for (name, end), start in zip(phases.items(), starts, strict=True)}
     return entry
 
 
-def _check(child: LoadChild, entry: dict[str, Any], env: str, level: int, sweep, drive: dict[str, Any]) -> None:
+def _check(live, entry, sides: list[str], env: str, level: int, sweep, drive: dict[str, Any]) -> None:
     """One batch at `level` in flight, when no measured level had two rollouts at once: a slow environment is still
     held to its paths alone under concurrency (a session store that collides shows only there)."""
-    if entry.get("error") or entry.get("stopped"):
-        return
-    answer = _ask_round(child, entry, env, level, CHECK_ROUND, 1, sweep, drive)
-    if answer is None:
-        return
-    if "rollouts" not in answer:
-        entry["error"] = f"gymgate's load worker failed the check at {level} in flight: {answer.get('error')}"
-        return
-    entry["check"] = {k: v for k, v in answer.items() if k != "op"}
+    going = [s for s in sides if not entry[s].get("error") and not entry[s].get("stopped")]
+    for side, answer in _ask_rounds(live, entry, going, env, level, CHECK_ROUND, 1, sweep, drive).items():
+        if "rollouts" not in answer:
+            entry[side]["error"] = f"gymgate's load worker failed the check at {level} in flight: {answer.get('error')}"
+        else:
+            entry[side]["check"] = {k: v for k, v in answer.items() if k != "op"}
 
 
 def _confirm(child: LoadChild, entry: dict[str, Any], env: str, sweep) -> None:
@@ -270,56 +266,73 @@ def _confirm(child: LoadChild, entry: dict[str, Any], env: str, sweep) -> None:
 def _warm_up(
     env: str, live, entry, going: list[str], candidates: tuple[int, ...], sweep, drive: dict[str, Any]
 ) -> dict[int, float]:
-    """`sweep.warmup` passes of one batch at each level in turn, on each side, up to the first level whose batch
-    outgrows the round budget; the last pass's batch times (the slower side's), by level."""
+    """`sweep.warmup` passes of one batch at each level in turn, both sides at once, up to the first level whose
+    batch outgrows the round budget; the last pass's batch times (the slower side's), by level."""
     walls: dict[int, float] = {}
     for n in range(sweep.warmup):
         walls = {}
         for i, level in enumerate(candidates):
-            times = []
-            for side in going:
-                round_no = WARMUP_ROUND - n * len(candidates) - i
-                answer = _ask_round(live[side], entry[side], env, level, round_no, 1, sweep, drive)
-                if answer is not None and "wall_s" in answer:
-                    times.append(answer["wall_s"])
-            walls[level] = max(times, default=0.0)
+            round_no = WARMUP_ROUND - n * len(candidates) - i
+            answers = _ask_rounds(live, entry, going, env, level, round_no, 1, sweep, drive)
+            walls[level] = max((a["wall_s"] for a in answers.values() if "wall_s" in a), default=0.0)
             if walls[level] > sweep.round_budget_s:
                 break
     return walls
 
 
-def _round(live, entry, side: str, env: str, level: int, round_no: int, sweep, drive: dict[str, Any]) -> None:
-    """One measured round, unless this side already stopped on this environment (a failed round: what follows it
-    would measure a Gym in an unknown state)."""
-    if entry[side].get("error") or entry[side].get("stopped"):
-        return
+def _round(live, entry, env: str, level: int, round_no: int, sweep, drive: dict[str, Any]) -> None:
+    """One measured round on both sides at once (each side's worker its own Gyms, endpoint and cores' share: the
+    same moments of the machine fall on both), but a side that already stopped on this environment (a failed round:
+    what follows it would measure a Gym in an unknown state)."""
+    going = [s for s in SIDES if s in live and not entry[s].get("error") and not entry[s].get("stopped")]
     waves = entry["plan"]["waves"][str(level)]
-    answer = _ask_round(live[side], entry[side], env, level, round_no, waves, sweep, drive)
-    if answer is None:
-        return
-    if "rollouts" not in answer:  # gymgate's own worker raised (the driver answers Gym's failures in the round)
-        entry[side]["error"] = f"gymgate's load worker failed a round at {level} in flight: {answer.get('error')}"
-        return
-    entry[side]["rounds"].append({k: v for k, v in answer.items() if k != "op"})
-    if answer.get("error"):
-        entry[side]["stopped"] = f"after a failed round at {level} in flight"
+    for side, answer in _ask_rounds(live, entry, going, env, level, round_no, waves, sweep, drive).items():
+        if "rollouts" not in answer:  # gymgate's own worker raised (the driver answers Gym's failures in the round)
+            entry[side]["error"] = f"gymgate's load worker failed a round at {level} in flight: {answer.get('error')}"
+            continue
+        entry[side]["rounds"].append({k: v for k, v in answer.items() if k != "op"})
+        if answer.get("error"):
+            entry[side]["stopped"] = f"after a failed round at {level} in flight"
 
 
-def _ask_round(
-    child: LoadChild, entry: dict[str, Any], env: str, level: int, round_no: int, waves: int, sweep, drive
-) -> dict[str, Any] | None:
-    """One round's answer: `waves` batches of `level` rollouts, each under the sweep's deadline for the level, the
-    model answering after the run's latency model and the servers' loops probed (`drive`)."""
+def _ask_rounds(
+    live, entry, sides: list[str], env: str, level: int, round_no: int, waves: int, sweep, drive
+) -> dict[str, dict[str, Any]]:
+    """One round on each of `sides` at once: `waves` batches of `level` rollouts, each under the sweep's deadline for
+    the level, the model answering after the run's latency model and the servers' loops probed (`drive`). Each
+    side's answer; a side whose worker is gone or silent has its error set instead."""
     deadline = sweep.round_deadline(level)
-    command = {"env": env, "level": level, "round": round_no, "waves": waves, "deadline_s": deadline}
-    return _ask(child, entry, deadline * waves, protocol.ROUND, **command, **drive)
+    command = {"env": env, "level": level, "round": round_no, "waves": waves, "deadline_s": deadline, **drive}
+    answers = _ask_both(live, entry, sides, deadline * waves, protocol.ROUND, **command)
+    return {side: answer for side, answer in answers.items() if answer is not None}
+
+
+def _ask_both(live, entry, sides: list[str], takes_s: float, op: str, **command: Any) -> dict[str, Any]:
+    """The same command to each side's worker at once, then each answer as `_ask` takes it (None where it failed)."""
+    sent = []
+    for side in sides:
+        try:
+            live[side].send({"op": op, **command})
+            sent.append(side)
+        except WorkerGone as exc:
+            entry[side]["error"] = str(exc)
+    return {side: _answer_of(live[side], entry[side], takes_s, op, command) for side in sent}
 
 
 def _ask(child: LoadChild, entry: dict[str, Any], takes_s: float, op: str, **command: Any) -> dict[str, Any] | None:
     """A command's answer, awaited for what the command may take (`takes_s`) and ANSWER_SLACK_S more; or None with
     the side's error set (the worker is gone, silent, or the command raised)."""
     try:
-        answer = child.ask({"op": op, **command}, takes_s + ANSWER_SLACK_S)
+        child.send({"op": op, **command})
+    except WorkerGone as exc:
+        entry["error"] = str(exc)
+        return None
+    return _answer_of(child, entry, takes_s, op, command)
+
+
+def _answer_of(child: LoadChild, entry: dict[str, Any], takes_s: float, op: str, command: dict) -> dict | None:
+    try:
+        answer = child.answer(takes_s + ANSWER_SLACK_S, what_of({"op": op, **command}))
     except WorkerGone as exc:
         entry["error"] = str(exc)
         return None
@@ -372,8 +385,5 @@ def _more_rounds(live: dict[str, LoadChild], record: dict[str, Any], sweep) -> N
         if not near:
             return
         for env, level in near:
-            entry = record["envs"][env]
-            for side in SIDES if extra % 2 == 0 else SIDES[::-1]:
-                if side in live:
-                    _round(live, entry, side, env, level, sweep.rounds + extra, sweep, _drive(record))
+            _round(live, record["envs"][env], env, level, sweep.rounds + extra, sweep, _drive(record))
         print(f"load: extra round {extra + 1} where a change is near its threshold: {near}", flush=True)

@@ -97,6 +97,12 @@ class Side:
                 by_round.setdefault(r["round"], {})[r["level"]] = sample("throughput", r) or 0.0
         return [at[top] / at[low] for at in by_round.values() if low is not None and top in at and at.get(low, 0) > 0]
 
+    def cpu_per_rollout_ms(self) -> float | None:
+        """Gym CPU per rollout over every complete round (the ratio a round's model wait is set against)."""
+        done = [r for r in self.rounds if complete(r)]
+        rollouts = sum(r["rollouts"] for r in done)
+        return sum(r["gym_cpu_s"] for r in done) / rollouts * 1000 if rollouts else None
+
     def wait_per_rollout_ms(self) -> float | None:
         """What a loaded rollout waited on the model (the latency model's waits, its calls together), median."""
         waits = [r["model_wait_s"] / r["rollouts"] * 1000 for r in self.rounds if "model_wait_s" in r and complete(r)]

@@ -41,8 +41,15 @@ def verdict_lines(verdict: LoadVerdict) -> list[str]:
     ]
 
 
-# The per-level columns, both refs side by side (p50 and p99 shown, p95 judged).
-TABLE = ("throughput", "p50_latency_ms", "p95_latency_ms", "p99_latency_ms", "cpu_per_rollout_ms")
+# The per-level columns and their headings, both refs side by side (p50 and p99 shown, p95 judged).
+TABLE = {
+    "throughput": "throughput (rollouts/s)",
+    "p50_latency_ms": "p50 latency (ms)",
+    "p95_latency_ms": "p95 latency (ms)",
+    "p99_latency_ms": "p99 latency (ms)",
+    "cpu_per_rollout_ms": "Gym CPU per rollout (ms)",
+    "loop_lag_ms": "event-loop lag, p90 (ms)",
+}
 
 
 @dataclass
@@ -96,6 +103,10 @@ def env_view(record: dict[str, Any], env: str, verdict: LoadVerdict) -> EnvView:
             held = sides[side].settled.get("rss_bytes")
             memory = f"; its Gym instance's servers hold {held / 2**30:.2f} GiB after the load" if held else ""
             notes.append(f"{side}: endpoint's share of the CPU {share_text}; {stops}{memory}")
+            wait, cpu = sides[side].wait_per_rollout_ms(), sides[side].cpu_per_rollout_ms()
+            if wait:
+                ratio = f", {wait / cpu:.0f} × the Gym CPU it cost ({cpu:.1f} ms)" if cpu else ""
+                notes.append(f"{side}: a loaded rollout waited {wait:.0f} ms on the model{ratio}")
             for pid, again in sorted(sides[side].alone_again.items()):
                 if again.get("varying"):
                     names = ", ".join(again["varying"][:4]) + (" …" if len(again["varying"]) > 4 else "")
@@ -123,6 +134,20 @@ def server_memory(side: Side) -> str:
     )
 
 
+def model_line(record: dict[str, Any]) -> str:
+    """Which latency model the endpoint answered with (gymgate/endpoint/latency.toml), and where its figures are from."""
+    model = record.get("latency")
+    if not model:
+        return "Model latency: none (every answer at once)"
+    if model["scale"] * (model["ttft_ms"] + model["tpot_ms"]) <= 0:
+        return f"Model latency: {model['name']} ({model['title']})"
+    return (
+        f"Model latency: {model['name']} — {model['title']}; time to first token {model['ttft_ms']:.0f} ms "
+        f"(p99 {model['ttft_p99_ms']:.0f}), {model['tpot_ms']:.1f} ms a further token (p99 {model['tpot_p99_ms']:.1f}), "
+        f"× {model['scale']:g}; source: {model['source']}"
+    )
+
+
 def _names(record: dict[str, Any]) -> tuple[str, str]:
     return tuple(record["refs"][side]["source"].get("name", side) for side in SIDES)  # type: ignore[return-value]
 
@@ -136,6 +161,7 @@ def load_markdown(record: dict[str, Any], verdict: LoadVerdict) -> str:
         "",
         f"Levels in flight: {', '.join(map(str, record['levels']))} (GRPO groups of {record['group']})"
         + (f"; not driven on this machine: {record['not_driven']}" if record.get("not_driven") else ""),
+        model_line(record),
         f"Thresholds: gymgate/load/thresholds.toml ({record['declared'][:19]}); confidence "
         f"{round(verdict.confidence * 100)} %. The same as a page: report.html.",
         "",
@@ -148,9 +174,8 @@ def load_markdown(record: dict[str, Any], verdict: LoadVerdict) -> str:
         if view.correctness:
             out += [("❌ " if view.failing else "") + view.correctness, ""]
         out += [
-            "| in flight | throughput (rollouts/s) | p50 latency (ms) | p95 latency (ms) | p99 latency (ms) "
-            "| Gym CPU per rollout (ms) | verdict |",
-            "|---:|---|---|---|---|---|---|",
+            f"| in flight | {' | '.join(TABLE.values())} | verdict |",
+            "|---:|" + "---|" * (len(TABLE) + 1),
             *(f"| {r['level']} | {' | '.join(r[m] for m in TABLE)} | {r['verdict']} |" for r in view.rows),
             "",
             *(f"- {line}" for line in view.notes),
@@ -182,7 +207,9 @@ def load_html(record: dict[str, Any], verdict: LoadVerdict) -> str:
             levels=", ".join(map(str, record["levels"])),
             group=record["group"],
             envs=envs,
+            columns=TABLE,
             declared=record["declared"][:19],
+            model=model_line(record),
         )
     )
 
