@@ -665,7 +665,7 @@ def test_a_slow_environment_is_still_checked_under_concurrency(tmp_path, monkeyp
             return {"paths": {"e:accepted": {"runs": 8, "varying": [], "error": ""}}}
         answer = original(self, command, timeout_s)
         if command["op"] == "round" and command["level"] > 1:
-            answer = {**answer, "wall_s": 5.0}  # one batch: far beyond round_budget_s
+            answer = {**answer, "wall_s": 2 * sweep.round_budget_s}  # one batch: far beyond round_budget_s
             if command["round"] == interleave.CHECK_ROUND:
                 checks.append((self.side, command["level"]))
                 answer = {**answer, "mismatches": [collides] if self.side == CANDIDATE else [], "mismatched": 1}

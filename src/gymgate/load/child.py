@@ -77,11 +77,6 @@ class LoadChild:
         self.send(command)
         return self.answer(timeout_s, what_of(command))
 
-
-def what_of(command: dict[str, Any]) -> str:
-    """A command as an expired wait names it."""
-    return f"{command['op']} {command.get('env', '')} {command.get('level', '')}".strip()
-
     def close(self, timeout_s: float) -> list[int]:
         """Ask the worker to stop its Gyms; past `timeout_s`, interrupt it, then kill it. Returns the run's processes
         still alive afterwards, now killed (a finding: the worker should have stopped them)."""
@@ -108,3 +103,8 @@ def what_of(command: dict[str, Any]) -> str:
             left = sweep(self.run_id)
             remove_temp_dirs(self.run_id)
         return left
+
+
+def what_of(command: dict[str, Any]) -> str:
+    """A command as an expired wait names it."""
+    return f"{command['op']} {command.get('env', '')} {command.get('level', '')}".strip()

@@ -6,6 +6,7 @@ then the whole is judged (load/judge.py) and kept: load/load.json, load/report.m
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ from gymgate.kinds import kind_of
 from gymgate.load import declared, protocol
 from gymgate.load.child import LoadChild, WorkerGone, what_of
 from gymgate.load.judge import LoadVerdict, acknowledge, judge
-from gymgate.load.measures import SCHEMA, SIDES, sides_of
+from gymgate.load.measures import BASELINE, SCHEMA, SIDES, sides_of
 from gymgate.load.report import curves_svg, load_html, load_markdown
 from gymgate.load.saturation import judge_saturation
 from gymgate.locations import repo_root
@@ -181,7 +182,8 @@ def _measure(env: str, live: dict[str, LoadChild], record: dict[str, Any], sweep
     alone = [median(entry[s]["alone"]["seconds"]) for s in going if entry[s]["alone"].get("seconds")]
     alone_s = max(alone, default=0.0)
     wait_s = LatencyModel(**record["latency"]).mean_call_s(TYPICAL_TOKENS)
-    candidates, not_driven = sweep.levels_for(alone_s, wait_s=wait_s)
+    cores = max(1, (os.cpu_count() or 1) // max(1, len(going)))  # both refs' rounds run at once: each its share
+    candidates, not_driven = sweep.levels_for(alone_s, cores=cores, wait_s=wait_s)
     drive = _drive(record)
     walls = _warm_up(env, live, entry, going, candidates, sweep, drive)
     levels, waves, slow = sweep.calibrated(walls)
@@ -267,14 +269,17 @@ def _warm_up(
     env: str, live, entry, going: list[str], candidates: tuple[int, ...], sweep, drive: dict[str, Any]
 ) -> dict[int, float]:
     """`sweep.warmup` passes of one batch at each level in turn, both sides at once, up to the first level whose
-    batch outgrows the round budget; the last pass's batch times (the slower side's), by level."""
+    batch outgrows the round budget; the last pass's batch times, by level. The baseline's times decide (the slower
+    side's when it has none): what this machine carries is the baseline's measure, and a candidate that is slower at
+    a level is the finding there, never a reason to leave the level out."""
     walls: dict[int, float] = {}
     for n in range(sweep.warmup):
         walls = {}
         for i, level in enumerate(candidates):
             round_no = WARMUP_ROUND - n * len(candidates) - i
             answers = _ask_rounds(live, entry, going, env, level, round_no, 1, sweep, drive)
-            walls[level] = max((a["wall_s"] for a in answers.values() if "wall_s" in a), default=0.0)
+            timed = {side: a["wall_s"] for side, a in answers.items() if "wall_s" in a}
+            walls[level] = timed.get(BASELINE, max(timed.values(), default=0.0))
             if walls[level] > sweep.round_budget_s:
                 break
     return walls
@@ -364,14 +369,14 @@ def _saturate(live: dict[str, LoadChild], record: dict[str, Any], envs: list[str
     if not loaded or len(live) < len(SIDES):
         return
     record["saturation"] = {}
-    for i, kind in enumerate(given.kinds):
+    for kind in given.kinds:
         spec = {k: v for k, v in asdict(kind).items() if v not in (None, "")}
-        for side in SIDES if i % 2 == 0 else SIDES[::-1]:
-            entry: dict[str, Any] = {}
-            takes = kind.window_s + given.recover_s
-            command = {"envs": loaded, "level": given.level, "saturation": spec, "deadline_s": given.recover_s}
-            answer = _ask(live[side], entry, takes, protocol.SATURATED, **command)
-            result = answer or {"error": entry.get("error", "no answer")}
+        entries: dict[str, dict[str, Any]] = {side: {} for side in SIDES}
+        takes = kind.window_s + given.recover_s
+        command = {"envs": loaded, "level": given.level, "saturation": spec, "deadline_s": given.recover_s}
+        answers = _ask_both(live, entries, list(SIDES), takes, protocol.SATURATED, **command)  # both at once
+        for side in SIDES:
+            result = answers.get(side) or {"error": entries[side].get("error", "no answer")}
             record["saturation"].setdefault(kind.name, {})[side] = result
         print(f"load: policy server saturated ({kind.name}) on both refs", flush=True)
 
