@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import pytest
 
+from gymgate.endpoint.latency import named as latency_model
 from gymgate.errors import EXIT_UNJUDGED
 from gymgate.load import declared, shape
 from gymgate.load.interleave import judged, new_record
@@ -524,6 +525,7 @@ def _unit_record(envs: dict[str, tuple[Side, Side]], levels=(1, 8), saturation: 
     record = {
         "schema": SCHEMA,
         "declared": declared.digest(),
+        "latency": latency_model().to_json(),
         "levels": list(levels),
         "not_driven": [],
         "refs": {s: {"ready": {"gym": s}, "left_running": []} for s in (BASELINE, CANDIDATE)},
@@ -553,8 +555,12 @@ def test_a_clusters_units_merge_into_one_record_and_what_one_lost_is_never_a_pas
     merge_unit(record, "load-3-c", ["c"], None, "unit-load-3-c-a1 unjudged: lost twice: ActorDiedError")
     merge_unit(record, "load-4-d", ["d"], {**_unit_record({}), "declared": "sha256:other"}, "measured")
     merge_unit(record, "load-5-e+f", ["e", "f"], _unit_record({"e": same}), "unit-load-5 done (exit 2): stopped")
+    instant = {**_unit_record({"g": same}), "latency": latency_model("instant").to_json()}
+    merge_unit(record, "load-6-g", ["g"], instant, "measured")  # another latency model: not comparable here
     verdict = judged(record)
     unjudged = "\n".join(verdict.unjudged)
+    assert "g: not judged under load: load unit load-6-g measured under other declarations" in unjudged
+    assert "latency instant" in unjudged
     assert "c: not judged under load: load unit load-3-c brought no record back" in unjudged
     assert "lost twice" in unjudged and "d: not judged" in unjudged and "other declarations" in unjudged
     assert "f: not judged under load: load unit load-5-e+f ended before measuring it" in unjudged

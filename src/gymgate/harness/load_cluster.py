@@ -55,7 +55,7 @@ def load_on_cluster(
         unit = LoadUnitSpec(sides, share, narrowed.to_json())
         sent.append(Unit(f"load-{index + 1}-{'+'.join(share)}", unit.to_json()))
     into = {unit.label: folder / UNITS / unit.label for unit in sent}
-    record = new_record(sources, (), ())
+    record = new_record(sources, (), (), opts.load_latency)
     print(f"load: {len(sent)} unit(s) on the cluster {opts.ray_address}: {', '.join(into)}", flush=True)
     try:
         done = run_dispatch(opts.ray_address, opts.ray_python or ray_python(), sent, into, packs)

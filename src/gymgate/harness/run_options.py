@@ -36,6 +36,7 @@ class RunOptions:
     attempts: int = default("attempts")  # attempts of each path in one Gym (runner/path.py)
     rl_profile: str = default("rl_profile")  # which RL the paths are judged as (gymgate.rl.profile)
     rl_recipe: str = default("rl_recipe")  # a training recipe's reward penalties ("": none)
+    load_latency: str = default("load_latency")  # how long the model takes under --load (endpoint/latency.toml)
     # path id -> its rollout deadline (acceptance/limits.py); not an option: a bump derives it from its baseline
     deadlines: Mapping[str, float] = field(default_factory=dict)
     # The paths the command planned for every one of its refs (gymgate.kinds.planfile, one dict a path); not an option

@@ -15,6 +15,7 @@ from gymgate.endpoint.latency import MODELS_FILE as LATENCY_FILE
 SWEEP_FILE = Path(__file__).with_name("sweep.toml")
 THRESHOLDS_FILE = Path(__file__).with_name("thresholds.toml")
 UP, DOWN = "up", "down"
+ESTIMATE_SLACK = 1.5  # a level whose batch the paths alone say would outgrow the budget by more is not warmed up
 
 
 @dataclass(frozen=True)
@@ -65,17 +66,19 @@ class Sweep:
         return tuple(levels), waves, why
 
     def levels_for(
-        self, alone_s: float, cores: int | None = None, wait_s: float = 0.0
+        self, alone_s: float, cores: int | None = None, wait_s: float = 0.0, sides: int = 1
     ) -> tuple[tuple[int, ...], dict[int, str]]:
-        """The levels an environment is driven at here (`wait_s`: what a rollout waits on the model), and why each
-        other declared level is not."""
+        """The levels an environment is worth warming up at here (`wait_s`: what a rollout waits on the model;
+        `sides`: refs measured at once, sharing the cores), and why each other declared level is not. A first guess
+        from the paths alone, generous by ESTIMATE_SLACK: the warm-up measures the rest (`calibrated`)."""
         driven, why = [], {}
+        cores = cores or os.cpu_count() or 1
         cap = self.cap(cores)
         for level in self.levels:
-            batch = self.batch_s(level, alone_s, cores, wait_s)
+            batch = self.batch_s(level, alone_s, max(1, cores // max(1, sides)), wait_s)
             if level > cap:
                 why[level] = f"above {self.cap_per_core} a core ({cap} here)"
-            elif batch > self.round_budget_s and driven:
+            elif batch > self.round_budget_s * ESTIMATE_SLACK and driven:
                 why[level] = f"one batch would take ~{batch:.0f} s here (round_budget_s {self.round_budget_s:g})"
             else:
                 driven.append(level)

@@ -6,7 +6,6 @@ then the whole is judged (load/judge.py) and kept: load/load.json, load/report.m
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -103,7 +102,7 @@ def measure(sources: dict[str, Any], prepared: dict[str, Any], envs: list[str], 
     folder = out / "load"
     folder.mkdir(parents=True, exist_ok=True)
     plan = loaded_plan(opts.plan)
-    record = new_record(sources, levels, above, getattr(opts, "load_latency", "") or "")
+    record = new_record(sources, levels, above, opts.load_latency)
     children: dict[str, LoadChild] = {}
     try:
         for side in SIDES:
@@ -182,8 +181,7 @@ def _measure(env: str, live: dict[str, LoadChild], record: dict[str, Any], sweep
     alone = [median(entry[s]["alone"]["seconds"]) for s in going if entry[s]["alone"].get("seconds")]
     alone_s = max(alone, default=0.0)
     wait_s = LatencyModel(**record["latency"]).mean_call_s(TYPICAL_TOKENS)
-    cores = max(1, (os.cpu_count() or 1) // max(1, len(going)))  # both refs' rounds run at once: each its share
-    candidates, not_driven = sweep.levels_for(alone_s, cores=cores, wait_s=wait_s)
+    candidates, not_driven = sweep.levels_for(alone_s, wait_s=wait_s, sides=len(going))  # rounds: both at once
     drive = _drive(record)
     walls = _warm_up(env, live, entry, going, candidates, sweep, drive)
     levels, waves, slow = sweep.calibrated(walls)
@@ -207,15 +205,14 @@ def _measure(env: str, live: dict[str, LoadChild], record: dict[str, Any], sweep
         print(f"load {env}: round {r + 1}/{sweep.rounds} ({time.monotonic() - began:.0f} s)", flush=True)
     phases["rounds"] = time.monotonic()
     print(f"load {env}: " + "; ".join(_progress(side, entry[side]) for side in SIDES), flush=True)
-    for side in going:
-        settled = _ask(live[side], entry[side], SETTLE_S, protocol.USAGE, env=env, settle_s=SETTLE_S)
-        entry[side]["settled"] = (settled or {}).get("usage", {})
+    settled = _ask_both(live, entry, going, SETTLE_S, protocol.USAGE, env=env, settle_s=SETTLE_S)
+    for side, answer in settled.items():
+        entry[side]["settled"] = (answer or {}).get("usage", {})
     check = sweep.check_level(levels)
     if check is not None:  # after the readings: correctness under concurrency, not its cost
         entry["plan"]["check_level"] = check
         _check(live, entry, going, env, check, sweep, drive)
-    for side in going:  # after the readings: these runs alone are not the load's cost
-        _confirm(live[side], entry[side], env, sweep)
+    _confirm(live, entry, going, env, sweep)  # after the readings: these runs alone are not the load's cost
     phases["check and confirm"] = time.monotonic()
     starts = [began, *list(phases.values())[:-1]]
     entry["seconds"] = {name: round(end - start, 2) for (name, end), start in zip(phases.items(), starts, strict=True)}
@@ -233,27 +230,38 @@ def _check(live, entry, sides: list[str], env: str, level: int, sweep, drive: di
             entry[side]["check"] = {k: v for k, v in answer.items() if k != "op"}
 
 
-def _confirm(child: LoadChild, entry: dict[str, Any], env: str, sweep) -> None:
-    """The paths whose loaded rollouts differed from them alone, run alone again (driver.confirm): a leaf a path
-    varies alone too is not held against the load — it leaves the round's mismatches, and `alone_again` says so. A
-    confirmation that fails or goes unanswered leaves the environment unjudged on this side (never a pass)."""
+def _confirm(live, entry, going: list[str], env: str, sweep) -> None:
+    """On each side at once, the paths whose loaded rollouts differed from them alone, run alone again
+    (driver.confirm): a leaf a path varies alone too is not held against the load — it leaves the round's
+    mismatches, and `alone_again` says so. A confirmation that fails or goes unanswered leaves the environment
+    unjudged on that side (never a pass)."""
+    deadline = sweep.round_deadline(1)
+    commands, takes = {}, 0.0
+    for side in going:
+        wanted = _differing(entry[side])
+        if wanted:
+            fields = {pid: sorted(names) for pid, names in wanted.items()}
+            commands[side] = {"env": env, "fields": fields, "runs": sweep.confirm_runs, "deadline_s": deadline}
+            takes = max(takes, deadline * sweep.confirm_runs * len(wanted))
+    for side, answer in _ask_each(live, entry, commands, takes, protocol.CONFIRM).items():
+        if answer is not None:
+            _mask_alone_again(entry[side], answer["paths"])
+
+
+def _differing(side: dict[str, Any]) -> dict[str, set[str]]:
+    """Each path whose loaded rollouts differed from it alone (rounds and the check), and the leaves that did."""
     wanted: dict[str, set[str]] = {}
-    checked = [entry["check"]] if entry.get("check") else []
-    for r in [*entry["rounds"], *checked]:
+    for r in [*side["rounds"], *([side["check"]] if side.get("check") else [])]:
         for m in r.get("mismatches", []):
             wanted.setdefault(m["path"], set()).update(m["fields"])
-    if not wanted:
-        return
-    deadline = sweep.round_deadline(1)
-    fields = {pid: sorted(names) for pid, names in wanted.items()}
-    takes = deadline * sweep.confirm_runs * len(wanted)
-    command = {"env": env, "fields": fields, "runs": sweep.confirm_runs, "deadline_s": deadline}
-    answer = _ask(child, entry, takes, protocol.CONFIRM, **command)
-    if answer is None:
-        return
-    entry["alone_again"] = answer["paths"]
-    varying = {pid: set(found["varying"]) for pid, found in answer["paths"].items()}
-    for r in [*entry["rounds"], *checked]:
+    return wanted
+
+
+def _mask_alone_again(side: dict[str, Any], again: dict[str, Any]) -> None:
+    """The leaves each path varied alone again leave its rounds' mismatches; `alone_again` keeps what was run."""
+    side["alone_again"] = again
+    varying = {pid: set(found["varying"]) for pid, found in again.items()}
+    for r in [*side["rounds"], *([side["check"]] if side.get("check") else [])]:
         kept = []
         for m in r.get("mismatches", []):
             left = sorted(set(m["fields"]) - varying.get(m["path"], set()))
@@ -314,14 +322,20 @@ def _ask_rounds(
 
 def _ask_both(live, entry, sides: list[str], takes_s: float, op: str, **command: Any) -> dict[str, Any]:
     """The same command to each side's worker at once, then each answer as `_ask` takes it (None where it failed)."""
+    return _ask_each(live, entry, {side: command for side in sides}, takes_s, op)
+
+
+def _ask_each(live, entry, commands: dict[str, dict[str, Any]], takes_s: float, op: str) -> dict[str, Any]:
+    """Each side's own command to its worker, all sent before any answer is awaited (the workers run them at once),
+    then each answer as `_ask` takes it (None where it failed)."""
     sent = []
-    for side in sides:
+    for side, command in commands.items():
         try:
             live[side].send({"op": op, **command})
             sent.append(side)
         except WorkerGone as exc:
             entry[side]["error"] = str(exc)
-    return {side: _answer_of(live[side], entry[side], takes_s, op, command) for side in sent}
+    return {side: _answer_of(live[side], entry[side], takes_s, op, commands[side]) for side in sent}
 
 
 def _ask(child: LoadChild, entry: dict[str, Any], takes_s: float, op: str, **command: Any) -> dict[str, Any] | None:

@@ -24,8 +24,13 @@ def merge_unit(record: dict[str, Any], label: str, envs: list[str], part: dict[s
     if part is None:
         record["envs"].update(unmeasured(envs, f"load unit {label} brought no record back: {why}"))
         return
-    if part.get("schema") != SCHEMA or part.get("declared") != record["declared"]:
-        theirs = f"schema {part.get('schema')}, declarations {str(part.get('declared'))[:19]}"
+    if (
+        part.get("schema") != SCHEMA
+        or part.get("declared") != record["declared"]
+        or part.get("latency") != record.get("latency")
+    ):
+        model = (part.get("latency") or {}).get("name", "none")
+        theirs = f"schema {part.get('schema')}, declarations {str(part.get('declared'))[:19]}, latency {model}"
         record["envs"].update(unmeasured(envs, f"load unit {label} measured under other declarations ({theirs})"))
         return
     missing = [env for env in envs if env not in part.get("envs", {})]
