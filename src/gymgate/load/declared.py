@@ -31,6 +31,7 @@ class Sweep:
     extra_rounds: int
     round_per_rollout_s: float
     round_min_s: float
+    round_slack: float
     start_s: float
     stop_s: float
     confirm_runs: int = 8  # runs alone again of a path whose loaded rollouts differed (its own nondeterminism?)
@@ -92,8 +93,13 @@ class Sweep:
             return None
         return next((x for x in self.levels if 1 < x <= self.cap(cores)), None)
 
-    def round_deadline(self, level: int) -> float:
-        """One batch's deadline (a round's is this times its waves)."""
+    def round_deadline(self, level: int, expected_s: float | None = None) -> float:
+        """One batch's deadline (a round's is this times its waves): `round_slack` times what a batch at this level
+        is expected to take here (the baseline's warm-up, or the estimate before it), at least `round_min_s`; with
+        nothing expected, `round_per_rollout_s` a rollout in flight. A candidate that serializes where the baseline
+        does not meets it instead of holding the run for minutes: its lost rollouts fail correctness there."""
+        if expected_s is not None:
+            return max(self.round_min_s, self.round_slack * expected_s)
         return max(self.round_min_s, self.round_per_rollout_s * level)
 
 

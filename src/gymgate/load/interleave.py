@@ -6,6 +6,7 @@ then the whole is judged (load/judge.py) and kept: load/load.json, load/report.m
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -182,8 +183,10 @@ def _measure(env: str, live: dict[str, LoadChild], record: dict[str, Any], sweep
     alone_s = max(alone, default=0.0)
     wait_s = LatencyModel(**record["latency"]).mean_call_s(TYPICAL_TOKENS)
     candidates, not_driven = sweep.levels_for(alone_s, wait_s=wait_s, sides=len(going))  # rounds: both at once
+    share = max(1, (os.cpu_count() or 1) // max(1, len(going)))
+    estimates = {level: sweep.batch_s(level, alone_s, share, wait_s) for level in sweep.levels}
     drive = _drive(record)
-    walls = _warm_up(env, live, entry, going, candidates, sweep, drive)
+    walls = _warm_up(env, live, entry, going, candidates, sweep, drive, estimates)
     levels, waves, slow = sweep.calibrated(walls)
     not_driven.update(slow)
     for level in candidates:
@@ -199,10 +202,10 @@ def _measure(env: str, live: dict[str, LoadChild], record: dict[str, Any], sweep
     for side in going:
         entry[side]["warm"] = (_ask(live[side], entry[side], 0, protocol.USAGE, env=env) or {}).get("usage", {})
     phases["warm-up"] = time.monotonic()
-    for r in range(sweep.rounds):
-        for level in levels:
-            _round(live, entry, env, level, r, sweep, drive)
-        print(f"load {env}: round {r + 1}/{sweep.rounds} ({time.monotonic() - began:.0f} s)", flush=True)
+    for level in levels:  # level by level: a side that fails a round (and stops) has the levels below measured
+        for r in range(sweep.rounds):
+            _round(live, entry, env, level, r, sweep, drive, walls[level])
+        print(f"load {env}: {sweep.rounds} rounds at {level} in flight ({time.monotonic() - began:.0f} s)", flush=True)
     phases["rounds"] = time.monotonic()
     print(f"load {env}: " + "; ".join(_progress(side, entry[side]) for side in SIDES), flush=True)
     settled = _ask_both(live, entry, going, SETTLE_S, protocol.USAGE, env=env, settle_s=SETTLE_S)
@@ -211,7 +214,7 @@ def _measure(env: str, live: dict[str, LoadChild], record: dict[str, Any], sweep
     check = sweep.check_level(levels)
     if check is not None:  # after the readings: correctness under concurrency, not its cost
         entry["plan"]["check_level"] = check
-        _check(live, entry, going, env, check, sweep, drive)
+        _check(live, entry, going, env, check, sweep, drive, estimates[check])
     _confirm(live, entry, going, env, sweep)  # after the readings: these runs alone are not the load's cost
     phases["check and confirm"] = time.monotonic()
     starts = [began, *list(phases.values())[:-1]]
@@ -219,11 +222,14 @@ def _measure(env: str, live: dict[str, LoadChild], record: dict[str, Any], sweep
     return entry
 
 
-def _check(live, entry, sides: list[str], env: str, level: int, sweep, drive: dict[str, Any]) -> None:
+def _check(
+    live, entry, sides: list[str], env: str, level: int, sweep, drive: dict[str, Any], expected_s: float
+) -> None:
     """One batch at `level` in flight, when no measured level had two rollouts at once: a slow environment is still
     held to its paths alone under concurrency (a session store that collides shows only there)."""
     going = [s for s in sides if not entry[s].get("error") and not entry[s].get("stopped")]
-    for side, answer in _ask_rounds(live, entry, going, env, level, CHECK_ROUND, 1, sweep, drive).items():
+    answers = _ask_rounds(live, entry, going, env, level, CHECK_ROUND, 1, sweep, drive, expected_s)
+    for side, answer in answers.items():
         if "rollouts" not in answer:
             entry[side]["error"] = f"gymgate's load worker failed the check at {level} in flight: {answer.get('error')}"
         else:
@@ -274,7 +280,14 @@ def _mask_alone_again(side: dict[str, Any], again: dict[str, Any]) -> None:
 
 
 def _warm_up(
-    env: str, live, entry, going: list[str], candidates: tuple[int, ...], sweep, drive: dict[str, Any]
+    env: str,
+    live,
+    entry,
+    going: list[str],
+    candidates: tuple[int, ...],
+    sweep,
+    drive: dict[str, Any],
+    estimates: dict[int, float],
 ) -> dict[int, float]:
     """`sweep.warmup` passes of one batch at each level in turn, both sides at once, up to the first level whose
     batch outgrows the round budget; the last pass's batch times, by level. The baseline's times decide (the slower
@@ -285,7 +298,7 @@ def _warm_up(
         walls = {}
         for i, level in enumerate(candidates):
             round_no = WARMUP_ROUND - n * len(candidates) - i
-            answers = _ask_rounds(live, entry, going, env, level, round_no, 1, sweep, drive)
+            answers = _ask_rounds(live, entry, going, env, level, round_no, 1, sweep, drive, estimates[level])
             timed = {side: a["wall_s"] for side, a in answers.items() if "wall_s" in a}
             walls[level] = timed.get(BASELINE, max(timed.values(), default=0.0))
             if walls[level] > sweep.round_budget_s:
@@ -293,13 +306,16 @@ def _warm_up(
     return walls
 
 
-def _round(live, entry, env: str, level: int, round_no: int, sweep, drive: dict[str, Any]) -> None:
+def _round(
+    live, entry, env: str, level: int, round_no: int, sweep, drive: dict[str, Any], expected_s: float | None
+) -> None:
     """One measured round on both sides at once (each side's worker its own Gyms, endpoint and cores' share: the
     same moments of the machine fall on both), but a side that already stopped on this environment (a failed round:
     what follows it would measure a Gym in an unknown state)."""
     going = [s for s in SIDES if s in live and not entry[s].get("error") and not entry[s].get("stopped")]
     waves = entry["plan"]["waves"][str(level)]
-    for side, answer in _ask_rounds(live, entry, going, env, level, round_no, waves, sweep, drive).items():
+    answers = _ask_rounds(live, entry, going, env, level, round_no, waves, sweep, drive, expected_s)
+    for side, answer in answers.items():
         if "rollouts" not in answer:  # gymgate's own worker raised (the driver answers Gym's failures in the round)
             entry[side]["error"] = f"gymgate's load worker failed a round at {level} in flight: {answer.get('error')}"
             continue
@@ -309,12 +325,12 @@ def _round(live, entry, env: str, level: int, round_no: int, sweep, drive: dict[
 
 
 def _ask_rounds(
-    live, entry, sides: list[str], env: str, level: int, round_no: int, waves: int, sweep, drive
+    live, entry, sides: list[str], env: str, level: int, round_no: int, waves: int, sweep, drive, expected_s=None
 ) -> dict[str, dict[str, Any]]:
     """One round on each of `sides` at once: `waves` batches of `level` rollouts, each under the sweep's deadline for
-    the level, the model answering after the run's latency model and the servers' loops probed (`drive`). Each
-    side's answer; a side whose worker is gone or silent has its error set instead."""
-    deadline = sweep.round_deadline(level)
+    a batch expected to take `expected_s`, the model answering after the run's latency model and the servers' loops
+    probed (`drive`). Each side's answer; a side whose worker is gone or silent has its error set instead."""
+    deadline = sweep.round_deadline(level, expected_s)
     command = {"env": env, "level": level, "round": round_no, "waves": waves, "deadline_s": deadline, **drive}
     answers = _ask_both(live, entry, sides, deadline * waves, protocol.ROUND, **command)
     return {side: answer for side, answer in answers.items() if answer is not None}
@@ -404,5 +420,8 @@ def _more_rounds(live: dict[str, LoadChild], record: dict[str, Any], sweep) -> N
         if not near:
             return
         for env, level in near:
-            _round(live, record["envs"][env], env, level, sweep.rounds + extra, sweep, _drive(record))
+            walls = record["envs"][env]["plan"]["warm_batch_s"]
+            _round(
+                live, record["envs"][env], env, level, sweep.rounds + extra, sweep, _drive(record), walls[str(level)]
+            )
         print(f"load: extra round {extra + 1} where a change is near its threshold: {near}", flush=True)

@@ -147,7 +147,10 @@ def judge(envs: dict[str, dict[str, Side]], thresholds: Thresholds, ramp_rounds:
             continue
         verdict.correctness.append(correctness(env, base, cand))
         probed = any(r.get("loop_lag") for r in [*base.rounds, *cand.rounds])
+        lost = min((lv for lv in (base.first_lost(), cand.first_lost()) if lv is not None), default=None)
         for level in sorted(set(base.levels()) | set(cand.levels())):
+            if lost is not None and level >= lost:  # a side lost rollouts there (and stopped): correctness says so
+                continue
             for metric in PER_LEVEL:
                 if metric == "loop_lag_ms" and not probed:  # a run that did not probe (probe_s 0, older records)
                     continue
@@ -201,7 +204,8 @@ def scaling(env: str, base: Side, cand: Side, thresholds: Thresholds) -> MetricV
     that stops scaling where the baseline goes on regresses; `why` names the level where each stops growing
     ("serialized at N in flight"). None when the sides share fewer than two levels (nothing to scale over)."""
     t = thresholds.of("speedup")
-    shared = sorted(set(base.levels()) & set(cand.levels()))
+    enough = lambda side, level: len(side.samples("throughput", level)) >= thresholds.min_rounds  # noqa: E731
+    shared = sorted(lv for lv in set(base.levels()) & set(cand.levels()) if enough(base, lv) and enough(cand, lv))
     if len(shared) < 2:
         return None
     top = shared[-1]

@@ -130,6 +130,11 @@ class Side:
             return None
         return float(self.settled["processes"] - self.warm["processes"])
 
+    def first_lost(self) -> int | None:
+        """The lowest level at which a round failed or lost a rollout (the side stops there: what follows is not
+        comparable), or None."""
+        return min((r["level"] for r in self.rounds if r.get("error") or r["completed"] != r["rollouts"]), default=None)
+
     def first_failing(self) -> tuple[int, str] | None:
         """The lowest level at which a rollout was lost, failed or differed from its path alone, and how."""
         checked = [self.check] if self.check else []
