@@ -161,7 +161,8 @@ def test_a_gym_that_stops_scaling_is_serialized_at_the_level_it_stopped():
     (found,) = [m for m in verdict.metrics if m.metric == "speedup"]
     assert found.category == LoadCategory.REGRESSION and verdict.code == 1
     figure = found.figure(verdict.confidence)
-    assert "serialized at 1 in flight" in figure and "still growing at 128" in figure, figure
+    assert "128 in flight do the work of 1.1 at once, the baseline's of 9" in figure, figure
+    assert "serialized at 1 in flight" in figure, figure
 
 
 def test_a_run_that_did_not_probe_judges_no_lag_and_one_level_judges_no_scaling():
@@ -183,3 +184,13 @@ def test_the_storm_outlasts_a_bounded_clients_retries_and_fails_judge_calls_too(
 def test_a_latency_model_round_trips_through_the_record():
     model = named()
     assert LatencyModel(**model.to_json()) == model
+
+
+def test_a_level_is_planned_on_the_gyms_cpu_and_each_refs_share_of_the_cores():
+    sweep = declared.sweep()
+    # 120 ms alone, 30 ms of it the Gym's CPU, half a second on the model, both refs at once on two cores
+    known, _ = sweep.levels_for(0.12, cores=2, wait_s=0.5, sides=2, cpu_s=0.03)
+    guessed, why = sweep.levels_for(0.12, cores=2, wait_s=0.5, sides=2)  # the whole wall taken as CPU
+    assert 128 in known and 128 not in guessed and "round_budget_s" in why[128]
+    assert sweep.batch_s(16, 0.12, 1, 0.5, 0.03) == pytest.approx(0.62)  # the wait, not the CPU, bounds a batch of 16
+    assert sweep.round_deadline(16, 2.0) == max(sweep.round_min_s, sweep.round_slack * 2.0)

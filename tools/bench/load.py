@@ -13,9 +13,13 @@ import threading
 import tomllib
 from pathlib import Path
 
+from gymgate.load.measures import PER_LEVEL
+from gymgate.verdict import LoadCorrectness
+
 from .common import REPO, gymgate, median, sample_peak, timed
 
 MUTANTS = REPO / "tests" / "integration" / "load_mutants.toml"
+RELATIVE = (*PER_LEVEL, "speedup")  # metrics judged as a ratio of medians (the rest: a difference)
 
 
 def _newest_load(runs: str) -> dict:
@@ -44,11 +48,7 @@ def bench_load(pin: str, repeats: int) -> dict:
         for m in load["metrics"]:
             if m["change"] is None:
                 continue
-            spread = (
-                abs(m["change"] - 1)
-                if m["metric"] in ("cpu_per_rollout_ms", "p95_latency_ms", "throughput")
-                else abs(m["change"])
-            )
+            spread = abs(m["change"] - 1) if m["metric"] in RELATIVE else abs(m["change"])
             noise[m["metric"]] = max(noise.get(m["metric"], 0.0), round(spread, 4))
         out["runs"].append(
             {
@@ -59,7 +59,8 @@ def bench_load(pin: str, repeats: int) -> dict:
                 "peak_pss_gib": round(peak[1] / 2**30, 2),
                 "regressions": [m for m in load["metrics"] if m["category"] in ("regression", "insufficient data")],
                 "suspicious": sum(1 for m in load["metrics"] if m["category"] == "suspicious"),
-                "correctness": [c for c in load["correctness"] if c["category"] != "holds under load"],
+                "correctness": [c for c in load["correctness"] if c["category"] == LoadCorrectness.REGRESSED],
+                "on_both": [c for c in load["correctness"] if c["category"] == LoadCorrectness.SAME_FAIL],
                 "unjudged": load["unjudged"],
                 "largest_change": noise,
                 "envs": sorted(record["envs"]),
@@ -72,6 +73,7 @@ def bench_load(pin: str, repeats: int) -> dict:
 def render_load(pin: str, data: dict, command: str) -> str:
     runs = data["load"]["runs"]
     alarms = sum(1 for r in runs if r["regressions"] or r["correctness"] or r["unjudged"] or r["load_code"])
+    both = sum(1 for r in runs if r.get("on_both"))
     metrics = sorted({k for r in runs for k in r["largest_change"]})
     lines = [
         f"<!-- load:{pin}:begin -->",
@@ -82,7 +84,8 @@ def render_load(pin: str, data: dict, command: str) -> str:
         "",
         f"- **False alarms: {alarms} of {len(runs)}** bumps named a load regression, a correctness finding or "
         f"unjudged data (exit codes {sorted({r['exit'] for r in runs})}); suspicious (shown, not failed) in "
-        f"{sum(1 for r in runs if r['suspicious'])}.",
+        f"{sum(1 for r in runs if r['suspicious'])}; a difference under load on both refs (shown, not failed: "
+        f"a path's own nondeterminism it did not show in its runs alone) in {both}.",
         f"- Load run (both refs, start to stop): median {median([r['load_s'] for r in runs])} s "
         f"({', '.join(str(r['load_s']) for r in runs)}); the whole command {median([r['seconds'] for r in runs])} s; "
         f"peak PSS of everything the run started {max((r['peak_pss_gib'] for r in runs), default=0)} GiB.",

@@ -47,10 +47,14 @@ class Sweep:
         cap = self.cap(cores)
         return tuple(x for x in self.levels if x <= cap), tuple(x for x in self.levels if x > cap)
 
-    def batch_s(self, level: int, alone_s: float, cores: int | None = None, wait_s: float = 0.0) -> float:
-        """What one batch of `level` rollouts is expected to take, each costing `alone_s` on the machine's cores and
-        waiting `wait_s` on the model (Little's law: the wait overlaps the others' work; the CPU does not)."""
-        return max(wait_s + alone_s, alone_s * level / (cores or os.cpu_count() or 1))
+    def batch_s(
+        self, level: int, alone_s: float, cores: int | None = None, wait_s: float = 0.0, cpu_s: float | None = None
+    ) -> float:
+        """What one batch of `level` rollouts is expected to take, each taking `alone_s` alone (`cpu_s` of it the Gym's
+        CPU, all of it when not known) on the machine's cores and waiting `wait_s` on the model (Little's law: the
+        wait overlaps the others' work; the CPU does not)."""
+        cpu = alone_s if cpu_s is None else cpu_s
+        return max(wait_s + alone_s, cpu * level / (cores or os.cpu_count() or 1))
 
     def calibrated(self, walls: dict[int, float]) -> tuple[tuple[int, ...], dict[int, int], dict[int, str]]:
         """From the warm-up's last pass (each level's batch time here, the slower side's): the levels a round drives
@@ -67,7 +71,7 @@ class Sweep:
         return tuple(levels), waves, why
 
     def levels_for(
-        self, alone_s: float, cores: int | None = None, wait_s: float = 0.0, sides: int = 1
+        self, alone_s: float, cores: int | None = None, wait_s: float = 0.0, sides: int = 1, cpu_s: float | None = None
     ) -> tuple[tuple[int, ...], dict[int, str]]:
         """The levels an environment is worth warming up at here (`wait_s`: what a rollout waits on the model;
         `sides`: refs measured at once, sharing the cores), and why each other declared level is not. A first guess
@@ -76,7 +80,7 @@ class Sweep:
         cores = cores or os.cpu_count() or 1
         cap = self.cap(cores)
         for level in self.levels:
-            batch = self.batch_s(level, alone_s, max(1, cores // max(1, sides)), wait_s)
+            batch = self.batch_s(level, alone_s, max(1, cores // max(1, sides)), wait_s, cpu_s)
             if level > cap:
                 why[level] = f"above {self.cap_per_core} a core ({cap} here)"
             elif batch > self.round_budget_s * ESTIMATE_SLACK and driven:

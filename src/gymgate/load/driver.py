@@ -124,6 +124,8 @@ class LoadDriver:
         """Each path alone, ALONE_RUNS times: its oracle, and its own nondeterminism. A path that fails alone is not
         loaded (the acceptance paths judge it); said in the answer."""
         kept, failed, seconds = [], {}, []
+        roots = self.roots(env)
+        before = procstat.usage(roots).cpu_s
         for path in self.paths.get(env, []):
             runs = []
             for n in range(ALONE_RUNS):
@@ -145,6 +147,8 @@ class LoadDriver:
             "masked": {p.id: sorted(p.masked) for p in kept if p.masked},
             "failed_alone": failed,
             "seconds": sorted(round(x, 4) for x in seconds),  # each rollout alone: what a level here would cost
+            # the Gym servers' CPU a rollout alone cost (the kernel's accounting): what a batch of many costs the cores
+            "cpu_s": round((procstat.usage(roots).cpu_s - before) / len(seconds), 4) if seconds else None,
         }
 
     def confirm(self, env: str, fields: dict[str, list[str]], runs: int, deadline_s: float) -> dict[str, Any]:

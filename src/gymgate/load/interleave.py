@@ -182,9 +182,12 @@ def _measure(env: str, live: dict[str, LoadChild], record: dict[str, Any], sweep
     alone = [median(entry[s]["alone"]["seconds"]) for s in going if entry[s]["alone"].get("seconds")]
     alone_s = max(alone, default=0.0)
     wait_s = LatencyModel(**record["latency"]).mean_call_s(TYPICAL_TOKENS)
-    candidates, not_driven = sweep.levels_for(alone_s, wait_s=wait_s, sides=len(going))  # rounds: both at once
+    cpus = [entry[s]["alone"]["cpu_s"] for s in going if entry[s]["alone"].get("cpu_s") is not None]
+    cpu_s = max(cpus) if len(cpus) == len(going) and cpus else None  # the Gym's CPU of a rollout alone, when read
+    # rounds run on both refs at once: each has its share of the cores
+    candidates, not_driven = sweep.levels_for(alone_s, wait_s=wait_s, sides=len(going), cpu_s=cpu_s)
     share = max(1, (os.cpu_count() or 1) // max(1, len(going)))
-    estimates = {level: sweep.batch_s(level, alone_s, share, wait_s) for level in sweep.levels}
+    estimates = {level: sweep.batch_s(level, alone_s, share, wait_s, cpu_s) for level in sweep.levels}
     drive = _drive(record)
     walls = _warm_up(env, live, entry, going, candidates, sweep, drive, estimates)
     levels, waves, slow = sweep.calibrated(walls)
@@ -194,6 +197,7 @@ def _measure(env: str, live: dict[str, LoadChild], record: dict[str, Any], sweep
             not_driven[level] = "a batch at a lower level already outgrew round_budget_s here"
     entry["plan"] = {
         "alone_s": round(alone_s, 4),
+        "alone_cpu_s": cpu_s,
         "warm_batch_s": {str(k): round(v, 3) for k, v in walls.items()},
         "levels": list(levels),
         "waves": {str(x): waves[x] for x in levels},

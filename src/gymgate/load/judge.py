@@ -17,6 +17,7 @@ from gymgate.load.saturation import SaturationVerdict
 from gymgate.load.stats import ratio_interval, z_of
 from gymgate.verdict import LoadCategory, LoadCorrectness, load_exit_code
 
+SERIAL = 0.25  # a speed-up below this share of the rise in rollouts in flight: the work goes (nearly) one at a time
 NAMED = ("loop_lag_ms", "speedup")  # metrics whose figure says where (the server held, the level it serialized at)
 
 
@@ -220,9 +221,10 @@ def scaling(env: str, base: Side, cand: Side, thresholds: Thresholds) -> MetricV
     out.change, out.low, out.high = ratio_interval(a, b, thresholds.confidence, thresholds.resamples)
     moved = abs(out.candidate - out.baseline) >= t.floor
     out.category = categorize(t, out.change, out.low, out.high, moved, relative=True)
-    knee = lambda side: side.saturation()  # noqa: E731
-    said = lambda k: f"serialized at {k} in flight" if k else f"still growing at {top}"  # noqa: E731
-    out.why = f"from {shared[0]} to {top} in flight; candidate {said(knee(cand))}, baseline {said(knee(base))}"
+    out.why = f"{top} in flight do the work of {out.candidate:.1f} at once, the baseline's of {out.baseline:.1f}"
+    if out.candidate < SERIAL * top / shared[0]:
+        knee = cand.saturation()
+        out.why += f"; serialized at {knee if knee else shared[0]} in flight"
     return out
 
 
