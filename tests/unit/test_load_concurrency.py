@@ -194,3 +194,47 @@ def test_a_level_is_planned_on_the_gyms_cpu_and_each_refs_share_of_the_cores():
     assert 128 in known and 128 not in guessed and "round_budget_s" in why[128]
     assert sweep.batch_s(16, 0.12, 1, 0.5, 0.03) == pytest.approx(0.62)  # the wait, not the CPU, bounds a batch of 16
     assert sweep.round_deadline(16, 2.0) == max(sweep.round_min_s, sweep.round_slack * 2.0)
+
+
+def test_the_session_probe_writes_then_reads_before_the_paths_own_calls_and_is_declared_whole():
+    from gymgate.endpoint.script import Script, ToolCall, Turn  # noqa: PLC0415 - this test only
+    from gymgate.variants.sessions import SessionDecl, read_your_writes  # noqa: PLC0415 - this test only
+
+    decl = SessionDecl.from_data(
+        {
+            "read_your_writes": {
+                "write": {"name": "note_add", "arguments": {"text": "mine"}},
+                "read": {"name": "note_list", "arguments": {}},
+            }
+        },
+        "case.toml",
+    )
+    work = Turn(tool_calls=(ToolCall("reply", "{}"),))
+    script = Script(case="e", mode="accepted", turns=(Turn(content="thinking"), work, Turn(content="done")))
+    probe = read_your_writes(script, decl)
+    assert [t.tool_calls[0].name if t.tool_calls else t.content for t in probe.turns] == [
+        "thinking",
+        "note_add",
+        "note_list",
+        "reply",
+        "done",
+    ]
+    assert probe.inserted_calls == (0, 1)  # the path's own call keeps its declared output
+    assert read_your_writes(replace_turns(script, (Turn(content="no tools"),)), decl) is None
+    assert read_your_writes(script, SessionDecl()) is None
+    with pytest.raises(ValueError, match="read_your_writes"):
+        SessionDecl.from_data({"read_your_writes": {"write": {"name": "note_add"}}}, "case.toml")
+
+
+def replace_turns(script, turns):
+    from dataclasses import replace  # noqa: PLC0415 - this test only
+
+    return replace(script, turns=turns)
+
+
+def test_workplace_assistant_declares_a_session_probe():
+    from gymgate.cases.named import load_environments  # noqa: PLC0415 - this test only
+
+    (env,) = load_environments(["workplace_assistant"])
+    probe = env.session.read_your_writes
+    assert probe.write.name == "email_send_email" and probe.read.name == "email_search_emails"

@@ -28,6 +28,7 @@ from gymgate.load.protocol import ALONE_RUNS
 from gymgate.paths.spec import PathSpec
 from gymgate.runner.path import GENERATION
 from gymgate.text import strip_ansi
+from gymgate.variants.sessions import read_your_writes
 
 
 @dataclass
@@ -63,6 +64,7 @@ class Rolled:
 
 
 SHOWN = 5  # differing leaves shown side by side per mismatching rollout (every one is named)
+PROBE = "+read_your_writes"  # a path's id with the case's session probe in its script (variants/sessions.py)
 CONFIRM_ROUND = -20  # the tags of a path's runs alone again (below the alone runs', above the warm-up's)
 
 
@@ -109,7 +111,11 @@ class LoadDriver:
                 "task_name": task_name_for(spec.row.file or spec.env.name),
             }
             agent = str((fed.get("agent_ref") or {}).get("name", ""))
-            self.paths.setdefault(spec.env.name, []).append(LoadPath(spec.id, spec.env.name, agent, datum, spec.script))
+            loaded = self.paths.setdefault(spec.env.name, [])
+            loaded.append(LoadPath(spec.id, spec.env.name, agent, datum, spec.script))
+            probe = read_your_writes(spec.script, spec.env.session)
+            if probe is not None and not any(p.id.endswith(PROBE) for p in loaded):  # one a environment
+                loaded.append(LoadPath(spec.id + PROBE, spec.env.name, agent, datum, probe))
 
     def roots(self, env: str) -> list[int]:
         """The processes of the environment's Gym instance that are Gym's servers: its actor's process group, but the

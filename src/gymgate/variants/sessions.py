@@ -28,18 +28,33 @@ class ReadOnlyCall:
 
 
 @dataclass(frozen=True)
+class ReadYourWrites:
+    """A session probe (`[session.read_your_writes]`): a call that writes to the session, then one whose answer
+    depends on that write (on a fresh session, `output`). Rolled out concurrently in GRPO groups under load, every
+    session must read only its own write: a store that sessions share shows the others' writes too."""
+
+    write: ToolCall
+    read: ToolCall
+    output: str | None = None
+
+
+@dataclass(frozen=True)
 class SessionDecl:
     """An environment's `[session]` table: that its agent runs the model's tool calls in one session, the calls that
-    only read that session, and whether calls may be made at once (None: as the row's `parallel_tool_calls` says)."""
+    only read that session, whether calls may be made at once (None: as the row's `parallel_tool_calls` says), and
+    its read-your-writes probe under load."""
 
     read_only: tuple[ReadOnlyCall, ...] = ()
     parallel: bool | None = None
+    read_your_writes: ReadYourWrites | None = None
 
     @classmethod
     def from_data(cls, data: dict[str, Any], where: str) -> SessionDecl:
-        unknown = set(data) - {"read_only", "parallel"}
+        unknown = set(data) - {"read_only", "parallel", "read_your_writes"}
         if unknown:
-            raise ValueError(f"{where}: [session] has unknown key(s) {sorted(unknown)} (read_only, parallel)")
+            raise ValueError(
+                f"{where}: [session] has unknown key(s) {sorted(unknown)} (read_only, parallel, read_your_writes)"
+            )
         calls = []
         for entry in data.get("read_only", []):
             if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or "arguments" not in entry:
@@ -49,7 +64,35 @@ class SessionDecl:
         parallel = data.get("parallel")
         if parallel is not None and not isinstance(parallel, bool):
             raise ValueError(f"{where}: [session] parallel is true or false")
-        return cls(tuple(calls), parallel)
+        return cls(tuple(calls), parallel, _read_your_writes(data.get("read_your_writes"), where))
+
+
+def _read_your_writes(data: Any, where: str) -> ReadYourWrites | None:
+    if data is None:
+        return None
+    shape = "[session.read_your_writes] is { write = { name, arguments }, read = { name, arguments }, output? }"
+    calls = [data.get(k) if isinstance(data, dict) else None for k in ("write", "read")]
+    if not all(isinstance(c, dict) and isinstance(c.get("name"), str) and "arguments" in c for c in calls):
+        raise ValueError(f"{where}: {shape}: {data!r}")
+    if set(data) - {"write", "read", "output"}:
+        raise ValueError(f"{where}: {shape}: unknown key(s) {sorted(set(data) - {'write', 'read', 'output'})}")
+    output = data.get("output")
+    return ReadYourWrites(
+        ToolCall.from_data(calls[0]), ToolCall.from_data(calls[1]), None if output is None else str(output)
+    )
+
+
+def read_your_writes(script: Script, session: SessionDecl | None) -> Script | None:
+    """The script with the session probe's write and read, each a turn of its own, before its first turn that calls
+    tools: what a load run rolls out concurrently in GRPO groups (load/driver.py). None when the case declares no
+    probe or the script calls no tools (its agent may not keep a session)."""
+    if session is None or session.read_your_writes is None or not any(t.tool_calls for t in script.turns):
+        return None
+    probe = session.read_your_writes
+    turns = list(script.turns)
+    at = next(i for i, t in enumerate(turns) if t.tool_calls)
+    turns[at:at] = [Turn(tool_calls=(probe.write,)), Turn(tool_calls=(probe.read,))]
+    return _spread(script, turns, inserted={at, at + 1})
 
 
 def rewrite(kind: str, script: Script, session: SessionDecl | None, row: dict[str, Any] | None) -> Script | None:
