@@ -18,7 +18,8 @@ from gymgate.load.stats import ratio_interval, z_of
 from gymgate.verdict import LoadCategory, LoadCorrectness, load_exit_code
 
 SERIAL = 0.25  # a speed-up below this share of the rise in rollouts in flight: the work goes (nearly) one at a time
-NAMED = ("loop_lag_ms", "speedup")  # metrics whose figure says where (the server held, the level it serialized at)
+NAMED = ("loop_lag_ms", "speedup", "rss_slope_kb")  # figures that say where (the server held, the level it serialized
+# at) or what the run could see (the smallest leak)
 
 
 @dataclass
@@ -271,8 +272,12 @@ def growth(
     spread = z_of(thresholds.confidence) * math.hypot(ea, eb)
     out.low, out.high = out.change - spread, out.change + spread
     span = min(spa, spb)
-    visible = max(t.floor, t.min_growth * t.per / span) if span else math.inf
-    out.why = f"this run sees a leak from {visible:.3g} {t.unit} ({span} rollouts)"
+    # the smallest growth this run could call a leak at its confidence: beyond the floor, adding up to min_growth over
+    # the rollouts measured, and beyond the interval the two slopes' standard errors give
+    visible = max(t.floor, t.min_growth * t.per / span, spread) if span else math.inf
+    out.why = (
+        f"this run sees a leak from {visible:.3g} {t.unit} at {round(thresholds.confidence * 100)} % ({span} rollouts)"
+    )
     moved = abs(out.change) >= t.floor and span > 0 and abs(out.change) * span / t.per >= t.min_growth
     out.category = categorize(t, out.change, out.low, out.high, moved, relative=False)
     return out
