@@ -238,3 +238,23 @@ def test_workplace_assistant_declares_a_session_probe():
     (env,) = load_environments(["workplace_assistant"])
     probe = env.session.read_your_writes
     assert probe.write.name == "email_send_email" and probe.read.name == "email_search_emails"
+
+
+def test_a_probes_read_is_the_tool_message_answering_its_call():
+    from types import SimpleNamespace  # noqa: PLC0415 - this test only
+
+    from gymgate.load.observe import tool_output  # noqa: PLC0415 - this test only
+
+    asked = [
+        SimpleNamespace(body={"messages": [{"role": "user", "content": "hi"}]}),
+        SimpleNamespace(body={"messages": [{"role": "tool", "tool_call_id": "call_1_0", "content": "sent"}]}),
+        SimpleNamespace(
+            body={
+                "messages": [
+                    {"role": "tool", "tool_call_id": "call_2_0", "content": [{"type": "text", "text": "1 email"}]}
+                ]
+            }
+        ),
+    ]
+    assert tool_output(asked, "call_2_0") == "1 email" and tool_output(asked, "call_1_0") == "sent"
+    assert tool_output(asked, "call_9_0") is None

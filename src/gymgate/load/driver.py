@@ -24,7 +24,7 @@ from gymgate.endpoint.script import Script
 from gymgate.endpoint.server import UNTAGGED, ModelEndpoint, request_key
 from gymgate.load import observe, procstat, shape
 from gymgate.load.loopprobe import LoopProbe
-from gymgate.load.protocol import ALONE_RUNS
+from gymgate.load.protocol import ALONE_RUNS, PROBE_FIELD
 from gymgate.paths.spec import PathSpec
 from gymgate.runner.path import GENERATION
 from gymgate.text import strip_ansi
@@ -45,6 +45,10 @@ class LoadPath:
     # observation's placeholder): the endpoint routes a loaded rollout's by them.
     untagged: dict[str, list[str]] = field(default_factory=dict)
     masked: set[str] = field(default_factory=set)  # leaves that differ between its runs alone
+    # A session probe's (variants/sessions.read_your_writes): the id of its read call, and what that read must answer
+    # on every rollout (the case's declared output, else its first run alone: a fresh session's) — never masked
+    probe_call: str = ""
+    probe_expected: str | None = None
 
 
 @dataclass
@@ -60,6 +64,7 @@ class Rolled:
     unanswered: set[str] = field(default_factory=set)
     injected: int = 0  # attempts the endpoint failed in all
     waited_s: float = 0.0  # model latency the endpoint's answers waited, in all (the latency model's)
+    probes: dict[str, str | None] = field(default_factory=dict)  # a session probe's read answer, by its rollout's tag
     untagged: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # each tag's, as LoadPath.untagged
 
 
@@ -114,8 +119,12 @@ class LoadDriver:
             loaded = self.paths.setdefault(spec.env.name, [])
             loaded.append(LoadPath(spec.id, spec.env.name, agent, datum, spec.script))
             probe = read_your_writes(spec.script, spec.env.session)
-            if probe is not None and not any(p.id.endswith(PROBE) for p in loaded):  # one a environment
-                loaded.append(LoadPath(spec.id + PROBE, spec.env.name, agent, datum, probe))
+            if probe is not None and not any(p.id.endswith(PROBE) for p in loaded):  # one an environment
+                declared = spec.env.session.read_your_writes
+                read_turn = next(i for i, t in enumerate(probe.turns) if t.tool_calls[:1] == (declared.read,))
+                path = LoadPath(spec.id + PROBE, spec.env.name, agent, datum, probe, probe_call=f"call_{read_turn}_0")
+                path.probe_expected = declared.output
+                loaded.append(path)
 
     def roots(self, env: str) -> list[int]:
         """The processes of the environment's Gym instance that are Gym's servers: its actor's process group, but the
@@ -130,6 +139,7 @@ class LoadDriver:
         """Each path alone, ALONE_RUNS times: its oracle, and its own nondeterminism. A path that fails alone is not
         loaded (the acceptance paths judge it); said in the answer."""
         kept, failed, seconds = [], {}, []
+        probes: dict[str, dict[str, Any]] = {}  # each session probe's read, alone (a reviewer declares it from here)
         roots = self.roots(env)
         before = procstat.usage(roots).cpu_s
         for path in self.paths.get(env, []):
@@ -142,6 +152,11 @@ class LoadDriver:
                 runs.append(next(iter(rolled.leaves.values())))
                 path.untagged = path.untagged or next(iter(rolled.untagged.values()), {})
                 seconds += rolled.arrivals.values()
+                if path.probe_call:
+                    read = next(iter(rolled.probes.values()), None)
+                    probes.setdefault(path.id, {"declared": path.probe_expected, "alone": []})["alone"].append(read)
+                    if path.probe_expected is None:  # undeclared: a fresh session's answer, its first run alone
+                        path.probe_expected = read
             if path.id in failed:
                 continue
             path.alone, path.masked = runs[0], set().union(*(observe.differing(runs[0], r) for r in runs[1:]))
@@ -152,6 +167,7 @@ class LoadDriver:
             "paths": [p.id for p in kept],
             "masked": {p.id: sorted(p.masked) for p in kept if p.masked},
             "failed_alone": failed,
+            "probes": probes,
             "seconds": sorted(round(x, 4) for x in seconds),  # each rollout alone: what a level here would cost
             # the Gym servers' CPU a rollout alone cost (the kernel's accounting): what a batch of many costs the cores
             "cpu_s": round((procstat.usage(roots).cpu_s - before) / len(seconds), 4) if seconds else None,
@@ -275,8 +291,12 @@ class LoadDriver:
             if leaves is None:
                 continue
             fields = sorted(observe.differing(path.alone, leaves) - path.masked)
+            shown = observe.shown_side_by_side(path.alone, leaves, fields, SHOWN) if fields else []
+            read = rolled.probes.get(tag)
+            if path.probe_call and read != path.probe_expected:  # its own write only, whatever ran alone
+                fields.append(PROBE_FIELD)
+                shown.append({"field": PROBE_FIELD, "alone": _cut(path.probe_expected), "loaded": _cut(read)})
             if fields:
-                shown = observe.shown_side_by_side(path.alone, leaves, fields, SHOWN)
                 mismatches.append({"path": path.id, "rollout": tag, "fields": fields, "differences": shown})
         return batch, rolled, mismatches
 
@@ -316,7 +336,10 @@ class LoadDriver:
         by_tag: dict[str, list[Any]] = {}
         for exchange in exchanges:
             by_tag.setdefault(exchange.rollout, []).append(exchange)
+        probing = {tag: path.probe_call for tag, path in rollouts if path.probe_call}
         for tag, seen in by_tag.items():
+            if tag in probing:
+                rolled.probes[tag] = observe.tool_output(seen, probing[tag])
             rolled.attempts[tag], answered_all = observe.call_attempts(seen)
             if not answered_all:
                 rolled.unanswered.add(tag)
@@ -423,3 +446,8 @@ def grpo_batch(data: list[dict[str, str]]) -> dict[str, Any]:
     if size > 1 and all(len(g) == size and all(d is g[0] for d in g) for g in groups):
         return repeat_interleave(collate([process_datum(g[0], i) for i, g in enumerate(groups)]), size)
     return collate([process_datum(datum, i) for i, datum in enumerate(data)])
+
+
+def _cut(text: str | None, limit: int = 300) -> str:
+    """A tool's answer as a finding shows it."""
+    return "(no answer)" if text is None else text if len(text) <= limit else text[:limit] + "…"

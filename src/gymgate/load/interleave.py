@@ -263,7 +263,9 @@ def _differing(side: dict[str, Any]) -> dict[str, set[str]]:
     wanted: dict[str, set[str]] = {}
     for r in [*side["rounds"], *([side["check"]] if side.get("check") else [])]:
         for m in r.get("mismatches", []):
-            wanted.setdefault(m["path"], set()).update(m["fields"])
+            fields = set(m["fields"]) - {protocol.PROBE_FIELD}  # a session probe's read is never the path's own
+            if fields:
+                wanted.setdefault(m["path"], set()).update(fields)
     return wanted
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from gymgate.compare.observation import flatten, rules, side_by_side
 from gymgate.endpoint.server import TOKENIZE
 from gymgate.runfolder.record import REQUESTS, RESULT
+from gymgate.text import content_text
 
 PLACEHOLDER = "<rollout>"
 
@@ -30,6 +31,17 @@ def observation(tag: str, exchanges: Iterable[Any], gym_result: Any) -> dict[str
     text = json.dumps({REQUESTS: grouped, RESULT: gym_result}, sort_keys=True, default=str).replace(tag, PLACEHOLDER)
     leaves, _ = flatten(json.loads(text), rules())
     return leaves
+
+
+def tool_output(exchanges: Iterable[Any], call_id: str) -> str | None:
+    """What Gym gave the model back for one of its tool calls (the tool message answering `call_id`, as the next
+    policy request carries it), or None when no request carried it."""
+    for exchange in exchanges:
+        messages = exchange.body.get("messages") if isinstance(exchange.body, dict) else None
+        for message in messages if isinstance(messages, list) else []:
+            if isinstance(message, dict) and message.get("tool_call_id") == call_id:
+                return content_text(message.get("content"))
+    return None
 
 
 def differing(one: dict[str, Any], other: dict[str, Any]) -> set[str]:

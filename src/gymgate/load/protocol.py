@@ -10,6 +10,9 @@ PREFIX = "GYMGATE-LOAD "
 READY, ALONE, ROUND, USAGE, STOP = "ready", "alone", "round", "usage", "stop"  # the commands (and the first answer)
 SATURATED = "saturated"  # a batch of every environment with the policy server saturated
 CONFIRM = "confirm"  # paths whose loaded rollouts differed, run alone again: is the difference their own?
+# A session probe's read that was not its own session's (driver: a mismatch's field; never a path's own nondeterminism,
+# so never confirmed alone again)
+PROBE_FIELD = "session.read_your_writes"
 ALONE_RUNS = 2  # runs of each path alone: the oracle, and the leaves that differ between them (the path's own noise)
 
 
