@@ -687,3 +687,26 @@ def test_a_slow_environment_is_still_checked_under_concurrency(tmp_path, monkeyp
     assert correctness.category == LoadCorrectness.REGRESSED and correctness.level == SECOND, correctness
     assert {m.level for m in run.verdict.metrics if m.level is not None} == {1}  # its cost is never judged
     assert f"checked with one batch of {SECOND} in flight" in (run.folder / "report.md").read_text()
+
+
+def test_a_leaf_a_path_varies_alone_on_either_ref_is_its_own_on_both(tmp_path, monkeypatch):
+    """An A/A run: a recorded path's verifier meets its time limit by chance under load on both refs; alone again, only
+    the candidate shows it varying (the baseline's eight runs by chance do not). The leaf is the path's own
+    nondeterminism on both refs: neither holds it against the load (no 'fixed', no 'regressed')."""
+    original = FakeWorker.reply
+    differs = {"path": "e:accepted", "rollout": "t", "fields": ["result.reward"]}
+    differs["differences"] = [{"field": "result.reward", "alone": "1.0", "loaded": "0.0"}]
+
+    def by_chance(self, command, timeout_s):
+        if command["op"] == "confirm":
+            found = ["result.reward"] if self.side == CANDIDATE else []
+            return {"paths": {"e:accepted": {"runs": 8, "varying": found, "error": ""}}}
+        answer = original(self, command, timeout_s)
+        if command["op"] == "round" and command["level"] == SECOND and command["round"] == 0:
+            answer = {**answer, "mismatches": [differs], "mismatched": 1}
+        return answer
+
+    monkeypatch.setattr(FakeWorker, "reply", by_chance)
+    run = fake_run(tmp_path, monkeypatch)
+    assert [c.category for c in run.verdict.correctness] == [LoadCorrectness.HOLDS], run.verdict.correctness
+    assert run.verdict.code == 0

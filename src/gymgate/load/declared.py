@@ -15,7 +15,7 @@ from gymgate.endpoint.latency import MODELS_FILE as LATENCY_FILE
 SWEEP_FILE = Path(__file__).with_name("sweep.toml")
 THRESHOLDS_FILE = Path(__file__).with_name("thresholds.toml")
 UP, DOWN = "up", "down"
-ESTIMATE_SLACK = 1.5  # a level whose batch the paths alone say would outgrow the budget by more is not warmed up
+ESTIMATE_SLACK = 1.0  # a level whose batch the paths alone say would outgrow the budget by more is not warmed up
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ class Sweep:
     ) -> tuple[tuple[int, ...], dict[int, str]]:
         """The levels an environment is worth warming up at here (`wait_s`: what a rollout waits on the model;
         `sides`: refs measured at once, sharing the cores), and why each other declared level is not. A first guess
-        from the paths alone, generous by ESTIMATE_SLACK: the warm-up measures the rest (`calibrated`)."""
+        from the paths alone (within ESTIMATE_SLACK times the budget): the warm-up measures the rest (`calibrated`)."""
         driven, why = [], {}
         cores = cores or os.cpu_count() or 1
         cap = self.cap(cores)

@@ -253,9 +253,16 @@ def _confirm(live, entry, going: list[str], env: str, sweep) -> None:
             fields = {pid: sorted(names) for pid, names in wanted.items()}
             commands[side] = {"env": env, "fields": fields, "runs": sweep.confirm_runs, "deadline_s": deadline}
             takes = max(takes, deadline * sweep.confirm_runs * len(wanted))
-    for side, answer in _ask_each(live, entry, commands, takes, protocol.CONFIRM).items():
-        if answer is not None:
-            _mask_alone_again(entry[side], answer["paths"])
+    answers = {side: a for side, a in _ask_each(live, entry, commands, takes, protocol.CONFIRM).items() if a}
+    # A leaf a path varies alone on either ref is that path's own nondeterminism on both (the same row and script:
+    # that the other ref did not show it in its runs alone is chance), never held against the load on either.
+    varying: dict[str, set[str]] = {}
+    for answer in answers.values():
+        for pid, found in answer["paths"].items():
+            varying.setdefault(pid, set()).update(found["varying"])
+    for side in going:
+        if side in answers or side not in commands:
+            _mask_alone_again(entry[side], answers.get(side, {}).get("paths", {}), varying)
 
 
 def _differing(side: dict[str, Any]) -> dict[str, set[str]]:
@@ -269,10 +276,11 @@ def _differing(side: dict[str, Any]) -> dict[str, set[str]]:
     return wanted
 
 
-def _mask_alone_again(side: dict[str, Any], again: dict[str, Any]) -> None:
-    """The leaves each path varied alone again leave its rounds' mismatches; `alone_again` keeps what was run."""
-    side["alone_again"] = again
-    varying = {pid: set(found["varying"]) for pid, found in again.items()}
+def _mask_alone_again(side: dict[str, Any], again: dict[str, Any], varying: dict[str, set[str]]) -> None:
+    """The leaves each path varied alone (`varying`, on either ref) leave this side's mismatches; `alone_again`
+    keeps what this side ran."""
+    if again:
+        side["alone_again"] = again
     for r in [*side["rounds"], *([side["check"]] if side.get("check") else [])]:
         kept = []
         for m in r.get("mismatches", []):
