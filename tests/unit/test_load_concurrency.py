@@ -258,3 +258,29 @@ def test_a_probes_read_is_the_tool_message_answering_its_call():
     ]
     assert tool_output(asked, "call_2_0") == "1 email" and tool_output(asked, "call_1_0") == "sent"
     assert tool_output(asked, "call_9_0") is None
+
+
+def test_memory_growth_is_fitted_within_each_level_and_a_baseline_giving_memory_back_is_flat():
+    from gymgate.load.judge import growth  # noqa: PLC0415 - this test only
+    from gymgate.load.stats import pooled_slope  # noqa: PLC0415 - this test only
+
+    # a step between levels (pools grown for more in flight) and flat within each: no slope
+    b, _ = pooled_slope([([3, 6, 9], [100, 100, 100]), ([25, 41, 57], [130, 130, 130])])
+    assert b == 0.0
+    b, se = pooled_slope([([3, 6, 9], [100, 103, 106]), ([25, 41, 57], [200, 216, 232])])
+    assert b == pytest.approx(1.0) and se == pytest.approx(0.0)
+
+    def side_of(rss_mib_by_round: list[float]) -> Side:
+        rounds = lag_rounds({1: 1.5, 16: 2.0}, {1: 2.0, 16: 10.0})
+        for r, mib in zip(sorted(rounds, key=lambda r: (r["level"], r["round"])), rss_mib_by_round, strict=True):
+            r["after"] = {**r["after"], "rss_bytes": int(mib * 2**20)}
+        return Side(rounds=sorted(rounds, key=lambda r: (r["level"], r["round"])))
+
+    # the baseline gave 23 MiB back at one reading; the candidate grew 8 MiB in all: not a leak
+    base = side_of([5559] * 5 + [5536] * 5)
+    cand = side_of([5541] * 5 + [5542, 5547, 5549, 5546, 5549])
+    assert growth("e", "rss_slope_kb", base, cand, THRESHOLDS, 1).category == LoadCategory.NO_CHANGE
+    # a candidate keeping 1 MiB a rollout in every level
+    leak = side_of([5541 + i for i in range(5)] + [5600 + 16 * i for i in range(5)])
+    found = growth("e", "rss_slope_kb", base, leak, THRESHOLDS, 1)
+    assert found.category == LoadCategory.REGRESSION, found

@@ -268,7 +268,9 @@ def growth(
     if min(na, nb) < thresholds.min_rounds:
         out.why = f"{na} baseline and {nb} candidate readings; {thresholds.min_rounds} needed"
         return out
-    out.baseline, out.candidate, out.change = sa, sb, sb - sa
+    # the candidate's growth beyond the baseline's (a baseline that gave memory back is taken as flat: its allocator
+    # returning pages is not the candidate's leak)
+    out.baseline, out.candidate, out.change = sa, sb, sb - max(sa, 0.0)
     spread = z_of(thresholds.confidence) * math.hypot(ea, eb)
     out.low, out.high = out.change - spread, out.change + spread
     span = min(spa, spb)
@@ -278,7 +280,10 @@ def growth(
     out.why = (
         f"this run sees a leak from {visible:.3g} {t.unit} at {round(thresholds.confidence * 100)} % ({span} rollouts)"
     )
+    # moved: beyond the floor, and the candidate itself grew by min_growth over the rollouts measured
     moved = abs(out.change) >= t.floor and span > 0 and abs(out.change) * span / t.per >= t.min_growth
+    if out.change > 0:
+        moved = moved and sb * span / t.per >= t.min_growth
     out.category = categorize(t, out.change, out.low, out.high, moved, relative=False)
     return out
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from statistics import median
 from typing import Any
 
-from gymgate.load.stats import percentile, slope
+from gymgate.load.stats import percentile, pooled_slope
 
 BASELINE, CANDIDATE = "baseline", "candidate"
 SIDES = (BASELINE, CANDIDATE)
@@ -114,15 +114,20 @@ class Side:
         round's reading against the rollouts done so far, its standard error, the readings it rests on and the
         rollouts they span."""
         key, factor = {"rss_slope_kb": ("rss_bytes", 1 / 1024), "fd_slope": ("fds", 100.0)}[metric]
-        xs, ys, done = [], [], 0
+        by_level: dict[int, tuple[list[float], list[float]]] = {}
+        done = 0
         for r in self.rounds:
             done += r["rollouts"]
             if "after" not in r or r["round"] < ramp_rounds:
                 continue
+            xs, ys = by_level.setdefault(r["level"], ([], []))
             xs.append(done)
             ys.append(r["after"][key])
-        b, se = slope(xs, ys)
-        return b * factor, se * factor, len(xs), (xs[-1] - xs[0]) if xs else 0
+        # within each level (its own intercept): a step between levels is pools grown for more in flight, not a leak
+        b, se = pooled_slope(list(by_level.values()))
+        readings = sum(len(xs) for xs, _ in by_level.values())
+        spans = sum(xs[-1] - xs[0] for xs, _ in by_level.values() if xs)
+        return b * factor, se * factor, readings, spans
 
     def children_left(self) -> float | None:
         """Processes of the Gym's servers once the load is over and they are idle, beyond those after the warm-up."""

@@ -53,6 +53,30 @@ def slope(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
     return b, math.sqrt(residual / (n - 2) / sxx)
 
 
+def pooled_slope(groups: Sequence[tuple[Sequence[float], Sequence[float]]]) -> tuple[float, float]:
+    """One least-squares slope shared by several groups of (xs, ys), each with an intercept of its own (each group
+    centred on its means), and its standard error: a step between groups (pools and caches grown for a higher level
+    in flight) is not read as a trend. inf with too few points to estimate it."""
+    sxx = sxy = 0.0
+    centred: list[tuple[float, float]] = []
+    for xs, ys in groups:
+        if len(xs) < 2:
+            continue
+        mx, my = statistics.fmean(xs), statistics.fmean(ys)
+        centred += [(x - mx, y - my) for x, y in zip(xs, ys, strict=True)]
+    sxx = sum(x * x for x, _ in centred)
+    sxy = sum(x * y for x, y in centred)
+    if sxx == 0:
+        return 0.0, math.inf
+    b = sxy / sxx
+    used = sum(1 for xs, _ in groups if len(xs) >= 2)
+    freedom = len(centred) - used - 1
+    if freedom < 1:
+        return b, math.inf
+    residual = sum((y - b * x) ** 2 for x, y in centred)
+    return b, math.sqrt(residual / freedom / sxx)
+
+
 def z_of(confidence: float) -> float:
     """The two-sided normal quantile of a confidence (1.96 for 0.95)."""
     return statistics.NormalDist().inv_cdf(0.5 + confidence / 2)
