@@ -65,8 +65,9 @@ GROUPS: tuple[Group, ...] = (
                 "load",
                 ("--load",),
                 "also judge both refs under RL's load: each environment's replayable paths rolled out concurrently in "
-                "GRPO groups at the levels of gymgate/load/sweep.toml, baseline and candidate interleaved; a rollout "
-                "that differs from its path alone, or a cost beyond gymgate/load/thresholds.toml, fails (the same ref "
+                "GRPO groups at the levels of gymgate/load/sweep.toml, the model answering after its latency "
+                "(--load-latency), baseline and candidate at once; a rollout that differs from its path alone, or a "
+                "cost beyond gymgate/load/thresholds.toml, fails (the same ref "
                 "as --baseline measures the noise)",
                 ("accept",),
                 default=False,
