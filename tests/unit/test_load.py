@@ -427,7 +427,9 @@ def test_a_load_run_interleaves_both_refs_and_keeps_everything(tmp_path, monkeyp
     sweep = declared.sweep()
     measured = rounds[-2 * sweep.rounds * len(run.record["envs"]["e"]["plan"]["levels"]) :]
     pairs = [measured[i : i + 2] for i in range(0, len(measured), 2)]
-    assert all({a[0], b[0]} == {BASELINE, CANDIDATE} and a[1] == b[1] for a, b in pairs)  # both refs, one level, at once
+    assert all(
+        {a[0], b[0]} == {BASELINE, CANDIDATE} and a[1] == b[1] for a, b in pairs
+    )  # both refs, one level, at once
     ways = len(declared.saturated().kinds)
     assert [op for _, op, _ in FakeWorker.log][-2 * ways :] == ["saturated"] * 2 * ways  # last: each way, both sides
     for name in ("load.json", "report.md", "report.html", "e.svg"):

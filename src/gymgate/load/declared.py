@@ -42,6 +42,10 @@ class Sweep:
         """The most rollouts in flight this machine is asked to drive."""
         return self.cap_per_core * (cores or os.cpu_count() or 1)
 
+    def share(self, sides: int = 1, cores: int | None = None) -> int:
+        """The cores each of `sides` refs measured at once has on this machine."""
+        return max(1, (cores or os.cpu_count() or 1) // max(1, sides))
+
     def driven(self, cores: int | None = None) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """(the levels this machine drives, the declared ones above its cap)."""
         cap = self.cap(cores)
@@ -80,7 +84,7 @@ class Sweep:
         cores = cores or os.cpu_count() or 1
         cap = self.cap(cores)
         for level in self.levels:
-            batch = self.batch_s(level, alone_s, max(1, cores // max(1, sides)), wait_s, cpu_s)
+            batch = self.batch_s(level, alone_s, self.share(sides, cores), wait_s, cpu_s)
             if level > cap:
                 why[level] = f"above {self.cap_per_core} a core ({cap} here)"
             elif batch > self.round_budget_s * ESTIMATE_SLACK and driven:

@@ -6,7 +6,6 @@ then the whole is judged (load/judge.py) and kept: load/load.json, load/report.m
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -186,7 +185,7 @@ def _measure(env: str, live: dict[str, LoadChild], record: dict[str, Any], sweep
     cpu_s = max(cpus) if len(cpus) == len(going) and cpus else None  # the Gym's CPU of a rollout alone, when read
     # rounds run on both refs at once: each has its share of the cores
     candidates, not_driven = sweep.levels_for(alone_s, wait_s=wait_s, sides=len(going), cpu_s=cpu_s)
-    share = max(1, (os.cpu_count() or 1) // max(1, len(going)))
+    share = sweep.share(len(going))
     estimates = {level: sweep.batch_s(level, alone_s, share, wait_s, cpu_s) for level in sweep.levels}
     drive = _drive(record)
     walls = _warm_up(env, live, entry, going, candidates, sweep, drive, estimates)
