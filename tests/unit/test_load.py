@@ -5,6 +5,8 @@ closed."""
 from __future__ import annotations
 
 import math
+import random
+import time
 from dataclasses import replace
 
 import pytest
@@ -712,3 +714,38 @@ def test_a_leaf_a_path_varies_alone_on_either_ref_is_its_own_on_both(tmp_path, m
     run = fake_run(tmp_path, monkeypatch)
     assert [c.category for c in run.verdict.correctness] == [LoadCorrectness.HOLDS], run.verdict.correctness
     assert run.verdict.code == 0
+
+
+@pytest.mark.parametrize("noisy", [False, True])
+def test_a_soak_reads_memory_until_the_target_leak_is_visible_within_its_budget(tmp_path, monkeypatch, noisy):
+    """Quiet readings: the soak runs at the level that did the most rollouts a second until the run could see a leak
+    of the target, then stops. Readings as noisy as an allocator's steps: it stops at its budget, and the verdict's
+    memory figure says the larger leak this run could see. Either way the soak's rounds are measured rounds, both
+    refs at once."""
+    sweep = replace(declared.sweep(), soak_budget_s=1.5)
+    monkeypatch.setattr(declared, "sweep", lambda: sweep)
+    original = FakeWorker.reply
+
+    def readings(self, command, timeout_s):
+        answer = original(self, command, timeout_s)
+        if command["op"] == "round":
+            if noisy:
+                time.sleep(0.05)
+            step = int(random.Random(command["round"]).random() * 256 * 2**20) if noisy else 0
+            answer["after"] = {**answer["after"], "anon_bytes": 600_000_000 + step}
+        return answer
+
+    monkeypatch.setattr(FakeWorker, "reply", readings)
+    run = fake_run(tmp_path, monkeypatch)
+    soak = run.record["envs"]["e"]["plan"]["soak"]
+    throughput = Side.from_json(run.record["envs"]["e"][BASELINE]).throughput_curve()
+    assert soak["level"] == max(throughput, key=throughput.get) and soak["rounds"] >= 1
+    rounds = [(s, lv) for s, op, lv in FakeWorker.log if op == "round"]
+    assert rounds.count((BASELINE, soak["level"])) == rounds.count((CANDIDATE, soak["level"]))
+    memory = next(m for m in run.verdict.metrics if m.metric == "rss_slope_kb")
+    if noisy:
+        assert soak["sees_kb"] > sweep.soak_target_kb and soak["seconds"] <= sweep.soak_budget_s + 0.5
+    else:
+        assert soak["sees_kb"] <= sweep.soak_target_kb
+    assert f"sees a leak from {memory.why.split('from ')[1].split(' ')[0]}" in memory.why
+    assert run.verdict.code == 0, run.verdict.failing()

@@ -37,6 +37,8 @@ class Sweep:
     confirm_runs: int = 8  # runs alone again of a path whose loaded rollouts differed (its own nondeterminism?)
     envs_per_unit: int = 1  # on a Ray cluster: the environments one load unit (both refs on one node) measures
     probe_s: float = 0.1  # how often each Gym server's event loop is probed during a round (load/loopprobe.py)
+    soak_target_kb: float = 32.0  # the per-rollout leak a soak runs until the readings could see (sweep.toml [soak])
+    soak_budget_s: float = 0.0  # the most a soak adds to one environment (0: no soak)
 
     def cap(self, cores: int | None = None) -> int:
         """The most rollouts in flight this machine is asked to drive."""
@@ -100,6 +102,13 @@ class Sweep:
         if any(level > 1 for level in levels):
             return None
         return next((x for x in self.levels if 1 < x <= self.cap(cores)), None)
+
+    def soak_level(self, throughputs: dict[int, float]) -> int | None:
+        """The level a soak drives: the one whose rounds did the most rollouts a second (the cheapest rollouts: the
+        most readings of memory in the budget). None with nothing measured or no soak declared."""
+        if self.soak_budget_s <= 0 or not throughputs:
+            return None
+        return max(sorted(throughputs), key=lambda level: throughputs[level])
 
     def round_deadline(self, level: int, expected_s: float | None = None) -> float:
         """One batch's deadline (a round's is this times its waves): `round_slack` times what a batch at this level
@@ -172,6 +181,8 @@ def sweep(path: Path = SWEEP_FILE) -> Sweep:
         confirm_runs=int(data["sweep"]["confirm_runs"]),
         probe_s=float(data["sweep"]["probe_s"]),
         envs_per_unit=max(1, int(data["cluster"]["envs_per_unit"])),
+        soak_target_kb=float(data.get("soak", {}).get("target_kb", 32.0)),
+        soak_budget_s=float(data.get("soak", {}).get("budget_s", 0.0)),
         **{k: float(v) for k, v in data["deadlines"].items()},
     )
 

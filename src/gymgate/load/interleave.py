@@ -19,8 +19,8 @@ from gymgate.endpoint.latency import named as latency_model
 from gymgate.kinds import kind_of
 from gymgate.load import declared, protocol
 from gymgate.load.child import LoadChild, WorkerGone, what_of
-from gymgate.load.judge import LoadVerdict, acknowledge, judge
-from gymgate.load.measures import BASELINE, SCHEMA, SIDES, sides_of
+from gymgate.load.judge import LoadVerdict, acknowledge, judge, visible_growth
+from gymgate.load.measures import BASELINE, CANDIDATE, SCHEMA, SIDES, Side, sides_of
 from gymgate.load.report import curves_svg, load_html, load_markdown
 from gymgate.load.saturation import judge_saturation
 from gymgate.locations import repo_root
@@ -31,6 +31,7 @@ from gymgate.runfolder import RunFolder, new_run_id
 from gymgate.verdict import LoadCategory
 
 RECORD, REPORT, PAGE = "load.json", "report.md", "report.html"
+SOAK_ROUND = 1000  # a soak's first round number (measured, after any extra round a judgement may add)
 CHECK_ROUND = -50  # the one batch that checks a slow environment under concurrency (never measured)
 WARMUP_ROUND = -100  # round numbers below zero are not measured (and never collide with a measured round's tags)
 SETTLE_S = 2.0  # idle time before the after-load reading (connections the load opened may close)
@@ -210,6 +211,8 @@ def _measure(env: str, live: dict[str, LoadChild], record: dict[str, Any], sweep
             _round(live, entry, env, level, r, sweep, drive, walls[level])
         print(f"load {env}: {sweep.rounds} rounds at {level} in flight ({time.monotonic() - began:.0f} s)", flush=True)
     phases["rounds"] = time.monotonic()
+    _soak(live, entry, env, sweep, drive, record.get("ramp_rounds", 0))
+    phases["soak"] = time.monotonic()
     print(f"load {env}: " + "; ".join(_progress(side, entry[side]) for side in SIDES), flush=True)
     settled = _ask_both(live, entry, going, SETTLE_S, protocol.USAGE, env=env, settle_s=SETTLE_S)
     for side, answer in settled.items():
@@ -223,6 +226,38 @@ def _measure(env: str, live: dict[str, LoadChild], record: dict[str, Any], sweep
     starts = [began, *list(phases.values())[:-1]]
     entry["seconds"] = {name: round(end - start, 2) for (name, end), start in zip(phases.items(), starts, strict=True)}
     return entry
+
+
+def _soak(live, entry, env: str, sweep, drive: dict[str, Any], ramp_rounds: int) -> None:
+    """More rounds, both refs at once, at the level whose rounds did the most rollouts a second, until their memory
+    readings could see a leak of the sweep's target (judge.visible_growth) or the soak's budget is spent: a small
+    leak shows only over many rollouts, and the noise of each Gym's allocator decides how many. `plan.soak` says
+    what it ran and what the run can see."""
+    if any(entry[s].get("error") or entry[s].get("stopped") for s in SIDES):
+        return
+    sides = {s: Side.from_json(entry[s]) for s in SIDES}
+    level = sweep.soak_level(sides[BASELINE].throughput_curve())
+    if level is None:
+        return
+    thresholds = declared.thresholds()
+    expected = entry["plan"]["warm_batch_s"][str(level)] * entry["plan"]["waves"][str(level)]
+    began, ran = time.monotonic(), 0
+    while True:
+        sees = visible_growth("rss_slope_kb", sides[BASELINE], sides[CANDIDATE], thresholds, ramp_rounds)
+        spent = time.monotonic() - began
+        if sees <= sweep.soak_target_kb or spent + expected > sweep.soak_budget_s:
+            break
+        _round(live, entry, env, level, SOAK_ROUND + ran, sweep, drive, entry["plan"]["warm_batch_s"][str(level)])
+        ran += 1
+        if any(entry[s].get("error") or entry[s].get("stopped") for s in SIDES):
+            break
+        sides = {s: Side.from_json(entry[s]) for s in SIDES}
+    spent = time.monotonic() - began
+    entry["plan"]["soak"] = {"level": level, "rounds": ran, "seconds": round(spent, 2), "sees_kb": round(sees, 1)}
+    print(
+        f"load {env}: soaked {ran} rounds at {level} in flight ({spent:.0f} s): sees a leak from {sees:.3g} KiB/rollout",
+        flush=True,
+    )
 
 
 def _check(

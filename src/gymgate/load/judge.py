@@ -271,12 +271,8 @@ def growth(
     # the candidate's growth beyond the baseline's (a baseline that gave memory back is taken as flat: its allocator
     # returning pages is not the candidate's leak)
     out.baseline, out.candidate, out.change = sa, sb, sb - max(sa, 0.0)
-    spread = z_of(thresholds.confidence) * math.hypot(ea, eb)
+    visible, spread, span = _visible(t, thresholds, ea, eb, spa, spb)
     out.low, out.high = out.change - spread, out.change + spread
-    span = min(spa, spb)
-    # the smallest growth this run could call a leak at its confidence: beyond the floor, adding up to min_growth over
-    # the rollouts measured, and beyond the interval the two slopes' standard errors give
-    visible = max(t.floor, t.min_growth * t.per / span, spread) if span else math.inf
     out.why = (
         f"this run sees a leak from {visible:.3g} {t.unit} at {round(thresholds.confidence * 100)} % ({span} rollouts)"
     )
@@ -286,6 +282,26 @@ def growth(
         moved = moved and sb * span / t.per >= t.min_growth
     out.category = categorize(t, out.change, out.low, out.high, moved, relative=False)
     return out
+
+
+def _visible(
+    t: Threshold, thresholds: Thresholds, ea: float, eb: float, spa: int, spb: int
+) -> tuple[float, float, int]:
+    """The smallest growth a run could call a leak at its confidence — beyond the floor, adding up to min_growth over
+    the rollouts measured, and beyond the interval the two slopes' standard errors give — that interval's half-width,
+    and the rollouts both sides' readings span."""
+    spread = z_of(thresholds.confidence) * math.hypot(ea, eb)
+    span = min(spa, spb)
+    return (max(t.floor, t.min_growth * t.per / span, spread) if span else math.inf), spread, span
+
+
+def visible_growth(metric: str, base: Side, cand: Side, thresholds: Thresholds, ramp_rounds: int = 0) -> float:
+    """The smallest growth (the metric's unit) the readings so far could call a leak: what a soak runs until it is
+    small enough (interleave.py). inf with too few readings."""
+    (_, ea, na, spa), (_, eb, nb, spb) = base.growth(metric, ramp_rounds), cand.growth(metric, ramp_rounds)
+    if min(na, nb) < thresholds.min_rounds:
+        return math.inf
+    return _visible(thresholds.of(metric), thresholds, ea, eb, spa, spb)[0]
 
 
 def children_left(env: str, base: Side, cand: Side, thresholds: Thresholds) -> MetricVerdict:

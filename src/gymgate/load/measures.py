@@ -113,12 +113,12 @@ class Side:
         rollouts) grew over the measured rounds after the first `ramp_rounds`: the least-squares slope of each
         round's reading against the rollouts done so far, its standard error, the readings it rests on and the
         rollouts they span."""
-        key, factor = {"rss_slope_kb": ("rss_bytes", 1 / 1024), "fd_slope": ("fds", 100.0)}[metric]
+        key, factor = {"rss_slope_kb": (self.memory_key(), 1 / 1024), "fd_slope": ("fds", 100.0)}[metric]
         by_level: dict[int, tuple[list[float], list[float]]] = {}
         done = 0
         for r in self.rounds:
             done += r["rollouts"]
-            if "after" not in r or r["round"] < ramp_rounds:
+            if key not in r.get("after", {}) or r["round"] < ramp_rounds:
                 continue
             xs, ys = by_level.setdefault(r["level"], ([], []))
             xs.append(done)
@@ -128,6 +128,12 @@ class Side:
         readings = sum(len(xs) for xs, _ in by_level.values())
         spans = sum(xs[-1] - xs[0] for xs, _ in by_level.values() if xs)
         return b * factor, se * factor, readings, spans
+
+    def memory_key(self) -> str:
+        """The reading memory growth is fitted on: anonymous resident memory (what a leak grows; file pages come and
+        go with the page cache), or all resident memory for a record from before it was read."""
+        readings = [r["after"] for r in self.rounds if "after" in r]
+        return "anon_bytes" if readings and all("anon_bytes" in a for a in readings) else "rss_bytes"
 
     def children_left(self) -> float | None:
         """Processes of the Gym's servers once the load is over and they are idle, beyond those after the warm-up."""

@@ -22,6 +22,8 @@ class Usage:
 
     cpu_s: float  # user + system CPU of every live process, and of the children each has reaped
     rss_bytes: int
+    anon_bytes: int  # resident and not backed by a file (statm's resident - shared): what a leak grows; file pages
+    # (libraries, mapped files) come and go with the page cache and are not the Gym's to keep
     fds: int  # open descriptors that are not sockets: files, pipes, event and timer descriptors
     sockets: int  # kept apart: connection pools open and close them by the dozen as their keep-alives expire
     processes: int  # live processes of the trees, zombies included (roots too)
@@ -30,6 +32,7 @@ class Usage:
         return {
             "cpu_s": round(self.cpu_s, 4),
             "rss_bytes": self.rss_bytes,
+            "anon_bytes": self.anon_bytes,
             "fds": self.fds,
             "sockets": self.sockets,
             "processes": self.processes,
@@ -96,8 +99,17 @@ def descriptors(pid: int) -> tuple[int, int]:
     return len(names) - sockets, sockets
 
 
+def _anon_pages(pid: int) -> int:
+    """Resident pages of `pid` that no file backs (statm: resident minus shared), 0 when it is gone."""
+    try:
+        fields = (PROC / str(pid) / "statm").read_text().split()
+    except OSError:
+        return 0
+    return int(fields[1]) - int(fields[2])
+
+
 def usage(roots: Iterable[int]) -> Usage:
-    cpu, rss, fds, sockets, count = 0.0, 0, 0, 0, 0
+    cpu, rss, anon, fds, sockets, count = 0.0, 0, 0, 0, 0, 0
     for pid in trees(roots):
         fields = _stat(pid)
         if fields is None:
@@ -106,9 +118,10 @@ def usage(roots: Iterable[int]) -> Usage:
         # utime, stime, cutime, cstime are fields 14-17 of stat; here (state is field 3) at 11-14.
         cpu += sum(int(x) for x in fields[11:15]) / TICK
         rss += int(fields[21]) * PAGE  # field 24, rss in pages
+        anon += _anon_pages(pid) * PAGE
         files, connections = descriptors(pid)
         fds, sockets = fds + files, sockets + connections
-    return Usage(cpu, rss, fds, sockets, count)
+    return Usage(cpu, rss, anon, fds, sockets, count)
 
 
 def rss_by_root(roots: dict[str, int]) -> dict[str, int]:
