@@ -231,33 +231,38 @@ def _measure(env: str, live: dict[str, LoadChild], record: dict[str, Any], sweep
 def _soak(live, entry, env: str, sweep, drive: dict[str, Any], ramp_rounds: int) -> None:
     """More rounds, both refs at once, at the level whose rounds did the most rollouts a second, until their memory
     readings could see a leak of the sweep's target (judge.visible_growth) or the soak's budget is spent: a small
-    leak shows only over many rollouts, and the noise of each Gym's allocator decides how many. `plan.soak` says
-    what it ran and what the run can see."""
+    leak shows only over many rollouts, and the noise of each Gym's allocator decides how many. A soak the readings
+    so far say could not reach the target within the budget is not run (`why` gives the rollouts it would take).
+    `plan.soak` says what it ran and what the run can see."""
     if any(entry[s].get("error") or entry[s].get("stopped") for s in SIDES):
         return
     sides = {s: Side.from_json(entry[s]) for s in SIDES}
-    level = sweep.soak_level(sides[BASELINE].throughput_curve())
+    curve = sides[BASELINE].throughput_curve()
+    level = sweep.soak_level(curve)
     if level is None:
         return
     thresholds = declared.thresholds()
-    expected = entry["plan"]["warm_batch_s"][str(level)] * entry["plan"]["waves"][str(level)]
-    began, ran = time.monotonic(), 0
+    expected = entry["plan"]["warm_batch_s"][str(level)]
+    began, ran, why = time.monotonic(), 0, ""
     while True:
-        sees = visible_growth("rss_slope_kb", sides[BASELINE], sides[CANDIDATE], thresholds, ramp_rounds)
+        sees, more = visible_growth(
+            "rss_slope_kb", sides[BASELINE], sides[CANDIDATE], thresholds, ramp_rounds, sweep.soak_target_kb
+        )
         spent = time.monotonic() - began
-        if sees <= sweep.soak_target_kb or spent + expected > sweep.soak_budget_s:
+        if not more:
             break
-        _round(live, entry, env, level, SOAK_ROUND + ran, sweep, drive, entry["plan"]["warm_batch_s"][str(level)])
+        if more / curve[level] > sweep.soak_budget_s - spent:
+            why = f"{more:.0f} more rollouts (~{more / curve[level]:.0f} s here) to see {sweep.soak_target_kb:g} KiB"
+            break
+        _round(live, entry, env, level, SOAK_ROUND + ran, sweep, drive, expected)
         ran += 1
         if any(entry[s].get("error") or entry[s].get("stopped") for s in SIDES):
             break
         sides = {s: Side.from_json(entry[s]) for s in SIDES}
-    spent = time.monotonic() - began
-    entry["plan"]["soak"] = {"level": level, "rounds": ran, "seconds": round(spent, 2), "sees_kb": round(sees, 1)}
-    print(
-        f"load {env}: soaked {ran} rounds at {level} in flight ({spent:.0f} s): sees a leak from {sees:.3g} KiB/rollout",
-        flush=True,
-    )
+    soak = {"level": level, "rounds": ran, "seconds": round(spent, 2), "sees_kb": round(sees, 1)}
+    entry["plan"]["soak"] = {**soak, "why": why} if why else soak
+    told = f"sees a leak from {sees:.3g} KiB/rollout" + (f"; the soak stops: {why}" if why else "")
+    print(f"load {env}: soaked {ran} rounds at {level} in flight ({spent:.0f} s): {told}", flush=True)
 
 
 def _check(

@@ -12,7 +12,7 @@ from typing import Any
 
 from gymgate.compare.acks import LoadAck
 from gymgate.load.declared import UP, Threshold, Thresholds
-from gymgate.load.measures import BASELINE, CANDIDATE, PER_LEVEL, Side
+from gymgate.load.measures import BASELINE, CANDIDATE, PER_LEVEL, Growth, Side
 from gymgate.load.saturation import SaturationVerdict
 from gymgate.load.stats import ratio_interval, z_of
 from gymgate.verdict import LoadCategory, LoadCorrectness, load_exit_code
@@ -260,48 +260,65 @@ def growth(
     env: str, metric: str, base: Side, cand: Side, thresholds: Thresholds, ramp_rounds: int = 0
 ) -> MetricVerdict:
     """A leak is a slope: the candidate's growth beyond the baseline's, with the interval its standard errors give,
-    counted only when the difference adds up to `min_growth` over the rollouts measured (a few readings of a slope
-    move with every step of Python's allocator). `why` says from what slope this run could see a leak."""
+    counted only when the candidate grew by more than the Gym's allocator steps here (`needed`). `why` says from
+    what slope this run could see a leak."""
     t = thresholds.of(metric)
-    (sa, ea, na, spa), (sb, eb, nb, spb) = base.growth(metric, ramp_rounds), cand.growth(metric, ramp_rounds)
-    out = MetricVerdict(env, t.name, t.title, t.unit, LoadCategory.INSUFFICIENT, samples=(na, nb))
-    if min(na, nb) < thresholds.min_rounds:
-        out.why = f"{na} baseline and {nb} candidate readings; {thresholds.min_rounds} needed"
+    a, b = base.growth(metric, ramp_rounds), cand.growth(metric, ramp_rounds)
+    out = MetricVerdict(env, t.name, t.title, t.unit, LoadCategory.INSUFFICIENT, samples=(a.readings, b.readings))
+    if min(a.readings, b.readings) < thresholds.min_rounds:
+        out.why = f"{a.readings} baseline and {b.readings} candidate readings; {thresholds.min_rounds} needed"
         return out
     # the candidate's growth beyond the baseline's (a baseline that gave memory back is taken as flat: its allocator
     # returning pages is not the candidate's leak)
-    out.baseline, out.candidate, out.change = sa, sb, sb - max(sa, 0.0)
-    visible, spread, span = _visible(t, thresholds, ea, eb, spa, spb)
+    out.baseline, out.candidate, out.change = a.slope, b.slope, b.slope - max(a.slope, 0.0)
+    visible, spread, span, needed = _visible(t, thresholds, a, b)
     out.low, out.high = out.change - spread, out.change + spread
     out.why = (
         f"this run sees a leak from {visible:.3g} {t.unit} at {round(thresholds.confidence * 100)} % ({span} rollouts)"
     )
-    # moved: beyond the floor, and the candidate itself grew by min_growth over the rollouts measured
-    moved = abs(out.change) >= t.floor and span > 0 and abs(out.change) * span / t.per >= t.min_growth
+    # moved: beyond the floor, and the candidate itself grew by what the allocator's steps here could not explain
+    moved = abs(out.change) >= t.floor and span > 0 and abs(out.change) * span / t.per >= needed
     if out.change > 0:
-        moved = moved and sb * span / t.per >= t.min_growth
+        moved = moved and b.slope * span / t.per >= needed
     out.category = categorize(t, out.change, out.low, out.high, moved, relative=False)
     return out
 
 
-def _visible(
-    t: Threshold, thresholds: Thresholds, ea: float, eb: float, spa: int, spb: int
-) -> tuple[float, float, int]:
-    """The smallest growth a run could call a leak at its confidence — beyond the floor, adding up to min_growth over
-    the rollouts measured, and beyond the interval the two slopes' standard errors give — that interval's half-width,
-    and the rollouts both sides' readings span."""
-    spread = z_of(thresholds.confidence) * math.hypot(ea, eb)
-    span = min(spa, spb)
-    return (max(t.floor, t.min_growth * t.per / span, spread) if span else math.inf), spread, span
+def _needed(t: Threshold, a: Growth, b: Growth) -> float:
+    """What the candidate must grow by in all (the unit × `per`) for its slope to count: `min_growth`, and
+    `step_factor` times the largest step between two readings of either side (one step of the allocator, fitted as
+    a slope, grows 1.5 times the step over the span: it is not a leak; a steady leak's step is one round's growth)."""
+    return max(t.min_growth, t.step_factor * max(a.step, b.step))
 
 
-def visible_growth(metric: str, base: Side, cand: Side, thresholds: Thresholds, ramp_rounds: int = 0) -> float:
-    """The smallest growth (the metric's unit) the readings so far could call a leak: what a soak runs until it is
-    small enough (interleave.py). inf with too few readings."""
-    (_, ea, na, spa), (_, eb, nb, spb) = base.growth(metric, ramp_rounds), cand.growth(metric, ramp_rounds)
-    if min(na, nb) < thresholds.min_rounds:
-        return math.inf
-    return _visible(thresholds.of(metric), thresholds, ea, eb, spa, spb)[0]
+def _visible(t: Threshold, thresholds: Thresholds, a: Growth, b: Growth) -> tuple[float, float, int, float]:
+    """The smallest growth a run could call a leak at its confidence — its interval (the two slopes' standard
+    errors) wholly beyond the floor, and adding up to what is needed over the rollouts measured — that interval's
+    half-width, the rollouts both sides' readings span, and the growth needed in all."""
+    spread = z_of(thresholds.confidence) * math.hypot(a.se, b.se)
+    span = min(a.span, b.span)
+    needed = _needed(t, a, b)
+    return (max(t.floor + spread, needed * t.per / span) if span else math.inf), spread, span, needed
+
+
+def visible_growth(
+    metric: str, base: Side, cand: Side, thresholds: Thresholds, ramp_rounds: int = 0, target: float | None = None
+) -> tuple[float, float]:
+    """The smallest growth (the metric's unit) the readings so far could call a leak, and how many more rollouts
+    would bring it down to `target` (0 when it is there; inf when no number would): what a soak decides on
+    (interleave.py). Projected as for readings spread evenly over the rollouts: the slopes' standard error falls
+    as the span's power 1.5, the growth needed's share as the span. (inf, inf) with too few readings."""
+    a, b = base.growth(metric, ramp_rounds), cand.growth(metric, ramp_rounds)
+    if min(a.readings, b.readings) < thresholds.min_rounds:
+        return math.inf, math.inf
+    t = thresholds.of(metric)
+    visible, spread, span, needed = _visible(t, thresholds, a, b)
+    if target is None or visible <= target:
+        return visible, 0.0
+    if target <= t.floor or not span or math.isinf(spread) or not spread:
+        return visible, math.inf
+    more = max(needed * t.per / target, span * (spread / (target - t.floor)) ** (2 / 3))
+    return visible, max(0.0, more - span)
 
 
 def children_left(env: str, base: Side, cand: Side, thresholds: Thresholds) -> MetricVerdict:

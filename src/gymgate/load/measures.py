@@ -50,6 +50,17 @@ def sample(metric: str, round_: dict[str, Any]) -> float | None:
     raise KeyError(metric)
 
 
+@dataclass(frozen=True)
+class Growth:
+    """A side's growth of memory or descriptors over the measured rounds (Side.growth)."""
+
+    slope: float  # the metric's unit (KiB a rollout; descriptors a hundred rollouts)
+    se: float  # its standard error
+    readings: int
+    span: int  # the rollouts the readings span
+    step: float  # the largest jump between consecutive readings of a level, in totals (KiB; descriptors)
+
+
 @dataclass
 class Side:
     """One ref's record of one environment."""
@@ -108,12 +119,14 @@ class Side:
         waits = [r["model_wait_s"] / r["rollouts"] * 1000 for r in self.rounds if "model_wait_s" in r and complete(r)]
         return median(waits) if waits else None
 
-    def growth(self, metric: str, ramp_rounds: int = 0) -> tuple[float, float, int, int]:
+    def growth(self, metric: str, ramp_rounds: int = 0) -> Growth:
         """How fast the servers' memory (`rss_slope_kb`: KiB a rollout) or open descriptors (`fd_slope`: a hundred
         rollouts) grew over the measured rounds after the first `ramp_rounds`: the least-squares slope of each
-        round's reading against the rollouts done so far, its standard error, the readings it rests on and the
-        rollouts they span."""
-        key, factor = {"rss_slope_kb": (self.memory_key(), 1 / 1024), "fd_slope": ("fds", 100.0)}[metric]
+        round's reading against the rollouts done so far, fitted within each level (its own intercept: a step
+        between levels is pools grown for more in flight, not a leak), and what its noise looks like."""
+        key, factor, total = {"rss_slope_kb": (self.memory_key(), 1 / 1024, 1 / 1024), "fd_slope": ("fds", 100.0, 1)}[
+            metric
+        ]
         by_level: dict[int, tuple[list[float], list[float]]] = {}
         done = 0
         for r in self.rounds:
@@ -123,11 +136,13 @@ class Side:
             xs, ys = by_level.setdefault(r["level"], ([], []))
             xs.append(done)
             ys.append(r["after"][key])
-        # within each level (its own intercept): a step between levels is pools grown for more in flight, not a leak
         b, se = pooled_slope(list(by_level.values()))
         readings = sum(len(xs) for xs, _ in by_level.values())
         spans = sum(xs[-1] - xs[0] for xs, _ in by_level.values() if xs)
-        return b * factor, se * factor, readings, spans
+        # the largest jump between two consecutive readings of a level: how far the Gym's allocator steps here (a
+        # step is not a trend: a leak must grow by more than this; a steady leak's own jump is one round's growth)
+        steps = [abs(y2 - y1) for _, ys in by_level.values() for y1, y2 in zip(ys, ys[1:], strict=False)]
+        return Growth(b * factor, se * factor, readings, spans, max(steps, default=0.0) * total)
 
     def memory_key(self) -> str:
         """The reading memory growth is fitted on: anonymous resident memory (what a leak grows; file pages come and

@@ -78,6 +78,12 @@ def env_view(record: dict[str, Any], env: str, verdict: LoadVerdict) -> EnvView:
                 f"; correctness under concurrency checked with one batch of {plan['check_level']} in flight "
                 "(its cost not judged)"
             )
+        soak = plan.get("soak")
+        if soak:
+            plan_text += (
+                f"; memory soaked over {soak['rounds']} more rounds at {soak['level']} in flight ({soak['seconds']:.0f} s)"
+                + (f", stopped: {soak['why']}" if soak.get("why") else "")
+            )
     found = [c for c in verdict.correctness if c.env == env]
     rows = []
     for level in sorted({lv for s in sides.values() for lv in s.levels()}):
