@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 import random
-import time
 from dataclasses import replace
 
 import pytest
