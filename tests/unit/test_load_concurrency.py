@@ -284,3 +284,25 @@ def test_memory_growth_is_fitted_within_each_level_and_a_baseline_giving_memory_
     leak = side_of([5541 + i for i in range(5)] + [5600 + 16 * i for i in range(5)])
     found = growth("e", "rss_slope_kb", base, leak, THRESHOLDS, 1)
     assert found.category == LoadCategory.REGRESSION, found
+
+
+def test_a_servers_heap_is_read_after_a_collection_and_moves_with_what_it_keeps(tmp_path):
+    """The heap probe a forked Gym server listens with (services/launcher/heapprobe.py), here in this process: a
+    reading is Python's blocks and the C allocator's chunks in use, after a collection; what the process keeps (large
+    strings: the C allocator; small dicts: Python's) shows byte for byte, garbage does not; a process that does not
+    listen is not read, and none listening is an error, never a zero."""
+    import os  # noqa: PLC0415 - this test only
+
+    from gymgate.services.launcher import heapprobe  # noqa: PLC0415 - this test only
+
+    folder = tmp_path / "h"
+    folder.mkdir()
+    assert "error" in heapprobe.read(str(folder), [os.getpid()])
+    heapprobe.listen(str(folder))
+    first = heapprobe.read(str(folder), [os.getpid(), 1])
+    assert first["servers"] == 1 and first["heap_bytes"] > 0
+    kept = ["k" * 32768 for _ in range(64)] + [{"row": i} for i in range(4096)]
+    _ = [[{"cycle": i}] for i in range(4096)]  # garbage: freed, never kept
+    grown = heapprobe.read(str(folder), [os.getpid()])["heap_bytes"] - first["heap_bytes"]
+    assert 64 * 32768 + 4096 * 64 <= grown <= 64 * 32768 + 4096 * 400 + 2**20, grown
+    assert kept

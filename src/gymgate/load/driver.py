@@ -6,6 +6,7 @@ to its own script at the endpoint, held to its path alone, and the round's cost 
 from __future__ import annotations
 
 import json
+import os
 import time
 import traceback
 from collections.abc import Callable
@@ -27,6 +28,7 @@ from gymgate.load.loopprobe import LoopProbe
 from gymgate.load.protocol import ALONE_RUNS, PROBE_FIELD
 from gymgate.paths.spec import PathSpec
 from gymgate.runner.path import GENERATION
+from gymgate.services.launcher import heapprobe
 from gymgate.text import strip_ansi
 from gymgate.variants.sessions import read_your_writes
 
@@ -247,6 +249,7 @@ class LoadDriver:
                     break
         wall = time.monotonic() - began
         after, endpoint_after = procstat.usage(roots), self.endpoint.cpu_seconds()
+        heap = self.heap(roots)  # after the CPU reading: its collections are not the round's cost
         return {
             "env": env,
             "level": level,
@@ -261,10 +264,22 @@ class LoadDriver:
             "endpoint_cpu_s": round(endpoint_after - endpoint_before, 4),
             "model_wait_s": round(waited, 4),
             "loop_lag": probe.lags() if probe_s > 0 else {},
-            "after": after.to_json(),
+            "after": {**after.to_json(), **heap},
             "mismatches": mismatches,
             "mismatched": len(mismatches),
         }
+
+    @staticmethod
+    def heap(roots: list[int]) -> dict[str, Any]:
+        """What the servers' heaps hold after a collection (services/launcher/heapprobe.py): `heap_bytes` and the
+        servers that answered, or why not; nothing when this worker's servers do not listen."""
+        folder = os.environ.get(heapprobe.VARIABLE)
+        if not folder:
+            return {}
+        got = heapprobe.read(folder, procstat.trees(roots))
+        if "heap_bytes" not in got:
+            return {"heap_error": got["error"]}
+        return {"heap_bytes": got["heap_bytes"], "heap_servers": got["servers"]}
 
     def _wave(
         self,

@@ -19,7 +19,7 @@ from gymgate.endpoint.latency import named as latency_model
 from gymgate.kinds import kind_of
 from gymgate.load import declared, protocol
 from gymgate.load.child import LoadChild, WorkerGone, what_of
-from gymgate.load.judge import LoadVerdict, acknowledge, judge, visible_growth
+from gymgate.load.judge import LoadVerdict, acknowledge, judge, memory_metric, visible_growth
 from gymgate.load.measures import BASELINE, CANDIDATE, SCHEMA, SIDES, Side, sides_of
 from gymgate.load.report import curves_svg, load_html, load_markdown
 from gymgate.load.saturation import judge_saturation
@@ -245,8 +245,9 @@ def _soak(live, entry, env: str, sweep, drive: dict[str, Any], ramp_rounds: int)
     expected = entry["plan"]["warm_batch_s"][str(level)]
     began, ran, why = time.monotonic(), 0, ""
     while True:
+        metric = memory_metric(sides[BASELINE], sides[CANDIDATE], ramp_rounds)
         sees, more = visible_growth(
-            "rss_slope_kb", sides[BASELINE], sides[CANDIDATE], thresholds, ramp_rounds, sweep.soak_target_kb
+            metric, sides[BASELINE], sides[CANDIDATE], thresholds, ramp_rounds, sweep.soak_target_kb
         )
         spent = time.monotonic() - began
         if not more:
@@ -259,7 +260,7 @@ def _soak(live, entry, env: str, sweep, drive: dict[str, Any], ramp_rounds: int)
         if any(entry[s].get("error") or entry[s].get("stopped") for s in SIDES):
             break
         sides = {s: Side.from_json(entry[s]) for s in SIDES}
-    soak = {"level": level, "rounds": ran, "seconds": round(spent, 2), "sees_kb": round(sees, 1)}
+    soak = {"level": level, "rounds": ran, "seconds": round(spent, 2), "sees_kb": round(sees, 1), "metric": metric}
     entry["plan"]["soak"] = {**soak, "why": why} if why else soak
     told = f"sees a leak from {sees:.3g} KiB/rollout" + (f"; the soak stops: {why}" if why else "")
     print(f"load {env}: soaked {ran} rounds at {level} in flight ({spent:.0f} s): {told}", flush=True)

@@ -12,7 +12,7 @@ from typing import Any
 
 from gymgate.compare.acks import LoadAck
 from gymgate.load.declared import UP, Threshold, Thresholds
-from gymgate.load.measures import BASELINE, CANDIDATE, PER_LEVEL, Growth, Side
+from gymgate.load.measures import BASELINE, CANDIDATE, GROWTH, PER_LEVEL, Growth, Side
 from gymgate.load.saturation import SaturationVerdict
 from gymgate.load.stats import ratio_interval, z_of
 from gymgate.verdict import LoadCategory, LoadCorrectness, load_exit_code
@@ -157,7 +157,9 @@ def judge(envs: dict[str, dict[str, Side]], thresholds: Thresholds, ramp_rounds:
                 if metric == "loop_lag_ms" and not probed:  # a run that did not probe (probe_s 0, older records)
                     continue
                 verdict.metrics.append(per_level(env, metric, level, base, cand, thresholds))
-        for metric in ("rss_slope_kb", "fd_slope"):
+        for metric in GROWTH:
+            if metric == "heap_slope_kb" and not (base.reads_heap(ramp_rounds) and cand.reads_heap(ramp_rounds)):
+                continue  # a Gym whose servers did not answer (not forked by the launcher): resident memory alone
             verdict.metrics.append(growth(env, metric, base, cand, thresholds, ramp_rounds))
         verdict.metrics.append(children_left(env, base, cand, thresholds))
         found = scaling(env, base, cand, thresholds)
@@ -299,6 +301,11 @@ def _visible(t: Threshold, thresholds: Thresholds, a: Growth, b: Growth) -> tupl
     span = min(a.span, b.span)
     needed = _needed(t, a, b)
     return (max(t.floor + spread, needed * t.per / span) if span else math.inf), spread, span, needed
+
+
+def memory_metric(base: Side, cand: Side, ramp_rounds: int = 0) -> str:
+    """The finest memory reading both sides took: the servers' heaps where both read them, else resident memory."""
+    return "heap_slope_kb" if base.reads_heap(ramp_rounds) and cand.reads_heap(ramp_rounds) else "rss_slope_kb"
 
 
 def visible_growth(

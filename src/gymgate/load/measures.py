@@ -14,7 +14,8 @@ SIDES = (BASELINE, CANDIDATE)
 SCHEMA = 1
 # sampled once a round, judged per level
 PER_LEVEL = ("cpu_per_rollout_ms", "p95_latency_ms", "throughput", "loop_lag_ms")
-PER_RUN = ("rss_slope_kb", "fd_slope", "children_left", "speedup")  # one value per ref and environment
+PER_RUN = ("rss_slope_kb", "heap_slope_kb", "fd_slope", "children_left", "speedup")  # one value per ref and env
+GROWTH = ("rss_slope_kb", "heap_slope_kb", "fd_slope")  # fitted over the rounds' readings (Side.growth)
 LAG_PERCENTILE = 90.0  # a round's event-loop lag of one server: this percentile of its probes' answer times
 
 
@@ -124,9 +125,11 @@ class Side:
         rollouts) grew over the measured rounds after the first `ramp_rounds`: the least-squares slope of each
         round's reading against the rollouts done so far, fitted within each level (its own intercept: a step
         between levels is pools grown for more in flight, not a leak), and what its noise looks like."""
-        key, factor, total = {"rss_slope_kb": (self.memory_key(), 1 / 1024, 1 / 1024), "fd_slope": ("fds", 100.0, 1)}[
-            metric
-        ]
+        key, factor, total = {
+            "rss_slope_kb": (self.memory_key(), 1 / 1024, 1 / 1024),
+            "heap_slope_kb": ("heap_bytes", 1 / 1024, 1 / 1024),
+            "fd_slope": ("fds", 100.0, 1),
+        }[metric]
         by_level: dict[int, tuple[list[float], list[float]]] = {}
         done = 0
         for r in self.rounds:
@@ -143,6 +146,16 @@ class Side:
         # step is not a trend: a leak must grow by more than this; a steady leak's own jump is one round's growth)
         steps = [abs(y2 - y1) for _, ys in by_level.values() for y1, y2 in zip(ys, ys[1:], strict=False)]
         return Growth(b * factor, se * factor, readings, spans, max(steps, default=0.0) * total)
+
+    def reads_heap(self, ramp_rounds: int = 0) -> bool:
+        """Whether every measured round read the servers' heaps (services/launcher/heapprobe.py), the same servers
+        each time: only then is the heap's growth a slope."""
+        readings = [r["after"] for r in self.rounds if "after" in r and r["round"] >= ramp_rounds]
+        return (
+            bool(readings)
+            and all("heap_bytes" in a for a in readings)
+            and len({a.get("heap_servers") for a in readings}) == 1
+        )
 
     def memory_key(self) -> str:
         """The reading memory growth is fitted on: anonymous resident memory (what a leak grows; file pages come and

@@ -17,6 +17,7 @@ import contextlib  # noqa: E402
 import json  # noqa: E402
 import signal  # noqa: E402
 import sys  # noqa: E402
+import tempfile  # noqa: E402
 import time  # noqa: E402
 import traceback  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -34,6 +35,7 @@ from gymgate.recordings.read import LocalFiles  # noqa: E402
 from gymgate.runfolder import RunFolder  # noqa: E402
 from gymgate.runner.path import GENERATION  # noqa: E402
 from gymgate.services import gym_compat  # noqa: E402
+from gymgate.services.launcher import heapprobe  # noqa: E402
 from gymgate.services.launcher import service as launcher_service  # noqa: E402
 from gymgate.services.ray_cluster import private_ray  # noqa: E402
 from gymgate.session.worker import WorkerSession, honour_sigint  # noqa: E402
@@ -94,6 +96,9 @@ def main(argv: list[str] | None = None) -> int:
     specs = planfile.read(run.plan() or [], environments)
     try:
         with contextlib.ExitStack() as stack:
+            # each server the launcher forks answers what its heap holds there (heapprobe.py; the leak oracle); a
+            # short folder of its own: AF_UNIX paths are bounded
+            os.environ[heapprobe.VARIABLE] = stack.enter_context(tempfile.TemporaryDirectory(prefix="gg-heap-"))
             zygote = stack.enter_context(launcher_service.serving(run.launcher_log))
             gcs = stack.enter_context(private_ray(run_id, namespace=f"gymgate-{run_id}"))
             if zygote is not None:

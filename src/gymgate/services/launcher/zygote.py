@@ -32,7 +32,7 @@ import traceback
 import types
 import warnings
 
-from gymgate.services.launcher import ZygoteSpec, shared, zygotes
+from gymgate.services.launcher import ZygoteSpec, heapprobe, shared, zygotes
 from gymgate.services.launcher.client import FORWARDED, receive_message, send_message
 
 REAP_INTERVAL_S = 0.05
@@ -115,6 +115,11 @@ def become(request: dict, fds: list[int]) -> None:
         argv = list(request["argv"])
         sys.argv = argv
         sys.path[:] = script_path(argv, request["cwd"], request["env"])
+        if request["env"].get(heapprobe.VARIABLE):  # a load run reads this server's heap (heapprobe.py)
+            try:
+                heapprobe.listen(request["env"][heapprobe.VARIABLE])
+            except OSError as exc:  # the run judges resident memory alone; the server runs as asked
+                print(f"launcher: no heap probe: {exc}", file=sys.stderr, flush=True)
         run_as_main(os.path.join(request["cwd"], argv[0]))
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
