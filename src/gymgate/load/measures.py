@@ -59,7 +59,7 @@ class Growth:
     se: float  # its standard error
     readings: int
     span: int  # the rollouts the readings span
-    step: float  # the largest jump between consecutive readings of a level, in totals (KiB; descriptors)
+    step: float  # the largest rise between consecutive readings of a level, in totals (KiB; descriptors)
 
 
 @dataclass
@@ -142,10 +142,11 @@ class Side:
         b, se = pooled_slope(list(by_level.values()))
         readings = sum(len(xs) for xs, _ in by_level.values())
         spans = sum(xs[-1] - xs[0] for xs, _ in by_level.values() if xs)
-        # the largest jump between two consecutive readings of a level: how far the Gym's allocator steps here (a
-        # step is not a trend: a leak must grow by more than this; a steady leak's own jump is one round's growth)
-        steps = [abs(y2 - y1) for _, ys in by_level.values() for y1, y2 in zip(ys, ys[1:], strict=False)]
-        return Growth(b * factor, se * factor, readings, spans, max(steps, default=0.0) * total)
+        # the largest rise between two consecutive readings of a level: how far the Gym's allocator steps up here (a
+        # step is not a trend: a leak must grow by more than this; a steady leak's own rise is one round's growth;
+        # memory given back is never read as a leak, so a fall sets no bar)
+        steps = [y2 - y1 for _, ys in by_level.values() for y1, y2 in zip(ys, ys[1:], strict=False)]
+        return Growth(b * factor, se * factor, readings, spans, max([0.0, *steps]) * total)
 
     def reads_heap(self, ramp_rounds: int = 0) -> bool:
         """Whether every measured round read the servers' heaps (services/launcher/heapprobe.py), the same servers
