@@ -306,3 +306,27 @@ def test_a_servers_heap_is_read_after_a_collection_and_moves_with_what_it_keeps(
     grown = heapprobe.read(str(folder), [os.getpid()])["heap_bytes"] - first["heap_bytes"]
     assert 64 * 32768 + 4096 * 64 <= grown <= 64 * 32768 + 4096 * 400 + 2**20, grown
     assert kept
+
+
+def test_heap_growth_is_judged_where_both_refs_read_the_heap_and_sees_what_resident_memory_cannot():
+    """Resident memory stepping by megabytes hides a 48 KiB-a-rollout leak the heap shows plainly; a side whose
+    servers did not answer (not forked by the launcher) leaves the heap unjudged, never insufficient data."""
+    from gymgate.load.judge import judge, memory_metric  # noqa: PLC0415 - this test only
+
+    def side_of(leak_kib: float, heap: bool = True) -> Side:
+        rounds = sorted(lag_rounds({1: 1.5, 16: 2.0}, {1: 2.0, 16: 10.0}), key=lambda r: (r["level"], r["round"]))
+        done = 0
+        for i, r in enumerate(rounds):
+            done += r["rollouts"]
+            steps = (i * 7919 % 5) * 6 * 2**20  # an allocator taking and returning arenas
+            r["after"] = {**r["after"], "anon_bytes": 5 * 2**30 + steps + int(leak_kib * 1024 * done)}
+            if heap:
+                r["after"] |= {"heap_bytes": 2**30 + (i % 2) * 4096 + int(leak_kib * 1024 * done), "heap_servers": 3}
+        return Side(rounds=rounds, warm={"processes": 8}, settled={"processes": 8})
+
+    verdict = judge({"e": {BASELINE: side_of(0), CANDIDATE: side_of(48)}}, THRESHOLDS, 1)
+    found = {m.metric: m.category for m in verdict.metrics}
+    assert found["heap_slope_kb"] == LoadCategory.REGRESSION and found["rss_slope_kb"] != LoadCategory.REGRESSION
+    assert memory_metric(side_of(0), side_of(48), 1) == "heap_slope_kb"
+    unread = judge({"e": {BASELINE: side_of(0), CANDIDATE: side_of(0, heap=False)}}, THRESHOLDS, 1)
+    assert "heap_slope_kb" not in {m.metric for m in unread.metrics} and unread.code == 0, unread.failing()
