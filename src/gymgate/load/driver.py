@@ -249,7 +249,8 @@ class LoadDriver:
                     break
         wall = time.monotonic() - began
         after, endpoint_after = procstat.usage(roots), self.endpoint.cpu_seconds()
-        heap = self.heap(roots)  # after the CPU reading: its collections are not the round's cost
+        # after the CPU reading (its collections are not the round's cost); a warm-up or check batch is not fitted
+        heap = self.heap(roots) if round_no >= 0 else {}
         return {
             "env": env,
             "level": level,
@@ -276,10 +277,12 @@ class LoadDriver:
         folder = os.environ.get(heapprobe.VARIABLE)
         if not folder:
             return {}
+        began = time.monotonic()
         got = heapprobe.read(folder, procstat.trees(roots))
+        took = {"heap_s": round(time.monotonic() - began, 3)}
         if "heap_bytes" not in got:
-            return {"heap_error": got["error"]}
-        return {"heap_bytes": got["heap_bytes"], "heap_servers": got["servers"]}
+            return {"heap_error": got["error"], **took}
+        return {"heap_bytes": got["heap_bytes"], "heap_servers": got["servers"], **took}
 
     def _wave(
         self,

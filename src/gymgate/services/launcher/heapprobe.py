@@ -21,6 +21,7 @@ import re
 import socket
 import threading
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 
 VARIABLE = "GYMGATE_HEAP_PROBE"  # the folder a forked server listens in (set by the load worker, for its Gyms only)
 TIMEOUT_S = 10.0  # one reading's bound (a collection of a large heap takes a fraction of a second)
@@ -98,21 +99,27 @@ def _serve(listener: socket.socket) -> None:
 
 
 def read(folder: str, pids: Iterable[int]) -> dict[str, int | str]:
-    """Every listening server's reading among `pids`, summed: {"heap_bytes", "servers"}, or {"error"} when one that
-    listens cannot answer (a partial sum would read as memory given back)."""
-    total, servers = 0, 0
-    for pid in pids:
-        path = os.path.join(folder, str(pid))
-        if not os.path.exists(path):
-            continue
-        try:
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-                conn.settimeout(TIMEOUT_S)
-                conn.connect(path)
-                answer = json.loads(conn.makefile("rb").readline() or b"{}")
-        except (OSError, ValueError) as exc:
-            answer = {"error": f"{type(exc).__name__}: {exc}"}
+    """Every listening server's reading among `pids`, all asked at once (each collects in its own process), summed:
+    {"heap_bytes", "servers"}, or {"error"} when one that listens cannot answer (a partial sum would read as memory
+    given back)."""
+    listening = [pid for pid in pids if os.path.exists(os.path.join(folder, str(pid)))]
+    if not listening:
+        return {"error": "no server listens"}
+    with ThreadPoolExecutor(max_workers=min(16, len(listening)), thread_name_prefix="heap-read") as pool:
+        answers = list(pool.map(lambda pid: (pid, _ask(os.path.join(folder, str(pid)))), listening))
+    total = 0
+    for pid, answer in answers:
         if "heap_bytes" not in answer:
             return {"error": f"server {pid}: {answer.get('error', 'no reading')}"}
-        total, servers = total + int(answer["heap_bytes"]), servers + 1
-    return {"heap_bytes": total, "servers": servers} if servers else {"error": "no server listens"}
+        total += int(answer["heap_bytes"])
+    return {"heap_bytes": total, "servers": len(answers)}
+
+
+def _ask(path: str) -> dict:
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.settimeout(TIMEOUT_S)
+            conn.connect(path)
+            return json.loads(conn.makefile("rb").readline() or b"{}")
+    except (OSError, ValueError) as exc:
+        return {"error": f"{type(exc).__name__}: {exc}"}
