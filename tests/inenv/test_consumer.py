@@ -293,3 +293,33 @@ def test_the_task_index_rule_and_the_tables_json_are_rls():
     assert full_result_tables(rows, [{"full_result": {"reward": 1.0, "x": [1, 2]}}]) == {
         "a": ['{"reward":1.0,"x":[1,2]}']
     }
+
+
+def test_a_batch_whose_results_trickle_in_still_meets_its_deadline(monkeypatch):
+    """A Gym that serializes answers one rollout at a time, each within the poll: the batch's deadline still holds
+    (it was only checked while nothing came, so a serialized candidate held a load round for minutes)."""
+    import sys  # noqa: PLC0415 - this test only
+    import time  # noqa: PLC0415 - this test only
+    from types import SimpleNamespace  # noqa: PLC0415 - this test only
+
+    from gymgate.consumer import rollout  # noqa: PLC0415 - this test only
+    from gymgate.consumer.errors import RolloutTimeout  # noqa: PLC0415 - this test only
+
+    class Trickle:
+        cancelled = False
+
+        def is_finished(self):
+            return False
+
+        def __next__(self):
+            time.sleep(0.02)
+            return "ref"
+
+    fake_ray = SimpleNamespace(wait=lambda refs, timeout: (refs, []), cancel=lambda s: setattr(s, "cancelled", True))
+    monkeypatch.setitem(sys.modules, "ray", fake_ray)
+    stream = Trickle()
+    began = time.monotonic()
+    with pytest.raises(RolloutTimeout, match="within 0.3 s"):
+        for _ in rollout._bounded(stream, began, 0.3, None, "a test's deadline"):
+            pass
+    assert stream.cancelled and time.monotonic() - began < 2

@@ -58,8 +58,10 @@ def judged(mutant: dict, done: subprocess.CompletedProcess) -> dict:
     document = json.loads(done.stdout[done.stdout.index("{") :])
     load = document["load"]
     assert load["code"] == mutant["exit"], out
-    # The acceptance comparison saw nothing: one rollout at a time, every one of these defects passes.
-    assert {p["category"] for p in document["paths"]} == {"same-pass"}, out
+    # The acceptance comparison saw nothing but the paths the mutant names (`paths`): one rollout at a time, these
+    # defects pass, but a client retrying without end meets the fault paths' bound on attempts too.
+    regressed_paths = {p["path"] for p in document["paths"] if p["category"] != "same-pass"}
+    assert regressed_paths == set(mutant.get("paths", [])), out
     record = json.loads((Path(load["folder"]) / "load.json").read_text())
     for side in ("baseline", "candidate"):  # the load workers stopped everything they started
         assert record["refs"][side]["left_running"] == [], record["refs"][side]
@@ -74,7 +76,8 @@ def judged(mutant: dict, done: subprocess.CompletedProcess) -> dict:
     allowed = required | {(f["env"], m) for f in findings for m in f.get("also", [])}
     assert required <= found <= allowed, out
     correct = {(f["env"], f["correctness"]) for f in findings if "correctness" in f}
-    assert {(c["env"], c["category"]) for c in regressed} == correct, out
+    maybe = correct | {(f["env"], c) for f in findings for c in f.get("also", []) if c == "regressed under load"}
+    assert correct <= {(c["env"], c["category"]) for c in regressed} <= maybe, out
     assert all(c["detail"] for c in regressed), regressed  # what differed, and where
     for f in findings:  # the named way of saturating regresses (a storm, or a collision, meets the others too)
         if "saturation" in f:

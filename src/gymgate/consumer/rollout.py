@@ -161,10 +161,14 @@ def run_rollout_sync(
 
 
 def _bounded(stream: Any, began: float, timeout_s: float | None, watch: Callable[[], str] | None, origin: str):
-    """The stream's refs as they become ready; never waits past the deadline or on a dead Gym."""
+    """The stream's refs as they become ready; never waits past the deadline or on a dead Gym. The deadline holds
+    for the whole batch, results trickling in or not (a Gym that serializes answers one rollout at a time)."""
     import ray  # noqa: PLC0415 - pin environment only (Ray)
 
     while not stream.is_finished():
+        if timeout_s is not None and time.monotonic() - began > timeout_s:
+            _cancel(stream)
+            raise RolloutTimeout(f"no rollout result within {timeout_s:g} s ({origin})")
         ready, _ = ray.wait([stream], timeout=POLL_S)
         if ready:
             try:
@@ -176,9 +180,6 @@ def _bounded(stream: Any, began: float, timeout_s: float | None, watch: Callable
         if dead:
             _cancel(stream)
             raise GymDied(dead)
-        if timeout_s is not None and time.monotonic() - began > timeout_s:
-            _cancel(stream)
-            raise RolloutTimeout(f"no rollout result within {timeout_s:g} s ({origin})")
 
 
 def _cancel(stream: Any) -> None:
