@@ -288,9 +288,10 @@ def growth(
 
 def _needed(t: Threshold, a: Growth, b: Growth) -> float:
     """What the candidate must grow by in all (the unit × `per`) for its slope to count: `min_growth`, and
-    `step_factor` times the largest step between two readings of either side (one step of the allocator, fitted as
-    a slope, grows 1.5 times the step over the span: it is not a leak; a steady leak's step is one round's growth)."""
-    return max(t.min_growth, t.step_factor * max(a.step, b.step))
+    `step_factor` times the allocator's largest step here — the baseline's largest rise between two readings, and
+    the candidate's beyond its own slope (a steady leak rises every round: that is the trend, not noise; a one-off
+    step, fitted as a slope, grows at most 1.5 times itself over the span and rises beyond it by at least half)."""
+    return max(t.min_growth, t.step_factor * max(a.step, b.step_beyond))
 
 
 def _visible(t: Threshold, thresholds: Thresholds, a: Growth, b: Growth) -> tuple[float, float, int, float]:

@@ -60,6 +60,7 @@ class Growth:
     readings: int
     span: int  # the rollouts the readings span
     step: float  # the largest rise between consecutive readings of a level, in totals (KiB; descriptors)
+    step_beyond: float  # the largest rise beyond what the slope explains (a steady leak's rises are not noise)
 
 
 @dataclass
@@ -142,11 +143,12 @@ class Side:
         b, se = pooled_slope(list(by_level.values()))
         readings = sum(len(xs) for xs, _ in by_level.values())
         spans = sum(xs[-1] - xs[0] for xs, _ in by_level.values() if xs)
-        # the largest rise between two consecutive readings of a level: how far the Gym's allocator steps up here (a
-        # step is not a trend: a leak must grow by more than this; a steady leak's own rise is one round's growth;
-        # memory given back is never read as a leak, so a fall sets no bar)
-        steps = [y2 - y1 for _, ys in by_level.values() for y1, y2 in zip(ys, ys[1:], strict=False)]
-        return Growth(b * factor, se * factor, readings, spans, max([0.0, *steps]) * total)
+        # the largest rise between two consecutive readings of a level, as read and beyond the fitted slope: how far
+        # the Gym's allocator steps up here (memory given back is never read as a leak: a fall sets no bar)
+        pairs = [(x1, x2, y1, y2) for xs, ys in by_level.values() for x1, x2, y1, y2 in zip(xs, xs[1:], ys, ys[1:])]
+        rises = [y2 - y1 for _, _, y1, y2 in pairs]
+        beyond = [(y2 - y1) - b * (x2 - x1) for x1, x2, y1, y2 in pairs]
+        return Growth(b * factor, se * factor, readings, spans, max([0.0, *rises]) * total, max([0.0, *beyond]) * total)
 
     def reads_heap(self, ramp_rounds: int = 0) -> bool:
         """Whether every measured round read the servers' heaps (services/launcher/heapprobe.py), the same servers
