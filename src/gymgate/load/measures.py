@@ -145,7 +145,11 @@ class Side:
         spans = sum(xs[-1] - xs[0] for xs, _ in by_level.values() if xs)
         # the largest rise between two consecutive readings of a level, as read and beyond the fitted slope: how far
         # the Gym's allocator steps up here (memory given back is never read as a leak: a fall sets no bar)
-        pairs = [(x1, x2, y1, y2) for xs, ys in by_level.values() for x1, x2, y1, y2 in zip(xs, xs[1:], ys, ys[1:])]
+        pairs = [
+            pair
+            for xs, ys in by_level.values()
+            for pair in zip(xs, xs[1:], ys, ys[1:], strict=False)  # consecutive
+        ]
         rises = [y2 - y1 for _, _, y1, y2 in pairs]
         beyond = [(y2 - y1) - b * (x2 - x1) for x1, x2, y1, y2 in pairs]
         return Growth(b * factor, se * factor, readings, spans, max([0.0, *rises]) * total, max([0.0, *beyond]) * total)
