@@ -759,3 +759,10 @@ def test_a_soak_reads_memory_until_the_target_leak_is_visible_within_its_budget(
         assert rounds.count((BASELINE, soak["level"])) == rounds.count((CANDIDATE, soak["level"]))
     assert f"sees a leak from {soak['sees_kb']:.3g}" in memory.why
     assert run.verdict.code == 0, run.verdict.failing()
+
+
+def test_the_soak_drives_the_level_that_did_the_most_rollouts_a_second_and_none_without_one():
+    sweep = replace(declared.sweep(), soak_budget_s=40.0)
+    assert sweep.soak_level({1: 2.0, 16: 11.5, 128: 9.0}) == 16
+    assert sweep.soak_level({1: 0.0, 16: 0.0}) is None and sweep.soak_level({}) is None
+    assert replace(sweep, soak_budget_s=0.0).soak_level({1: 2.0}) is None

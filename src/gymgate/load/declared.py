@@ -108,7 +108,8 @@ class Sweep:
         most readings of memory in the budget). None with nothing measured or no soak declared."""
         if self.soak_budget_s <= 0 or not throughputs:
             return None
-        return max(sorted(throughputs), key=lambda level: throughputs[level])
+        level = max(sorted(throughputs), key=lambda level: throughputs[level])
+        return level if throughputs[level] > 0 else None  # no rollout a second anywhere: nothing to soak with
 
     def round_deadline(self, level: int, expected_s: float | None = None) -> float:
         """One batch's deadline (a round's is this times its waves): `round_slack` times what a batch at this level
