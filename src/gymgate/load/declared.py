@@ -142,7 +142,7 @@ class Threshold:
     absolute: bool = False
     per: float = 1.0  # rollouts the unit counts per (a slope per 100 rollouts: 100)
     min_growth: float = 0.0  # a slope's: what the candidate itself must grow by over the run (the unit × `per`)
-    step_factor: float = 0.0  # and by this many times the largest step its readings took off their trend (noise)
+    step_factor: float = 0.0  # and by this many times the allocator's largest step in the run (judge._needed)
 
     def hurts(self, change: float) -> bool:
         """Whether a change (a ratio, or a difference for an absolute metric) goes the way that hurts."""

@@ -158,7 +158,7 @@ def judge(envs: dict[str, dict[str, Side]], thresholds: Thresholds, ramp_rounds:
                     continue
                 verdict.metrics.append(per_level(env, metric, level, base, cand, thresholds))
         for metric in GROWTH:
-            if metric == "heap_slope_kb" and not (base.reads_heap(ramp_rounds) and cand.reads_heap(ramp_rounds)):
+            if metric == "heap_slope_kb" and memory_metric(base, cand, ramp_rounds) != metric:
                 continue  # a Gym whose servers did not answer (not forked by the launcher): resident memory alone
             verdict.metrics.append(growth(env, metric, base, cand, thresholds, ramp_rounds))
         verdict.metrics.append(children_left(env, base, cand, thresholds))
