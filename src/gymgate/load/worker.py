@@ -15,9 +15,9 @@ os.environ.update(RUN_ENVIRONMENT)  # before anything imports Ray
 import argparse  # noqa: E402
 import contextlib  # noqa: E402
 import json  # noqa: E402
+import shutil  # noqa: E402
 import signal  # noqa: E402
 import sys  # noqa: E402
-import tempfile  # noqa: E402
 import time  # noqa: E402
 import traceback  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -30,7 +30,7 @@ from gymgate.kinds import planfile  # noqa: E402
 from gymgate.load import protocol  # noqa: E402
 from gymgate.load.driver import LoadDriver  # noqa: E402
 from gymgate.options import UP, add_session_options  # noqa: E402
-from gymgate.processes import RUN_MARKER  # noqa: E402
+from gymgate.processes import RUN_MARKER, run_temp_dir  # noqa: E402
 from gymgate.recordings.read import LocalFiles  # noqa: E402
 from gymgate.runfolder import RunFolder  # noqa: E402
 from gymgate.runner.path import GENERATION  # noqa: E402
@@ -96,9 +96,11 @@ def main(argv: list[str] | None = None) -> int:
     specs = planfile.read(run.plan() or [], environments)
     try:
         with contextlib.ExitStack() as stack:
-            # each server the launcher forks answers what its heap holds there (heapprobe.py; the leak oracle); a
-            # short folder of its own: AF_UNIX paths are bounded
-            os.environ[heapprobe.VARIABLE] = stack.enter_context(tempfile.TemporaryDirectory(prefix="gg-heap-"))
+            # each server the launcher forks answers what its heap holds there (heapprobe.py; the leak oracle): the
+            # run's short, marked temp folder (AF_UNIX paths are bounded; a killed worker's is removed as stale)
+            heap_dir = run_temp_dir("heap-")
+            stack.callback(shutil.rmtree, heap_dir, ignore_errors=True)
+            os.environ[heapprobe.VARIABLE] = str(heap_dir)
             zygote = stack.enter_context(launcher_service.serving(run.launcher_log))
             gcs = stack.enter_context(private_ray(run_id, namespace=f"gymgate-{run_id}"))
             if zygote is not None:
